@@ -1,0 +1,38 @@
+/* JSON helpers on top of jansson: collected/not-collected sections, reading
+ * and writing versioned documents with clear errors, and path lookups. */
+#ifndef GV_BASE_JSON_H
+#define GV_BASE_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "base/err.h"
+
+/* A snapshot section that was collected: {"collected": true, "source": S}. */
+json_t *gv_section_new(const char *source);
+/* A section that could not be collected:
+ * {"collected": false, "source": S, "reason": R}. Never confused with empty. */
+json_t *gv_section_missing(const char *source, const char *reason);
+
+/* Set obj[key] = string, skipping when val is NULL (means "absent"). */
+void gv_json_set_str(json_t *obj, const char *key, const char *val);
+
+/* Serialise (indented, keys in insertion order) and write atomically. */
+int gv_json_write_file(const char *path, const json_t *doc, struct gv_err *err);
+/* Serialise to a malloc'ed string (indent 2, trailing newline). */
+char *gv_json_dump(const json_t *doc);
+
+/* Read a JSON document of at most max bytes; errors name file, line, column. */
+int gv_json_read_file(const char *path, size_t max, json_t **doc, struct gv_err *err);
+
+/* Check doc["schema"] == name and doc["schema_version"] is readable by this
+ * build (== version). Messages say which file and what was found. */
+int gv_json_check_schema(const json_t *doc, const char *name, int version, const char *what,
+                         struct gv_err *err);
+
+/* Look up "a.b.c" (object keys only). NULL when absent. */
+json_t *gv_json_path(const json_t *root, const char *dotted);
+/* String at path, or NULL when absent or not a string. */
+const char *gv_json_path_str(const json_t *root, const char *dotted);
+
+#endif

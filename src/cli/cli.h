@@ -1,0 +1,61 @@
+/* The command-line room: option parsing, human and JSON output, exit codes.
+ * Only this room prints. */
+#ifndef GV_CLI_CLI_H
+#define GV_CLI_CLI_H
+
+#include <stdio.h>
+
+#include "base/err.h"
+
+/* Exit codes (documented in README.md). */
+enum gv_exit {
+    GV_EXIT_OK = 0,       /* ran, nothing wrong found */
+    GV_EXIT_FINDINGS = 1, /* ran, found differences, failures, regressions or errors */
+    GV_EXIT_USAGE = 2,    /* bad command line */
+    GV_EXIT_ERROR = 3,    /* unreadable input, environment or device error */
+};
+
+/* The command table lives in commands.h; each entry's function is in cmd_NAME.c. */
+#define GV_COMMANDS(X)                                                                       \
+    X(snapshot, "record every layer of the GPU stack as one JSON document")                  \
+    X(diff, "what changed between two snapshots, most consequential first")                  \
+    X(doctor, "diagnose the stack and say the exact fix")                                    \
+    X(check, "run the deterministic numerics suite against fp64 references")                 \
+    X(compare, "compare two result files case by case")                                      \
+    X(ab, "run the suite on two stacks side by side and compare")                            \
+    X(plan, "generate a rollback plan from a saved baseline (dry run)")                      \
+    X(verify, "verify that the machine matches a baseline again")
+
+#define GV_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
+GV_COMMANDS(GV_DECLARE_CMD)
+#undef GV_DECLARE_CMD
+
+/* Output settings shared by all commands. */
+struct gv_term {
+    int color;  /* stdout is a terminal and NO_COLOR is unset */
+    int tty;    /* stderr is a terminal (progress lines) */
+};
+extern struct gv_term gv_term;
+void cli_term_init(void);
+
+/* Colour wrappers: return "" when colour is off. */
+const char *cli_red(void);
+const char *cli_yellow(void);
+const char *cli_green(void);
+const char *cli_bold(void);
+const char *cli_dim(void);
+const char *cli_reset(void);
+
+/* "gpuvet: error: <msg>" on stderr; returns GV_EXIT_ERROR. */
+int cli_fail(const struct gv_err *err);
+int cli_failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "gpuvet CMD: <msg>" plus a hint to --help; returns GV_EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print help text (already formatted) to stdout; returns GV_EXIT_OK. */
+int cli_help(const char *text);
+
+/* Writes a JSON document to stdout, or to path atomically when path != NULL. */
+struct json_t;
+int cli_emit_json(const struct json_t *doc, const char *path);
+
+#endif

@@ -1,0 +1,74 @@
+/* gpuvet: the command table and the dispatcher. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+#define GV_TABLE_ENTRY(name, summary) {#name, cmd_##name, summary},
+static const struct command commands[] = {GV_COMMANDS(GV_TABLE_ENTRY)};
+#undef GV_TABLE_ENTRY
+
+static void print_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gpuvet [--version] [--help] COMMAND [ARGS]\n"
+            "\n"
+            "Vet a GPU stack (ROCm or CUDA) across upgrades and rollbacks: record it,\n"
+            "diagnose it, prove whether its numbers changed, and get back to a baseline.\n"
+            "\n"
+            "Commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f,
+            "\n"
+            "Every command takes --help and --json.\n"
+            "Exit codes: 0 fine, 1 findings (differences, failures, regressions),\n"
+            "            2 usage error, 3 unreadable input or environment error.\n");
+}
+
+static int finish_stdout(int rc)
+{
+    /* A full disk or a closed pipe must not pass as success. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "gpuvet: error: write failure on standard output: %s\n", strerror(errno));
+        return GV_EXIT_ERROR;
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli_term_init();
+    if (argc < 2) {
+        print_usage(stderr);
+        return GV_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        if (argc > 2 && strcmp(name, "help") == 0) {
+            char *help_argv[] = {argv[2], (char *)"--help", NULL};
+            for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+                if (!strcmp(commands[i].name, argv[2]))
+                    return finish_stdout(commands[i].fn(2, help_argv));
+        }
+        print_usage(stdout);
+        return finish_stdout(GV_EXIT_OK);
+    }
+    if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "version")) {
+        printf("gpuvet %s\n", GPUVET_VERSION);
+        return finish_stdout(GV_EXIT_OK);
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name))
+            return finish_stdout(commands[i].fn(argc - 1, argv + 1));
+    fprintf(stderr, "gpuvet: '%s' is not a gpuvet command. See 'gpuvet --help'.\n", name);
+    return GV_EXIT_USAGE;
+}
