@@ -1,0 +1,41 @@
+/* Reading ELF files without executing or mapping them: SONAME, DT_NEEDED,
+ * RPATH/RUNPATH, sections. Every offset is bounds-checked: truncated or
+ * hostile files give GV_E_FORMAT with a message naming the file. */
+#ifndef GV_ENV_ELF_H
+#define GV_ENV_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+struct gv_elf_section {
+    char name[64];
+    uint32_t type;
+    uint64_t offset, size, addr, flags;
+};
+
+struct gv_elf_info {
+    int elf_class;       /* 32 or 64 */
+    int little_endian;
+    uint16_t type;       /* ET_DYN, ET_EXEC, ... */
+    uint16_t machine;    /* EM_X86_64 = 62, EM_AMDGPU = 224, ... */
+    uint8_t osabi, abiversion;
+    uint32_t flags;      /* e_flags (AMDGPU: EF_AMDGPU_MACH in the low byte) */
+    char *soname;        /* NULL when absent */
+    char *rpath, *runpath;
+    char **needed;       /* DT_NEEDED entries */
+    size_t n_needed;
+    struct gv_elf_section *sections;
+    size_t n_sections;
+};
+
+/* Parse an ELF image held in memory. what names it in messages. */
+int gv_elf_parse(const uint8_t *data, size_t size, const char *what, struct gv_elf_info *out,
+                 struct gv_err *err);
+/* Read and parse a file (mapped read-only; at most 4 GiB). */
+int gv_elf_read_file(const char *path, struct gv_elf_info *out, struct gv_err *err);
+void gv_elf_free(struct gv_elf_info *info);
+const struct gv_elf_section *gv_elf_find_section(const struct gv_elf_info *info, const char *name);
+
+#endif
