@@ -14,13 +14,6 @@
 #include "base/err.h"
 #include "num/types.h"
 
-/* A host buffer in a storage format (see enum gv_dtype for encodings). */
-struct gv_buffer {
-    enum gv_dtype dtype;
-    size_t count; /* elements */
-    void *data;   /* count * gv_dtype_size(dtype) bytes */
-};
-
 /* Per-run facts a backend reports for the result file. */
 struct gv_run_info {
     double seconds;       /* device time of the operation, or wall time */

@@ -83,6 +83,13 @@ struct gv_case {
     double eps;                  /* norms */
 };
 
+/* A host buffer in a storage format (see enum gv_dtype for encodings). */
+struct gv_buffer {
+    enum gv_dtype dtype;
+    size_t count; /* elements */
+    void *data;   /* count * gv_dtype_size(dtype) bytes */
+};
+
 const char *gv_dtype_name(enum gv_dtype t);   /* "f64", "f32", "tf32", "f16", "bf16", "f8e4m3", "f8e5m2" */
 int gv_dtype_from_name(const char *name);     /* -1 if unknown */
 size_t gv_dtype_size(enum gv_dtype t);        /* bytes of one stored element (TF32: 4) */
