@@ -1,11 +1,77 @@
-/* gpuvet snapshot: placeholder until the command lands. */
+/* gpuvet snapshot: record every layer of the GPU stack. */
+#include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/fs.h"
+#include "base/json.h"
 #include "cli/cli.h"
+#include "env/probe.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: gpuvet snapshot [-o FILE] [--root DIR] [--pid N] [--no-hash] [--json]\n"
+    "\n"
+    "Record every layer of the GPU stack in one versioned JSON document: host, GPUs\n"
+    "(from PCI/sysfs, no vendor tool needed), kernel drivers, ROCm and CUDA installs and\n"
+    "every GPU library in them, packages, Python environments and framework builds,\n"
+    "loader configuration, GPU-related environment variables, and device permissions.\n"
+    "Keep one before you change anything; compare later ones with 'gpuvet diff'.\n"
+    "\n"
+    "  -o, --output FILE  write the snapshot to FILE (atomically) instead of stdout\n"
+    "      --root DIR     inspect a mounted image or chroot instead of this machine;\n"
+    "                     parts that need a running system are marked not collected\n"
+    "      --pid N        also list the GPU libraries process N has mapped\n"
+    "      --no-hash      skip content hashes of library files (faster)\n"
+    "      --json         JSON output (the default for this command)\n"
+    "  -h, --help         this help\n";
 
 int cmd_snapshot(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-        return cli_help("usage: gpuvet snapshot\n\nNot implemented yet.\n");
-    return cli_failf("'snapshot' is not implemented yet");
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"root", required_argument, 0, 'r'},
+        {"pid", required_argument, 0, 'p'},    {"no-hash", no_argument, 0, 'n'},
+        {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *output = NULL, *root = "/";
+    int pid = 0, hash = 1;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'r': root = optarg; break;
+        case 'p': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v <= 0 || v > 1 << 30)
+                return cli_usage("snapshot", "--pid needs a process id, got '%s'", optarg);
+            pid = (int)v;
+            break;
+        }
+        case 'n': hash = 0; break;
+        case 'j': break;
+        case 'h': return cli_help(usage);
+        default: return cli_usage("snapshot", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage("snapshot", "unexpected argument '%s'", argv[optind]);
+    if (!gv_is_dir(root))
+        return cli_failf("--root %s: not a directory", root);
+    int live = strcmp(root, "/") == 0;
+    if (pid && !live)
+        return cli_usage("snapshot", "--pid inspects a running process and cannot be combined "
+                                     "with --root");
+    struct gv_probe_ctx ctx = {.root = root, .live = live, .pid = pid, .envp = environ,
+                               .hash_files = hash};
+    struct gv_err err = {0};
+    json_t *doc;
+    if (gv_snapshot_collect(&ctx, &doc, &err))
+        return cli_fail(&err);
+    int rc = cli_emit_json(doc, output);
+    json_decref(doc);
+    return rc;
 }

@@ -1,4 +1,4 @@
-/* Kernel sources embedded at build time from src/dev/kernels/*.cu. */
+/* Kernel sources embedded at build time from the .cu files in src/dev/kernels. */
 #ifndef GV_DEV_KERNEL_SOURCES_H
 #define GV_DEV_KERNEL_SOURCES_H
 
