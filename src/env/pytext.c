@@ -5,7 +5,7 @@
 
 #include "env/stackscan.h"
 
-/* Parses one line; sets *name/*value spans; value NULL for None. 1 when matched. */
+/* Parses one line into name and value spans (value NULL for None); 1 when it matched. */
 static int parse_assignment(const char *l, const char *end, const char **name, size_t *nlen,
                             const char **val, size_t *vlen)
 {

@@ -9,7 +9,7 @@
 
 #include "env/probe.h"
 
-/* Which package owns a file, from /var/lib/dpkg/info/*.list. Only GPU library
+/* Which package owns a file, from /var/lib/dpkg/info/NAME.list. Only GPU library
  * files (gv_libname_for_file) are kept. /lib, /bin and /sbin paths are folded
  * onto /usr (merged /usr: the same file under two names). */
 struct gv_owner_map;
