@@ -24,6 +24,7 @@ struct scan_dir {
     const json_t *install;    /* the stacks entry, or NULL */
     const char *release;      /* ROCm release of everything here, or NULL */
     const char *amd_release;  /* ROCm release of AMD files here (torch/lib), or NULL */
+    char hip_version[64];     /* torch.version.hip without the git hash (torch/lib) */
     const json_t *wheels;     /* basename -> {version, wheel}, or NULL */
 };
 
@@ -169,8 +170,12 @@ static void dirs_from_python(struct scan *s, const json_t *python)
         char d[GV_PATH_MAX];
         snprintf(d, sizeof d, "%s/torch/lib", site);
         struct scan_dir *sd = add_dir(s, d, site, "python");
-        if (sd)
-            sd->amd_release = json_string_value(json_object_get(torch, "rocm_release"));
+        if (!sd)
+            continue;
+        sd->amd_release = json_string_value(json_object_get(torch, "rocm_release"));
+        const char *hip = json_string_value(json_object_get(torch, "hip"));
+        if (hip)
+            snprintf(sd->hip_version, sizeof sd->hip_version, "%.*s", (int)strcspn(hip, "-"), hip);
     }
 }
 
@@ -352,6 +357,11 @@ static void describe(struct scan *s, struct item *it, const struct gv_owner_map 
             *dash = '\0';
         gv_json_set_str(o, "version", up);
         gv_json_set_str(o, "version_source", "package");
+    } else if (it->sd->hip_version[0] && it->ln &&
+               (!strcmp(it->ln->name, "hip-runtime") || !strcmp(it->ln->name, "hiprtc"))) {
+        /* torch/lib/libamdhip64.so: the HIP torch was built with and bundles */
+        gv_json_set_str(o, "version", it->sd->hip_version);
+        gv_json_set_str(o, "version_source", "torch/version.py");
     } else if (wheel) {
         gv_json_set_str(o, "version", json_string_value(json_object_get(wheel, "version")));
         gv_json_set_str(o, "version_source", "wheel");
@@ -375,7 +385,9 @@ static void describe(struct scan *s, struct item *it, const struct gv_owner_map 
         json_object_set_new(o, "needed", needed);
         gv_elf_free(&info);
     }
-    const char *release = it->sd->release;
+    /* a file no package owns in a package-managed directory may come from
+     * another release than its neighbours: only its own name can tell */
+    const char *release = json_is_true(json_object_get(o, "unowned")) ? NULL : it->sd->release;
     char rel_buf[32];
     if (!release && it->ln && strcmp(it->ln->vendor, "amd") == 0)
         release = it->sd->amd_release;

@@ -177,6 +177,10 @@ static json_t *gpu_targets(const struct gv_probe_ctx *ctx, const char *libdir, c
         gv_host_path(host, sizeof host, ctx, rel);
         if (!gv_exists(host))
             continue;
+        if (!gv_is_file(host)) {
+            snprintf(rel, sizeof rel, "torch/lib/%s", f);
+            return gv_section_missing(rel, "not a regular file (or a broken link)");
+        }
         struct gv_offload_targets t = {0};
         const char *kind = NULL;
         struct gv_err err = {0};
