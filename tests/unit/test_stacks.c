@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "base/sha256.h"
 #include "env/filehash.h"
 #include "env/stackscan.h"
@@ -168,8 +169,71 @@ static void test_metadata(void)
                                   sizeof ver) != 0);
 }
 
+/* dpkg .list ownership with merged /usr: a file listed as /lib/... is the
+ * same file as /usr/lib/...; arch-qualified list names give the package. */
+static void test_owner_map(void)
+{
+    char root[] = "/tmp/gv-test-dpkg-XXXXXX";
+    T_CHECK(mkdtemp(root) != NULL);
+    char dir[256], path[320];
+    snprintf(dir, sizeof dir, "%s/var/lib/dpkg/info", root);
+    T_EQ_INT(gv_mkdirs(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/libcuda1:amd64.list", dir);
+    FILE *f = fopen(path, "w");
+    T_CHECK(f != NULL);
+    if (f) {
+        fputs("/.\n/lib\n/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu/libcuda.so.580.65.06\n", f);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/libamdhip64-6.list", dir);
+    f = fopen(path, "w");
+    T_CHECK(f != NULL);
+    if (f) {
+        fputs("/usr/lib/x86_64-linux-gnu/libamdhip64.so.6.4.43484\n/usr/share/doc/x\n", f);
+        fclose(f);
+    }
+    struct gv_owner_map *m = gv_owner_map_load(root);
+    T_CHECK(m != NULL);
+    T_EQ_STR(gv_owner_map_owner(m, "/usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06"), "libcuda1");
+    T_EQ_STR(gv_owner_map_owner(m, "/lib/x86_64-linux-gnu/libcuda.so.580.65.06"), "libcuda1");
+    T_EQ_STR(gv_owner_map_owner(m, "/lib/x86_64-linux-gnu/libamdhip64.so.6.4.43484"),
+             "libamdhip64-6");
+    T_CHECK(gv_owner_map_owner(m, "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.7.31921") == NULL);
+    T_CHECK(gv_owner_map_manages_dir(m, "/usr/lib/x86_64-linux-gnu"));
+    T_CHECK(!gv_owner_map_manages_dir(m, "/usr/local/cuda-13.0/lib"));
+    T_EQ_INT(gv_owner_map_size(m), 2); /* only GPU library files are kept */
+    gv_owner_map_free(m);
+    T_CHECK(gv_owner_map_load("/nonexistent-gpuvet-root") == NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    T_EQ_INT(system(cmd), 0);
+}
+
+static void test_dpkg_text(void)
+{
+    char status[] = "Package: a\nStatus: install ok installed\nVersion: 1:2.0-1\n\n"
+                    "Package: b\nStatus: deinstall ok config-files\nVersion: 3\n\n"
+                    "Package: rocm-core\nVersion: 6.0.0.60000-91~22.04\nStatus: install ok installed";
+    json_t *v = gv_dpkg_status_versions(status);
+    T_EQ_STR(json_string_value(json_object_get(v, "a")), "1:2.0-1");
+    T_CHECK(json_object_get(v, "b") == NULL);
+    T_EQ_STR(json_string_value(json_object_get(v, "rocm-core")), "6.0.0.60000-91~22.04");
+    json_decref(v);
+    char alt[] = "manual\n/opt/rocm\nrocm-lib\n/usr/lib/rocm\n\n/opt/rocm-6.0.0\n60000\n"
+                 "/opt/rocm-6.0.0/lib\n/opt/rocm-5.7.0\n50700\n/opt/rocm-5.7.0/lib\n";
+    json_t *a = gv_dpkg_alternatives_parse(alt);
+    T_EQ_STR(json_string_value(json_object_get(a, "mode")), "manual");
+    json_t *c = json_object_get(a, "choices");
+    T_EQ_INT(json_array_size(c), 2);
+    T_EQ_STR(json_string_value(json_object_get(json_array_get(c, 1), "path")), "/opt/rocm-5.7.0");
+    T_EQ_STR(json_string_value(json_object_get(json_array_get(c, 1), "priority")), "50700");
+    json_decref(a);
+}
+
 int main(void)
 {
+    T_RUN(test_owner_map);
+    T_RUN(test_dpkg_text);
     T_RUN(test_vectors);
     T_RUN(test_against_portable);
     T_RUN(test_parallel);
