@@ -112,8 +112,10 @@ struct scan {
 
 static void scan_to_out(struct scan *sc, struct gv_offload_targets *out)
 {
-    qsort(sc->targets.v, sc->targets.n, sizeof(char *), cmp_str);
-    qsort(sc->ids.v, sc->ids.n, sizeof(char *), cmp_str);
+    if (sc->targets.n)
+        qsort(sc->targets.v, sc->targets.n, sizeof(char *), cmp_str);
+    if (sc->ids.n)
+        qsort(sc->ids.v, sc->ids.n, sizeof(char *), cmp_str);
     out->targets = sc->targets.v;
     out->n_targets = sc->targets.n;
     out->target_ids = sc->ids.v;
@@ -513,7 +515,8 @@ static int scan_bundle_src(struct scan *sc, struct src *s, uint64_t *end)
     for (size_t i = 0; i < n; i++)
         if (e[i].offset + e[i].size > *end)
             *end = e[i].offset + e[i].size;
-    qsort(e, n, sizeof *e, cmp_entry);
+    if (n)
+        qsort(e, n, sizeof *e, cmp_entry);
     int verify = s->mem || !(sc->flags & GV_OFFLOAD_QUICK);
     for (size_t i = 0; i < n && !rc; i++) {
         int mach = -1;
