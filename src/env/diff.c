@@ -677,8 +677,7 @@ static json_t *mixed_set(const json_t *snap)
     json_object_foreach(json_object_get(loader, "resolved"), soname, r) {
         const json_t *it = resolved_item(loader, items, soname);
         const struct gv_libname *ln = it && str(it, "name") ? gv_libname_by_name(str(it, "name")) : NULL;
-        if (!ln || strcmp(ln->vendor, "amd") ||
-            !(ln->cls == GV_LIB_MATH || ln->cls == GV_LIB_COMM || !strcmp(ln->name, "hiprtc")))
+        if (!ln || strcmp(ln->vendor, "amd") || !strcmp(ln->name, "hip-runtime"))
             continue;
         const char *rel = str(it, "rocm_release");
         const char *hip = rel ? mixed_hip(loader, items, it, soname, rel, primary) : NULL;

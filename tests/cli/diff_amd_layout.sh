@@ -94,6 +94,13 @@ if collected(snap_b, "libraries") and any(i.get("rocm_release") for i in snap_b[
     # 5.7's librccl.so.1 picked through LD_LIBRARY_PATH next to the 6.0 HIP runtime
     has(be, "runtime", "mixed", "librccl.so.1")
     has(be, "runtime", "mixed", "libMIOpen.so.1")
+    # 5.7's HSA runtime and comgr shadow the 6.0 ones that libamdhip64.so.6 needs
+    has(be, "runtime", "mixed", "libhsa-runtime64.so.1")
+    has(be, "runtime", "mixed", "libamd_comgr.so.2")
+    # 5.7 libraries with 5.7-only SONAMEs run on their own HIP 5.7: not mixed
+    assert not [c for c in be["changes"] if c["kind"] == "mixed" and
+                c["subject"] in ("librocblas.so.3", "libhipblas.so.1", "libhiprtc.so.5")]
+    assert not [c for c in load("ab")["changes"] if c["kind"] == "mixed"]
 else:
     notes.append("mixed-set check needs libraries with rocm_release")
 for doc in (ab, bc, bd, be):
