@@ -50,6 +50,7 @@ struct dirs {
     char *path[DIRS_MAX];
     const char *via[DIRS_MAX];
     const char *conf[DIRS_MAX]; /* the ld.so.conf file naming it */
+    char *real[DIRS_MAX];       /* path resolved inside the root, NULL on error */
     size_t n;
 };
 
@@ -92,7 +93,7 @@ static void conf_include(struct conf_state *st, const char *from, char *args, in
         if (pat[0] == '/')
             snprintf(rel, sizeof rel, "%s", pat);
         else
-            snprintf(rel, sizeof rel, "%.*s/%s", (int)(gv_sys_base(from) - from), from, pat);
+            snprintf(rel, sizeof rel, "%.*s/%s", (int)(gv_sys_base(from) - from) - 1, from, pat);
         if (gv_sys_path(st->ctx, rel, host, sizeof host))
             continue;
         glob_t g;
@@ -198,7 +199,13 @@ static json_t *resolve(const struct gv_probe_ctx *ctx, const struct dirs *d, con
         if (snprintf(cand, sizeof cand, "%s/%s", strcmp(d->path[i], "/") ? d->path[i] : "",
                      soname) >= (int)sizeof cand)
             continue;
-        if (gv_root_realpath(ctx->root, cand, real, sizeof real, NULL) ||
+        /* one lstat first, in the directory resolved inside the root: most
+         * candidates do not exist */
+        if (!d->real[i] || gv_root_join(host, sizeof host, ctx->root, d->real[i]) ||
+            strlen(host) + strlen(soname) + 2 > sizeof host)
+            continue;
+        strcat(strcat(host, "/"), soname);
+        if (!gv_exists(host) || gv_root_realpath(ctx->root, cand, real, sizeof real, NULL) ||
             gv_root_join(host, sizeof host, ctx->root, real) || !gv_is_file(host) ||
             !loadable_elf(host))
             continue;
@@ -263,8 +270,13 @@ json_t *gv_probe_loader(const struct gv_probe_ctx *ctx, const json_t *libraries)
     for (size_t i = 0; i < sizeof default_dirs / sizeof default_dirs[0]; i++)
         dirs_add(d, default_dirs[i], "default", NULL);
     json_t *sd = json_array();
-    for (size_t i = 0; i < d->n; i++)
+    for (size_t i = 0; i < d->n; i++) {
+        char real[GV_PATH_MAX];
         json_array_append_new(sd, gv_json_str(d->path[i]));
+        if (d->path[i][0] == '/' &&
+            gv_root_realpath(ctx->root, d->path[i], real, sizeof real, NULL) == 0)
+            d->real[i] = strdup(real);
+    }
     json_object_set_new(s, "search_dirs", sd);
     json_t *names = sonames_of(libraries), *res = json_object();
     const char *key;
@@ -284,8 +296,10 @@ json_t *gv_probe_loader(const struct gv_probe_ctx *ctx, const json_t *libraries)
         json_object_set_new(s, "errors", st->errors);
     else
         json_decref(st->errors);
-    for (size_t i = 0; i < d->n; i++)
+    for (size_t i = 0; i < d->n; i++) {
         free(d->path[i]);
+        free(d->real[i]);
+    }
     for (size_t i = 0; i < st->n_names; i++)
         free(st->names[i]);
     free(d);

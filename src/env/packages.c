@@ -71,7 +71,8 @@ static json_t *item_json(const struct gv_pkg *p)
 
 static json_t *list_json(struct gv_pkg_list *l, const char *source, const char *manager)
 {
-    qsort(l->items, l->n, sizeof *l->items, pkg_cmp);
+    if (l->n)
+        qsort(l->items, l->n, sizeof *l->items, pkg_cmp);
     json_t *s = gv_section_new(source), *items = json_array();
     json_object_set_new(s, "manager", json_string(manager));
     char hex[65];
