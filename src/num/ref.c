@@ -31,6 +31,7 @@ struct prec {
     double u_out;   /* output format */
     double u_store; /* input format (intermediates such as attention P stored in it) */
     double sub_acc; /* subnormal spacing of the accumulation format */
+    double min_acc; /* smallest normal of the accumulation format */
     double sub_out; /* subnormal spacing of the output format */
     double min_out; /* smallest normal of the output format (scale floor) */
 };
@@ -49,6 +50,7 @@ static void prec_of(const struct gv_case *c, struct prec *p)
     p->u_out = gv_fp_unit_roundoff(c->out_dtype);
     p->u_store = ui;
     p->sub_acc = sub_spacing(acc);
+    p->min_acc = gv_fp_min_normal(acc);
     p->sub_out = sub_spacing(c->out_dtype);
     p->min_out = gv_fp_min_normal(c->out_dtype);
 }
@@ -568,7 +570,9 @@ static double unary_ref(enum gv_unary u, double x)
 
 /* Error of a compute-precision implementation of f at x, before output
  * rounding: a few ulps relative to |y| plus, where the function is
- * ill-conditioned or usually computed with cancellation, an allowance. */
+ * ill-conditioned or usually computed with cancellation, an allowance.
+ * The caller adds the compute format's smallest normal: a result in the
+ * underflow range may be lost (1/(1 + exp(100)) is 0 in fp32). */
 static double unary_err(enum gv_unary u, double x, double y, double uc)
 {
     double ay = fabs(y), ax = fabs(x);
@@ -605,7 +609,7 @@ static void elem_range(void *ctx, size_t lo, size_t hi)
             j->bound[i] = 0;
         } else {
             y = unary_ref(j->c->unary, x);
-            e = unary_err(j->c->unary, x, y, j->p.u_acc);
+            e = unary_err(j->c->unary, x, y, j->p.u_acc) + j->p.min_acc;
             j->bound[i] = out_bound(e, y, &j->p);
         }
         j->ref[i] = y;
