@@ -422,7 +422,8 @@ static int run_gemm(const struct gv_device *d, const struct gv_case *c,
     struct mm_mode m = mm_mode_of(d, c);
     long batch = c->batch > 0 ? c->batch : 1;
     float *a = decode_inputs(&in[0], &m), *b = decode_inputs(&in[1], &m);
-    float *acc = malloc((size_t)(batch * c->m * c->n ? batch * c->m * c->n : 1) * sizeof(float));
+    size_t nacc = (size_t)(batch * c->m * c->n);
+    float *acc = malloc((nacc ? nacc : 1) * sizeof(float));
     if (!a || !b || !acc) {
         free(a);
         free(b);

@@ -171,7 +171,9 @@ static void convert(enum gv_suite s, enum gv_dtype from, enum gv_dtype to, long 
     finish(e, "convert", NULL);
 }
 
-enum { Q = GV_SUITE_QUICK, S = GV_SUITE_STANDARD, F = GV_SUITE_FULL };
+#define Q GV_SUITE_QUICK
+#define S GV_SUITE_STANDARD
+#define F GV_SUITE_FULL
 
 static void build_gemm(void)
 {
