@@ -148,6 +148,9 @@ int gv_gpu_supports(const struct gv_gpu_ops *ops, int blas, const struct gv_case
                               "accumulates in fp32)", gv_dtype_name(c->compute_dtype));
         return GV_OK;
     }
+    if ((c->op == GV_OP_SUM || c->op == GV_OP_MEAN) && c->in_dtype == GV_F64 &&
+        c->out_dtype == GV_F64)
+        return GV_OK; /* gv_reduce_f64 */
     if (!storage_ok(c->in_dtype) || !storage_ok(c->out_dtype))
         return gv_err_set(why, GV_E_UNSUPPORTED,
                           "%s: gpuvet's kernels take f32/f16/bf16/f8 storage, not %s -> %s",
@@ -349,6 +352,16 @@ static int compute(struct bufs *b, const struct gv_case *c, const struct gv_buff
     }
     if (c->op == GV_OP_GEMM)
         return run_gemm(b, c, raw, outn, res, resdt, impl, implsz, err);
+    if ((c->op == GV_OP_SUM || c->op == GV_OP_MEAN) && c->in_dtype == GV_F64) {
+        long long rows = c->rows, len = c->len;
+        int mean = c->op == GV_OP_MEAN;
+        *resdt = GV_F64;
+        if ((rc = buf_alloc(b, outn * 8, res, err)))
+            return rc;
+        void *args[] = {&raw[0], res, &rows, &len, &mean};
+        snprintf(impl, implsz, "kernel gv_reduce_f64 (fixed tree order)");
+        return b->ops->launch(b->ctx, "gv_reduce_f64", (unsigned)rows, BLOCK, 0, args, err);
+    }
     for (int i = 0; i < nin; i++)
         if ((rc = to_f32(b, in[i].dtype, raw[i], in[i].count, &f[i], err)))
             return rc;

@@ -8,7 +8,7 @@
 
 const char *const gv_kernel_entries[] = {
     "gv_cvt_u16_to_f32", "gv_cvt_u8_to_f32", "gv_cvt_f32_to_u16", "gv_cvt_f32_to_u8",
-    "gv_unary_f32",      "gv_reduce_f32",    "gv_softmax_f32",    "gv_layernorm_f32",
+    "gv_unary_f32",      "gv_reduce_f32",    "gv_reduce_f64",     "gv_softmax_f32",    "gv_layernorm_f32",
     "gv_rmsnorm_f32",    "gv_sdpa_f32",      "gv_gemm_f32",       "gv_conv2d_f32",
     "gv_test_fault",     "gv_test_spin",
 };
