@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "cli/cli.h"
 #include "dev/backend.h"
+#include "dev/vendor.h"
 #include "dev/cpu.h"
 #include "env/probe.h"
 #include "num/catalog.h"
@@ -42,6 +43,9 @@ static const char usage[] =
     "      --junit FILE      write a JUnit XML report (one testcase per case)\n"
     "      --determinism M   run cases twice to check bit-identical repeats:\n"
     "                        quick (cases of the quick suite, default), all, none\n"
+    "      --lib-path DIRS   look for vendor GPU libraries (libcuda, NVRTC, cuBLAS,\n"
+    "                        libamdhip64, hipRTC, rocBLAS ...) in these directories\n"
+    "                        first (colon-separated; default $GPUVET_LIB_PATH)\n"
     "      --json            print the result document instead of the table\n"
     "      --list            list the selected cases and exit\n"
     "  -h, --help            this help\n"
@@ -249,7 +253,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         {"save-outputs", required_argument, 0, 'S'}, {"junit", required_argument, 0, 'J'},
         {"determinism", required_argument, 0, 'D'}, {"json", no_argument, 0, 'j'},
         {"list", no_argument, 0, 'l'},              {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"lib-path", required_argument, 0, 'L'},    {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -274,6 +278,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
             break;
         case 'j': o->json = 1; break;
         case 'l': o->list = 1; break;
+        case 'L': gv_vendor_set_lib_path(optarg); break;
         case 'h': return -1;
         default:
             return cli_usage("check", "unknown option or missing value: '%s'", argv[optind - 1]);

@@ -1,33 +1,582 @@
-/* Placeholder backend: replaced by the real one. */
-#include "dev/backend.h"
+/* The CUDA backend: libcuda (driver API), NVRTC for gpuvet's kernels, cuBLAS
+ * for GEMM, cuDNN for convolution when present; all opened at run time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-static int open_dev(const char *spec, struct gv_device **dev, struct gv_err *err)
+#include "dev/gpu.h"
+
+#define NFUNC 16
+
+struct gv_device {
+    struct gv_vlib lib[5]; /* cuda, nvrtc, cublas, cublasLt, cudnn */
+    char liberr[5][1024];
+    struct gv_api_cuda cu;
+    struct gv_api_nvrtc rtc;
+    struct gv_api_cublas blas;
+    struct gv_api_cublaslt lt;
+    struct gv_api_cudnn dnn;
+    int have_blas, have_dnn;
+    int ordinal, retains;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    CUmodule mod;
+    cublasHandle_t bh;
+    cudnnHandle_t dh;
+    struct { const char *name; CUfunction f; } fn[NFUNC];
+    int nfn;
+    char name[256];
+    int cc_major, cc_minor, sms, driver;
+    size_t total_mem;
+    unsigned max_shmem;
+    char arch[16];
+    struct gv_rtc_out code;
+    double timeout;
+    int broken;      /* a sticky error or timeout: the context must be recreated */
+    int resets;
+    char last_reset[1024];
+    struct gv_gpu_ops ops;
+};
+
+enum { L_CUDA, L_NVRTC, L_CUBLAS, L_CUBLASLT, L_CUDNN };
+
+/* "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory" */
+static int cu_fail(struct gv_device *d, CUresult r, struct gv_err *err, const char *call)
 {
-    (void)spec;
-    *dev = NULL;
-    return gv_err_set(err, GV_E_UNSUPPORTED, "the cuda backend is not implemented yet");
+    const char *name = NULL, *str = NULL;
+    if (d->cu.cuGetErrorName(r, &name) != CUDA_SUCCESS)
+        name = NULL;
+    if (d->cu.cuGetErrorString(r, &str) != CUDA_SUCCESS)
+        str = NULL;
+    int code = GV_E_DEVICE;
+    return gv_err_set(err, code, "%s: %s (%d)%s%s", call, name ? name : "CUDA error", (int)r,
+                      str ? ": " : "", str ? str : "");
 }
 
-static void close_dev(struct gv_device *dev) { (void)dev; }
+/* Errors after which the CUDA context is unusable (CUDA driver API reference:
+ * "the process must be terminated and relaunched" / the context is in an
+ * inconsistent state): 700-799 are the launch/execution errors. */
+static int sticky(CUresult r) { return r >= 700 && r < 800; }
 
-static json_t *describe(struct gv_device *dev)
+#define CU(d, call, err)                                                                     \
+    do {                                                                                     \
+        CUresult r_ = (d)->cu.call;                                                          \
+        if (r_ != CUDA_SUCCESS) {                                                            \
+            if (sticky(r_))                                                                  \
+                (d)->broken = 1;                                                             \
+            return cu_fail((d), r_, (err), #call);                                           \
+        }                                                                                    \
+    } while (0)
+
+/* ---- device primitives for gv_gpu_run ---- */
+
+static int p_alloc(void *ctx, size_t bytes, gv_dptr *p, struct gv_err *err)
 {
-    (void)dev;
-    return json_object();
+    struct gv_device *d = ctx;
+    CUdeviceptr dp = 0;
+    CUresult r = d->cu.cuMemAlloc(&dp, bytes);
+    if (r != CUDA_SUCCESS) {
+        cu_fail(d, r, err, "cuMemAlloc");
+        return gv_err_prefix(err, "allocating %zu bytes on %s", bytes, d->name);
+    }
+    *p = dp;
+    return GV_OK;
 }
 
-static int supports(struct gv_device *dev, const struct gv_case *c, struct gv_err *why)
+static void p_release(void *ctx, gv_dptr p)
 {
-    (void)dev;
-    (void)c;
-    return gv_err_set(why, GV_E_UNSUPPORTED, "not implemented");
+    struct gv_device *d = ctx;
+    if (!d->broken && p)
+        d->cu.cuMemFree(p);
 }
 
-static int run(struct gv_device *dev, const struct gv_case *c, const struct gv_buffer *in, int nin,
+static int p_upload(void *ctx, gv_dptr dst, const void *src, size_t n, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CU(d, cuMemcpyHtoD(dst, src, n), err);
+    return GV_OK;
+}
+
+static int p_download(void *ctx, void *dst, gv_dptr src, size_t n, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CU(d, cuMemcpyDtoH(dst, src, n), err);
+    return GV_OK;
+}
+
+static int get_func(struct gv_device *d, const char *name, CUfunction *f, struct gv_err *err)
+{
+    for (int i = 0; i < d->nfn; i++)
+        if (strcmp(d->fn[i].name, name) == 0) {
+            *f = d->fn[i].f;
+            return GV_OK;
+        }
+    CU(d, cuModuleGetFunction(f, d->mod, name), err);
+    if (d->nfn < NFUNC) {
+        d->fn[d->nfn].name = name;
+        d->fn[d->nfn++].f = *f;
+    }
+    return GV_OK;
+}
+
+static int p_launch(void *ctx, const char *kernel, unsigned grid, unsigned block, unsigned shmem,
+                    void **args, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CUfunction f;
+    int rc = get_func(d, kernel, &f, err);
+    if (rc)
+        return rc;
+    if (shmem > 48 * 1024)
+        CU(d, cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shmem),
+           err);
+    CUresult r = d->cu.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, d->stream, args, NULL);
+    if (r != CUDA_SUCCESS) {
+        if (sticky(r))
+            d->broken = 1;
+        cu_fail(d, r, err, "cuLaunchKernel");
+        return gv_err_prefix(err, "%s", kernel);
+    }
+    return GV_OK;
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {0, (long)(s * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* Polls the stream so that a hung kernel becomes a timeout, not a hang. */
+static int p_finish(void *ctx, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    double t0 = gv_now(), wait = 20e-6;
+    for (;;) {
+        CUresult r = d->cu.cuStreamQuery(d->stream);
+        if (r == CUDA_SUCCESS)
+            return GV_OK;
+        if (r != CUDA_ERROR_NOT_READY) {
+            d->broken = 1;
+            cu_fail(d, r, err, "cuStreamQuery");
+            return gv_err_prefix(err, "the GPU faulted while running the case");
+        }
+        if (gv_now() - t0 > d->timeout) {
+            d->broken = 1;
+            return gv_err_set(err, GV_E_TIMEOUT,
+                              "still running after %.0f s (GPUVET_CASE_TIMEOUT); the context "
+                              "is reset and the next case runs", d->timeout);
+        }
+        nap(wait);
+        if (wait < 1e-3)
+            wait *= 2;
+    }
+}
+
+static const char *blas_status(struct gv_device *d, int st)
+{
+    const char *s = d->blas.cublasGetStatusName ? d->blas.cublasGetStatusName(st) : NULL;
+    return s ? s : "cuBLAS error";
+}
+
+static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
+                  enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    if (!d->have_blas)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLAS not loaded: %s", d->liberr[L_CUBLAS]);
+    /* Row-major C = A.B is column-major C^T = B^T.A^T: swap the operands. */
+    int m = (int)c->n, n = (int)c->m, k = (int)c->k, bt = (int)c->batch;
+    long long sa = c->k * c->n, sb = c->m * c->k, sc = c->m * c->n;
+    int st, math;
+    double one64 = 1, zero64 = 0;
+    float one32 = 1, zero32 = 0;
+    unsigned short one16 = 0x3c00, zero16 = 0;
+    const void *alpha = &one32, *beta = &zero32;
+    int ab, ct, comp;
+    const char *compname;
+    enum gv_dtype in = c->in_dtype;
+    if (in == GV_F32 && c->compute_dtype == GV_F32 && cdt == GV_F32) {
+        /* PyTorch's default fp32 matmul: cublasSgemm with CUBLAS_DEFAULT_MATH
+         * (allow_tf32 off). NVIDIA_TF32_OVERRIDE=1 can still turn TF32 on here,
+         * which is what the suite is meant to catch. */
+        d->blas.cublasSetMathMode(d->bh, CUBLAS_DEFAULT_MATH);
+        st = d->blas.cublasSgemmStridedBatched(d->bh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one32,
+                                               (const float *)(uintptr_t)b, m, sa,
+                                               (const float *)(uintptr_t)a, k, sb, &zero32,
+                                               (float *)(uintptr_t)out, m, sc, bt);
+        if (st != 0)
+            return gv_err_set(err, GV_E_DEVICE, "cublasSgemmStridedBatched: %s (%d)",
+                              blas_status(d, st), st);
+        snprintf(impl, implsz, "cublasSgemmStridedBatched CUBLAS_DEFAULT_MATH");
+        return GV_OK;
+    }
+    if (in == GV_F32 && c->compute_dtype == GV_TF32 && cdt == GV_F32) {
+        ab = ct = CUDA_R_32F, comp = CUBLAS_COMPUTE_32F_FAST_TF32, math = CUBLAS_TF32_TENSOR_OP_MATH;
+        compname = "CUBLAS_COMPUTE_32F_FAST_TF32";
+    } else if (in == GV_F64 && cdt == GV_F64) {
+        ab = ct = CUDA_R_64F, comp = CUBLAS_COMPUTE_64F, math = CUBLAS_DEFAULT_MATH;
+        alpha = &one64, beta = &zero64, compname = "CUBLAS_COMPUTE_64F";
+    } else if ((in == GV_F16 || in == GV_BF16) && c->compute_dtype == GV_F32 && cdt == GV_F32) {
+        ab = in == GV_F16 ? CUDA_R_16F : CUDA_R_16BF, ct = CUDA_R_32F, comp = CUBLAS_COMPUTE_32F;
+        math = CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+        compname = "CUBLAS_COMPUTE_32F DISALLOW_REDUCED_PRECISION_REDUCTION";
+    } else if (in == GV_F16 && c->compute_dtype == GV_F16 && cdt == GV_F16) {
+        ab = ct = CUDA_R_16F, comp = CUBLAS_COMPUTE_16F, math = CUBLAS_DEFAULT_MATH;
+        alpha = &one16, beta = &zero16, compname = "CUBLAS_COMPUTE_16F";
+    } else {
+        return gv_err_set(err, GV_E_UNSUPPORTED, "no cuBLAS GEMM for %s inputs with %s compute",
+                          gv_dtype_name(in), gv_dtype_name(c->compute_dtype));
+    }
+    d->blas.cublasSetMathMode(d->bh, math);
+    st = d->blas.cublasGemmStridedBatchedEx(d->bh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, alpha,
+                                            (const void *)(uintptr_t)b, ab, m, sa,
+                                            (const void *)(uintptr_t)a, ab, k, sb, beta,
+                                            (void *)(uintptr_t)out, ct, m, sc, bt, comp,
+                                            CUBLAS_GEMM_DEFAULT);
+    d->blas.cublasSetMathMode(d->bh, CUBLAS_DEFAULT_MATH);
+    if (st != 0)
+        return gv_err_set(err, GV_E_DEVICE, "cublasGemmStridedBatchedEx (%s): %s (%d)", compname,
+                          blas_status(d, st), st);
+    snprintf(impl, implsz, "cublasGemmStridedBatchedEx %s", compname);
+    return GV_OK;
+}
+
+/* cuDNN forward convolution in strict fp32 (CUDNN_FMA_MATH: no tensor cores,
+ * no TF32), implicit GEMM. */
+static int p_conv(void *ctx, const struct gv_case *c, gv_dptr x, gv_dptr w, gv_dptr y,
+                  char *impl, size_t implsz, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    if (!d->have_dnn)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "cuDNN not loaded");
+    if (c->compute_dtype != GV_F32 && c->compute_dtype != c->in_dtype)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "cuDNN path is fp32 only");
+    const struct gv_api_cudnn *a = &d->dnn;
+    cudnnTensorDescriptor_t xd = NULL, yd = NULL;
+    cudnnFilterDescriptor_t wd = NULL;
+    cudnnConvolutionDescriptor_t cd = NULL;
+    int P = (int)((c->h + 2 * c->pad - c->r) / c->stride + 1);
+    int Q = (int)((c->w + 2 * c->pad - c->s) / c->stride + 1);
+    int st = 0, rc = GV_OK;
+    size_t ws = 0;
+    gv_dptr wsp = 0;
+    float one = 1, zero = 0;
+    const char *call = "";
+#define DNN(x)                                                                               \
+    do {                                                                                     \
+        call = #x;                                                                           \
+        if ((st = a->x) != 0)                                                                \
+            goto out;                                                                        \
+    } while (0)
+    DNN(cudnnCreateTensorDescriptor(&xd));
+    DNN(cudnnCreateTensorDescriptor(&yd));
+    DNN(cudnnCreateFilterDescriptor(&wd));
+    DNN(cudnnCreateConvolutionDescriptor(&cd));
+    DNN(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)c->n, (int)c->c,
+                                   (int)c->h, (int)c->w));
+    DNN(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)c->n, (int)c->k,
+                                   P, Q));
+    DNN(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)c->k, (int)c->c,
+                                   (int)c->r, (int)c->s));
+    DNN(cudnnSetConvolution2dDescriptor(cd, (int)c->pad, (int)c->pad, (int)c->stride,
+                                        (int)c->stride, 1, 1, CUDNN_CROSS_CORRELATION,
+                                        CUDNN_DATA_FLOAT));
+    DNN(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
+    DNN(cudnnGetConvolutionForwardWorkspaceSize(d->dh, xd, wd, cd, yd,
+                                                CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, &ws));
+    if (ws && (rc = p_alloc(d, ws, &wsp, err)))
+        goto out;
+    DNN(cudnnConvolutionForward(d->dh, &one, xd, (void *)(uintptr_t)x, wd, (void *)(uintptr_t)w,
+                                cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                (void *)(uintptr_t)wsp, ws, &zero, yd, (void *)(uintptr_t)y));
+    snprintf(impl, implsz, "cudnnConvolutionForward IMPLICIT_GEMM CUDNN_FMA_MATH");
+#undef DNN
+out:
+    if (st != 0)
+        rc = gv_err_set(err, GV_E_UNSUPPORTED, "%s: %s (%d)", call, a->cudnnGetErrorString(st),
+                        st);
+    if (wsp) {
+        struct gv_err ignore = {0};
+        p_finish(d, &ignore); /* the workspace is in use until the stream is done */
+        p_release(d, wsp);
+    }
+    if (cd)
+        a->cudnnDestroyConvolutionDescriptor(cd);
+    if (wd)
+        a->cudnnDestroyFilterDescriptor(wd);
+    if (yd)
+        a->cudnnDestroyTensorDescriptor(yd);
+    if (xd)
+        a->cudnnDestroyTensorDescriptor(xd);
+    return rc;
+}
+
+/* ---- context set-up and recovery ---- */
+
+static void ctx_teardown(struct gv_device *d)
+{
+    if (d->dh)
+        d->dnn.cudnnDestroy(d->dh);
+    if (d->bh)
+        d->blas.cublasDestroy(d->bh);
+    if (d->mod && !d->broken)
+        d->cu.cuModuleUnload(d->mod);
+    if (d->stream && !d->broken)
+        d->cu.cuStreamDestroy(d->stream);
+    d->dh = NULL, d->bh = NULL, d->mod = NULL, d->stream = NULL, d->nfn = 0;
+}
+
+static int ctx_setup(struct gv_device *d, struct gv_err *err)
+{
+    CU(d, cuDevicePrimaryCtxRetain(&d->ctx, d->dev), err);
+    d->retains++;
+    CU(d, cuCtxSetCurrent(d->ctx), err);
+    CU(d, cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING), err);
+    CUresult r = d->cu.cuModuleLoadData(&d->mod, d->code.code);
+    if (r != CUDA_SUCCESS) {
+        cu_fail(d, r, err, "cuModuleLoadData");
+        return gv_err_prefix(err, "loading the %s output for %s", d->code.compiler, d->arch);
+    }
+    if (d->have_blas) {
+        int st = d->blas.cublasCreate(&d->bh);
+        if (st == 0)
+            st = d->blas.cublasSetStream(d->bh, d->stream);
+        if (st != 0) {
+            snprintf(d->liberr[L_CUBLAS], sizeof d->liberr[L_CUBLAS], "cublasCreate: %s (%d)",
+                     blas_status(d, st), st);
+            d->have_blas = 0;
+        }
+    }
+    if (d->have_dnn) {
+        int st = d->dnn.cudnnCreate(&d->dh);
+        if (st == 0)
+            st = d->dnn.cudnnSetStream(d->dh, d->stream);
+        if (st != 0) {
+            snprintf(d->liberr[L_CUDNN], sizeof d->liberr[L_CUDNN], "cudnnCreate: %s (%d)",
+                     d->dnn.cudnnGetErrorString(st), st);
+            d->have_dnn = 0;
+        }
+    }
+    return GV_OK;
+}
+
+/* After a fault or a timeout: drop everything and start a fresh context. */
+static int ctx_recover(struct gv_device *d, struct gv_err *err)
+{
+    ctx_teardown(d);
+    d->cu.cuDevicePrimaryCtxReset(d->dev);
+    d->broken = 0;
+    d->resets++;
+    int rc = ctx_setup(d, err);
+    if (rc)
+        snprintf(d->last_reset, sizeof d->last_reset, "context reset failed: %s", err->msg);
+    return rc;
+}
+
+/* ---- open ---- */
+
+static int parse_spec(const char *spec, int *ordinal, struct gv_err *err)
+{
+    char *end;
+    long v = strtol(spec && *spec ? spec : "0", &end, 10);
+    if ((*end && *end != ',') || v < 0 || v > 1024)
+        return gv_err_set(err, GV_E_USAGE, "--device cuda:%s: expected a device number", spec);
+    *ordinal = (int)v;
+    return GV_OK;
+}
+
+static void load_optional(struct gv_device *d, int slot, enum gv_lib_id id, void *table, int *have)
+{
+    struct gv_err e = {0};
+    *have = gv_vlib_open(id, &d->lib[slot], table, &e) == GV_OK;
+    if (!*have)
+        snprintf(d->liberr[slot], sizeof d->liberr[slot], "%s", e.msg);
+}
+
+static void versions(struct gv_device *d)
+{
+    int maj = 0, min = 0, pat = 0;
+    snprintf(d->lib[L_CUDA].version, sizeof d->lib[0].version, "%d.%d", d->driver / 1000,
+             d->driver % 1000 / 10);
+    d->rtc.nvrtcVersion(&maj, &min);
+    snprintf(d->lib[L_NVRTC].version, sizeof d->lib[0].version, "%d.%d", maj, min);
+    if (d->lib[L_CUBLAS].handle && d->blas.cublasGetProperty(0, &maj) == 0 &&
+        d->blas.cublasGetProperty(1, &min) == 0 && d->blas.cublasGetProperty(2, &pat) == 0)
+        snprintf(d->lib[L_CUBLAS].version, sizeof d->lib[0].version, "%d.%d.%d", maj, min, pat);
+    if (d->lib[L_CUBLASLT].handle) {
+        size_t v = d->lt.cublasLtGetVersion(); /* major*10000 + minor*100 + patch */
+        snprintf(d->lib[L_CUBLASLT].version, sizeof d->lib[0].version, "%zu.%zu.%zu", v / 10000,
+                 v / 100 % 100, v % 100);
+    }
+    if (d->lib[L_CUDNN].handle) {
+        size_t v = d->dnn.cudnnGetVersion(); /* 9.x: major*10000 + minor*100 + patch */
+        if (v >= 90000)
+            snprintf(d->lib[L_CUDNN].version, sizeof d->lib[0].version, "%zu.%zu.%zu",
+                     v / 10000, v / 100 % 100, v % 100);
+        else /* 8.x: major*1000 + minor*100 + patch */
+            snprintf(d->lib[L_CUDNN].version, sizeof d->lib[0].version, "%zu.%zu.%zu", v / 1000,
+                     v / 100 % 10, v % 100);
+    }
+}
+
+static int init_driver(struct gv_device *d, struct gv_err *err)
+{
+    int rc = gv_vlib_open(GV_LIB_CUDA, &d->lib[L_CUDA], &d->cu, err);
+    if (rc)
+        return rc;
+    const char *path = d->lib[L_CUDA].path;
+    CUresult r = d->cu.cuInit(0);
+    if (r == CUDA_ERROR_STUB_LIBRARY || (r != CUDA_SUCCESS && strstr(path, "/stubs/"))) {
+        d->lib[L_CUDA].stub = 1;
+        return gv_err_set(err, GV_E_LIB,
+                          "%s is the CUDA toolkit's link-time stub, not the driver's libcuda "
+                          "(cuInit: CUDA_ERROR_STUB_LIBRARY (%d)); the real libcuda.so.1 comes "
+                          "with the NVIDIA driver: install the driver or remove the stubs "
+                          "directory from LD_LIBRARY_PATH / --lib-path", path, (int)r);
+    }
+    if (r == CUDA_ERROR_NO_DEVICE)
+        return gv_err_set(err, GV_E_NOTFOUND, "no NVIDIA GPU (cuInit: CUDA_ERROR_NO_DEVICE, %s)",
+                          path);
+    if (r != CUDA_SUCCESS) {
+        cu_fail(d, r, err, "cuInit");
+        return gv_err_prefix(err, "%s", path);
+    }
+    CU(d, cuDriverGetVersion(&d->driver), err);
+    int count = 0;
+    CU(d, cuDeviceGetCount(&count), err);
+    if (d->ordinal >= count)
+        return gv_err_set(err, GV_E_NOTFOUND, "cuda:%d: only %d CUDA device(s)", d->ordinal,
+                          count);
+    CU(d, cuDeviceGet(&d->dev, d->ordinal), err);
+    CU(d, cuDeviceGetName(d->name, sizeof d->name - 1, d->dev), err);
+    CU(d, cuDeviceTotalMem(&d->total_mem, d->dev), err);
+    CU(d, cuDeviceGetAttribute(&d->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev),
+       err);
+    CU(d, cuDeviceGetAttribute(&d->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev),
+       err);
+    CU(d, cuDeviceGetAttribute(&d->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev), err);
+    int sh = 48 * 1024;
+    if (d->cu.cuDeviceGetAttribute(&sh, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                   d->dev) != CUDA_SUCCESS || sh < 48 * 1024)
+        sh = 48 * 1024;
+    d->max_shmem = (unsigned)sh - 2048; /* room for the kernels' static shared arrays */
+    snprintf(d->arch, sizeof d->arch, "sm_%d%d", d->cc_major, d->cc_minor);
+    return GV_OK;
+}
+
+static void close_dev(struct gv_device *d)
+{
+    if (!d)
+        return;
+    if (d->lib[L_CUDA].handle && d->ctx) {
+        d->cu.cuCtxSetCurrent(d->ctx);
+        if (d->stream && !d->broken)
+            d->cu.cuStreamSynchronize(d->stream);
+        ctx_teardown(d);
+        while (d->retains-- > 0)
+            d->cu.cuDevicePrimaryCtxRelease(d->dev);
+    }
+    gv_rtc_out_free(&d->code);
+    for (int i = 4; i >= 0; i--)
+        gv_vlib_close(&d->lib[i]);
+    free(d);
+}
+
+static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err)
+{
+    *out = NULL;
+    struct gv_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return gv_err_set(err, GV_E_NOMEM, "cuda backend");
+    int rc = parse_spec(spec, &d->ordinal, err);
+    if (!rc)
+        rc = init_driver(d, err);
+    if (!rc && (rc = gv_vlib_open(GV_LIB_NVRTC, &d->lib[L_NVRTC], &d->rtc, err)))
+        gv_err_prefix(err, "NVRTC compiles gpuvet's kernels and is required");
+    if (!rc) {
+        load_optional(d, L_CUBLAS, GV_LIB_CUBLAS, &d->blas, &d->have_blas);
+        int lt;
+        load_optional(d, L_CUBLASLT, GV_LIB_CUBLASLT, &d->lt, &lt);
+        load_optional(d, L_CUDNN, GV_LIB_CUDNN, &d->dnn, &d->have_dnn);
+        versions(d);
+        rc = gv_nvrtc_compile(&d->rtc, d->arch, &d->code, err);
+    }
+    d->timeout = gv_gpu_case_timeout();
+    if (!rc)
+        rc = ctx_setup(d, err);
+    if (rc) {
+        if (d->lib[L_CUDA].handle)
+            gv_err_prefix(err, "cuda:%d", d->ordinal);
+        close_dev(d);
+        return rc;
+    }
+    d->ops = (struct gv_gpu_ops){p_alloc, p_release, p_upload, p_download, p_launch, p_finish,
+                                 p_gemm,  p_conv,    d->max_shmem};
+    *out = d;
+    return GV_OK;
+}
+
+static json_t *describe(struct gv_device *d)
+{
+    json_t *o = json_object();
+    if (!d)
+        return o;
+    json_object_set_new(o, "backend", json_string("cuda"));
+    json_object_set_new(o, "ordinal", json_integer(d->ordinal));
+    json_object_set_new(o, "name", json_string(d->name));
+    json_object_set_new(o, "arch", json_string(d->arch));
+    json_object_set_new(o, "compute_capability",
+                        json_sprintf("%d.%d", d->cc_major, d->cc_minor));
+    json_object_set_new(o, "multiprocessors", json_integer(d->sms));
+    json_object_set_new(o, "memory_bytes", json_integer((json_int_t)d->total_mem));
+    json_object_set_new(o, "driver_api_version", json_integer(d->driver));
+    json_t *libs = json_array();
+    for (int i = 0; i < 5; i++)
+        json_array_append_new(libs, gv_vlib_describe(&d->lib[i], d->liberr[i]));
+    json_object_set_new(o, "libraries", libs);
+    json_t *k = json_object();
+    json_object_set_new(k, "compiler", json_string(d->code.compiler));
+    json_object_set_new(k, "options", json_string(d->code.options));
+    json_object_set_new(k, "output", json_string(d->code.is_ptx ? "ptx" : "cubin"));
+    json_object_set_new(k, "bytes", json_integer((json_int_t)d->code.size));
+    json_object_set_new(k, "log", json_string(d->code.log ? d->code.log : ""));
+    json_object_set_new(o, "kernels", k);
+    json_object_set_new(o, "gemm", json_string(d->have_blas ? "cuBLAS" : "gpuvet kernel (fp32)"));
+    json_object_set_new(o, "conv2d",
+                        json_string(d->have_dnn ? "cuDNN (CUDNN_FMA_MATH), kernel fallback"
+                                                : "gpuvet kernel (cuDNN unavailable)"));
+    json_object_set_new(o, "case_timeout_s", json_real(d->timeout));
+    json_object_set_new(o, "context_resets", json_integer(d->resets));
+    if (d->last_reset[0])
+        json_object_set_new(o, "last_reset", json_string(d->last_reset));
+    const char *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
+    json_object_set_new(o, "NVIDIA_TF32_OVERRIDE", tf32 ? json_string(tf32) : json_null());
+    return o;
+}
+
+static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err *why)
+{
+    return gv_gpu_supports(&d->ops, d->have_blas, c, why);
+}
+
+static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buffer *in, int nin,
                struct gv_buffer *out, struct gv_run_info *info, struct gv_err *err)
 {
-    (void)dev; (void)c; (void)in; (void)nin; (void)out; (void)info;
-    return gv_err_set(err, GV_E_UNSUPPORTED, "not implemented");
+    if (d->broken) {
+        int rc = ctx_recover(d, err);
+        if (rc)
+            return gv_err_prefix(err, "%s: the CUDA context could not be recreated", c->id);
+    }
+    d->cu.cuCtxSetCurrent(d->ctx);
+    int rc = gv_gpu_run(&d->ops, d, c, in, nin, out, info, err);
+    if (d->broken) {
+        struct gv_err e2 = {0};
+        if (ctx_recover(d, &e2) == GV_OK)
+            snprintf(d->last_reset, sizeof d->last_reset, "after %s: %s", c->id, err->msg);
+    }
+    return rc;
 }
 
 const struct gv_backend gv_backend_cuda = {"cuda", open_dev, close_dev, describe, supports, run};

@@ -1,0 +1,86 @@
+/* What the CUDA and HIP backends share: run-time compilation of the embedded
+ * kernels, and the plan that turns one case into uploads, conversions, a
+ * vendor-library call or kernel launches, and a download. Each backend
+ * supplies the few device primitives (struct gv_gpu_ops). */
+#ifndef GV_DEV_GPU_H
+#define GV_DEV_GPU_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+#include "dev/backend.h"
+#include "dev/vendor.h"
+#include "num/types.h"
+
+typedef unsigned long long gv_dptr;
+
+/* Every kernel entry point the embedded sources define (extern "C" names). */
+extern const char *const gv_kernel_entries[];
+extern const int gv_kernel_entry_count;
+
+/* All embedded kernel files joined into one translation unit, each preceded
+ * by a #line naming its file. Caller frees. NULL when out of memory. */
+char *gv_kernels_joined(void);
+
+/* The result of one run-time compilation. */
+struct gv_rtc_out {
+    char *code;         /* PTX text, CUBIN or AMD code object; caller frees */
+    size_t size;
+    int is_ptx;         /* NVRTC: 1 when code is PTX text */
+    char *log;          /* compiler log (may be empty); caller frees */
+    char compiler[64];  /* "nvrtc 13.0", "hiprtc 6.4" */
+    char options[256];  /* the options passed, space-separated */
+};
+void gv_rtc_out_free(struct gv_rtc_out *o);
+
+/* arch: "sm_90" (CUBIN when the loaded NVRTC can make it, else PTX) or
+ * "compute_90" (PTX). On a compile error the log is kept in out->log and the
+ * message carries its first lines. */
+int gv_nvrtc_compile(const struct gv_api_nvrtc *api, const char *arch, struct gv_rtc_out *out,
+                     struct gv_err *err);
+/* arch: "gfx90a", "gfx942:sramecc+:xnack-" ... -> an AMD code object. */
+int gv_hiprtc_compile(const struct gv_api_hiprtc *api, const char *arch, struct gv_rtc_out *out,
+                      struct gv_err *err);
+
+/* Device primitives a backend supplies to gv_gpu_run(). Every call returns 0
+ * or a status with err naming the vendor call. */
+struct gv_gpu_ops {
+    int (*alloc)(void *ctx, size_t bytes, gv_dptr *p, struct gv_err *err);
+    void (*release)(void *ctx, gv_dptr p);
+    int (*upload)(void *ctx, gv_dptr dst, const void *src, size_t bytes, struct gv_err *err);
+    int (*download)(void *ctx, void *dst, gv_dptr src, size_t bytes, struct gv_err *err);
+    /* 1-D launch of a kernel by name on the backend's stream (asynchronous). */
+    int (*launch)(void *ctx, const char *kernel, unsigned grid, unsigned block, unsigned shmem,
+                  void **args, struct gv_err *err);
+    /* Waits for the stream under the case timeout: GV_E_TIMEOUT, GV_E_DEVICE. */
+    int (*finish)(void *ctx, struct gv_err *err);
+    /* Vendor-BLAS GEMM of the case on raw inputs a, b (c->in_dtype) into c_out
+     * of dtype cdt (chosen by gv_gpu_run: F16 for fp16 accumulation, F64 for
+     * fp64, else F32). GV_E_UNSUPPORTED: use the fallback kernel. */
+    int (*gemm)(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr c_out,
+                enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err);
+    /* Vendor convolution on fp32 buffers; NULL or GV_E_UNSUPPORTED: the kernel. */
+    int (*conv)(void *ctx, const struct gv_case *c, gv_dptr x, gv_dptr w, gv_dptr y, char *impl,
+                size_t implsz, struct gv_err *err);
+    unsigned max_shmem; /* bytes of dynamic shared memory a block may use */
+};
+
+/* 0 when the plan can compute the case; GV_E_UNSUPPORTED and why otherwise.
+ * blas: the backend has a vendor BLAS for GEMM. */
+int gv_gpu_supports(const struct gv_gpu_ops *ops, int blas, const struct gv_case *c,
+                    struct gv_err *why);
+int gv_gpu_run(const struct gv_gpu_ops *ops, void *ctx, const struct gv_case *c,
+               const struct gv_buffer *in, int nin, struct gv_buffer *out,
+               struct gv_run_info *info, struct gv_err *err);
+
+/* Test-only: GPUVET_TEST_FAULT=fault|spin makes gv_gpu_run launch the
+ * faulting / spinning test kernel for cases whose id contains
+ * GPUVET_TEST_FAULT_CASE (default: every case). */
+int gv_gpu_test_hook(const struct gv_gpu_ops *ops, void *ctx, const struct gv_case *c,
+                     struct gv_err *err);
+
+/* Case timeout in seconds: GPUVET_CASE_TIMEOUT, default 60. */
+double gv_gpu_case_timeout(void);
+double gv_now(void);
+
+#endif

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# gpuvet check on a real NVIDIA GPU (skipped, 77, where there is none):
+#  1. the full suite passes at default settings;
+#  2. with NVIDIA_TF32_OVERRIDE=1 the fp32 GEMM cases are flagged (cuBLAS is
+#     called the way PyTorch calls it by default, so the override shows);
+#  3. a deliberately faulting kernel (GPUVET_TEST_FAULT=fault) fails exactly the
+#     selected cases with a clear message and every other case still runs.
+# Result files and logs go to $GV_TEST_TMP/check_cuda.
+set -uo pipefail
+: "${GPUVET:?}" "${GV_TEST_TMP:=/tmp}"
+out=$GV_TEST_TMP/check_cuda
+mkdir -p "$out"
+py() { python3 - "$@"; }
+
+# Is there a GPU at all? The backend answers through gpuvet itself.
+"$GPUVET" check --device cuda:0 --only 'sum.f32.*' -o "$out/probe.json" >"$out/probe.txt" 2>&1
+rc=$?
+if [[ $rc == 3 ]]; then
+    echo "skipped: no GPU ($(tail -1 "$out/probe.txt"))"
+    exit 77
+fi
+fail=0
+
+echo "== full suite at default settings"
+"$GPUVET" check --device cuda:0 --suite full -o "$out/full.json" >"$out/full.txt" 2>&1
+rc=$?
+cat "$out/full.txt"
+[[ $rc == 0 ]] || { echo "FAIL: gpuvet check --suite full exited $rc"; fail=1; }
+py "$out/full.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+cases = d["cases"]
+bad = [c["id"] for c in cases if c["verdict"] != "pass"]
+print("full suite: %d cases, %d not passing: %s" % (len(cases), len(bad), bad[:10]))
+ops = sorted({c["op"] for c in cases if c["verdict"] == "pass"})
+print("ops passing:", ops)
+need = {"gemm", "conv2d", "softmax", "layernorm", "rmsnorm", "sdpa", "sum", "mean", "unary", "convert"}
+sys.exit(1 if bad or not need <= set(ops) else 0)
+PY
+
+echo "== NVIDIA_TF32_OVERRIDE=1: fp32 GEMM must be flagged"
+NVIDIA_TF32_OVERRIDE=1 "$GPUVET" check --device cuda:0 --suite full --only 'gemm.f32.*' \
+    -o "$out/tf32.json" >"$out/tf32.txt" 2>&1
+rc=$?
+cat "$out/tf32.txt"
+[[ $rc == 1 ]] || { echo "FAIL: expected exit 1 (findings) with NVIDIA_TF32_OVERRIDE=1, got $rc"; fail=1; }
+py "$out/tf32.json" <<'PY' || fail=1
+import json, sys
+cases = json.load(open(sys.argv[1]))["cases"]
+flagged = [c["id"] for c in cases if c["verdict"] not in ("pass", "skipped")]
+print("fp32 GEMM flagged under NVIDIA_TF32_OVERRIDE=1: %d of %d" % (len(flagged), len(cases)))
+for c in cases:
+    m = c.get("metrics") or {}
+    print("  %-40s %-8s normwise %.3g eff.bits %s" % (c["id"], c["verdict"], m.get("normwise", float("nan")), m.get("effective_bits")))
+sys.exit(0 if flagged else 1)
+PY
+
+echo "== a GPU fault fails only the faulting cases"
+GPUVET_TEST_FAULT=fault GPUVET_TEST_FAULT_CASE=softmax "$GPUVET" check --device cuda:0 \
+    --only 'softmax.*,sum.*' --suite full -o "$out/fault.json" >"$out/fault.txt" 2>&1
+rc=$?
+cat "$out/fault.txt"
+[[ $rc == 1 ]] || { echo "FAIL: expected exit 1 with a faulting case, got $rc"; fail=1; }
+py "$out/fault.json" <<'PY' || fail=1
+import json, sys
+cases = json.load(open(sys.argv[1]))["cases"]
+sm = [c for c in cases if c["id"].startswith("softmax.")]
+other = [c for c in cases if not c["id"].startswith("softmax.")]
+ok = bool(sm) and bool(other)
+for c in sm:
+    e = c.get("error") or ""
+    print("  %s: %s: %s" % (c["id"], c["verdict"], e[:200]))
+    ok &= c["verdict"] != "pass" and "ILLEGAL_ADDRESS" in e
+for c in other:
+    ok &= c["verdict"] == "pass"
+print("faulting cases reported: %d, others passing: %d/%d" % (len(sm), sum(c["verdict"] == "pass" for c in other), len(other)))
+sys.exit(0 if ok else 1)
+PY
+exit $fail
