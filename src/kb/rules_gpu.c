@@ -69,7 +69,7 @@ void check_gpu_access(struct gv_rule_ctx *c)
         evidence(f, "permissions.groups", json_object_get(perm, "groups"));
         add_group_fix(f, c->snap, perm);
     }
-    if (amd == 1 && !has_kfd && section(c->snap, "host") && jbool(c->snap, "live")) {
+    if (amd == 1 && !has_kfd && jarr(perm, "devices") && jbool(c->snap, "live")) {
         json_t *f = finding(c, GV_SEV_ERROR,
                             "an AMD GPU is present but /dev/kfd does not exist (ROCm will "
                             "report 'Unable to open /dev/kfd: No such file or directory')");

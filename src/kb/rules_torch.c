@@ -50,9 +50,28 @@ static int wheel_has(const char *torch, const char *variant, const char *gfx)
     return w && kb_arch_in_list(w->archs, gfx);
 }
 
+/* The amdgpu-dkms driver's KMD row, when known. */
+static const struct kb_kmd *kmd_of(const json_t *snap)
+{
+    const json_t *drv = section(snap, "drivers");
+    char rel[32];
+    const char *dv = jstr(jobj(jobj(drv, "dkms"), "amdgpu-dkms"), "version");
+    return dv && kb_release_from_pkgver(dv, rel, sizeof rel) ? kb_kmd(rel) : NULL;
+}
+
+/* The newest variant of line t that the driver supports (any when k is NULL). */
+static const char *variant_in_window(const struct kb_torch_line *t, const struct kb_kmd *k)
+{
+    for (int i = KB_MAX_VARIANTS; i-- > 0;)
+        if (t->rocm[i] && (!k || kb_kmd_supports(k, t->rocm[i])))
+            return t->rocm[i];
+    return NULL;
+}
+
 /* The wheel to install: keep the installed torch version when it has a variant
- * for the system's ROCm line (and gfx), else the newest line that has one,
- * else the newest line whose stable variant carries gfx. */
+ * for the system's ROCm line (and gfx); else the newest line with a variant for
+ * that ROCm line; else the newest line with a variant the kernel driver
+ * supports; else the newest line's stable variant. Lines must carry gfx. */
 static int pick_wheel(const json_t *snap, const char *cur_public, const char *gfx,
                       struct wheel_pick *p)
 {
@@ -67,12 +86,14 @@ static int pick_wheel(const json_t *snap, const char *cur_public, const char *gf
         p->line = cur;
         return 0;
     }
+    const struct kb_kmd *k = kmd_of(snap);
     size_t n;
     const struct kb_torch_line *t = kb_torch_lines(&n);
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 3; pass++) {
         for (size_t i = n; i-- > 0;) {
-            v = pass == 0 ? (rocm ? kb_torch_variant(&t[i], rocm) : NULL)
-                          : kb_torch_variant(&t[i], t[i].stable_rocm);
+            v = pass == 0   ? (rocm ? kb_torch_variant(&t[i], rocm) : NULL)
+                : pass == 1 ? (k ? variant_in_window(&t[i], k) : NULL)
+                            : kb_torch_variant(&t[i], t[i].stable_rocm);
             if (!v || !wheel_has(t[i].torch, v, gfx) || !kb_wheel_arch(t[i].torch, v))
                 continue;
             snprintf(p->spec, sizeof p->spec, "torch==%s.*", t[i].torch);
