@@ -95,19 +95,39 @@ static void print_group(const json_t *findings, const char *sev, const char *hea
             print_finding(f);
 }
 
+/* "cannot check" notes, one line per distinct reason with the rules it stopped. */
 static void print_unchecked(const json_t *findings)
 {
-    int n = 0;
-    size_t i;
-    json_t *f;
-    json_array_foreach(findings, i, f) {
+    size_t n = json_array_size(findings);
+    int header = 0;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *f = json_array_get(findings, i);
+        const char *title = json_string_value(json_object_get(f, "title"));
         if (!json_is_false(json_object_get(f, "checked")))
             continue;
-        if (!n++)
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++) {
+            const json_t *g = json_array_get(findings, k);
+            seen = json_is_false(json_object_get(g, "checked")) &&
+                   !strcmp(json_string_value(json_object_get(g, "title")), title);
+        }
+        if (seen)
+            continue;
+        if (!header++)
             printf("\n%sNot checked%s (a section was not collected; no verdict either way)\n",
                    cli_bold(), cli_reset());
-        printf("  %s[%s]%s %s\n", cli_dim(), json_string_value(json_object_get(f, "rule")),
-               cli_reset(), json_string_value(json_object_get(f, "title")));
+        printf("  %s", title);
+        const char *sep = " [";
+        for (size_t k = i; k < n; k++) {
+            const json_t *g = json_array_get(findings, k);
+            if (json_is_false(json_object_get(g, "checked")) &&
+                !strcmp(json_string_value(json_object_get(g, "title")), title)) {
+                printf("%s%s%s%s", sep, cli_dim(), json_string_value(json_object_get(g, "rule")),
+                       cli_reset());
+                sep = ", ";
+            }
+        }
+        printf("]\n");
     }
 }
 
@@ -166,8 +186,12 @@ static int load(const char *snapshot, const char *root, json_t **doc)
     }
     if (!gv_is_dir(root))
         return cli_failf("--root %s: not a directory", root);
-    struct gv_probe_ctx ctx = {.root = root, .live = strcmp(root, "/") == 0, .pid = 0,
-                               .envp = environ, .hash_files = 0};
+    /* an image's processes do not inherit this shell: under --root only the
+     * image's own files (/etc/environment, profile.d) describe its environment */
+    static char *const no_env[] = {NULL};
+    int live = strcmp(root, "/") == 0;
+    struct gv_probe_ctx ctx = {.root = root, .live = live, .pid = 0,
+                               .envp = live ? environ : no_env, .hash_files = 0};
     if (gv_snapshot_collect(&ctx, doc, &err))
         return cli_fail(&err);
     return GV_EXIT_OK;

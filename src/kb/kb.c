@@ -264,6 +264,20 @@ const char *kb_soname_for(const struct kb_soname *s, int rocm_major)
                                                                                      : NULL;
 }
 
+unsigned kb_soname_majors(const char *soname)
+{
+    size_t n;
+    const struct kb_soname *s = kb_sonames(&n);
+    unsigned mask = 0;
+    for (size_t i = 0; soname && i < n; i++)
+        for (int major = 5; major <= 7; major++) {
+            const char *x = kb_soname_for(&s[i], major);
+            if (x && !strcmp(x, soname))
+                mask |= 1u << major;
+        }
+    return mask;
+}
+
 const char *kb_rocm_from_hip(const char *hip, char *buf, size_t size)
 {
     if (!hip)

@@ -190,6 +190,9 @@ int kb_parse_override(const char *value, unsigned *major, unsigned *minor, unsig
 const struct kb_override *kb_override(const char *real, const char *as);
 const struct kb_soname *kb_soname(const char *name);
 const char *kb_soname_for(const struct kb_soname *s, int rocm_major);
+/* The ROCm majors whose libraries carry this SONAME, as a bit mask
+ * (1 << major); 0 when the kb does not know it. */
+unsigned kb_soname_majors(const char *soname);
 /* ROCm release from a HIP version string ("6.0.32830-d62f6a171" -> "6.0.0");
  * falls back to HIP major.minor (always equal to the ROCm line). NULL if not a version. */
 const char *kb_rocm_from_hip(const char *hip, char *buf, size_t size);

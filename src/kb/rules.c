@@ -329,6 +329,15 @@ const char *env_get(const json_t *snap, const char *name, char *path, size_t siz
     return NULL;
 }
 
+const char *profile_file(const char *path, char *buf, size_t size)
+{
+    const char *open = path ? strstr(path, " (") : NULL;
+    if (!open || !strstr(path, "profile_d"))
+        return NULL;
+    snprintf(buf, size, "%.*s", (int)strcspn(open + 2, ")"), open + 2);
+    return buf;
+}
+
 void env_each(const json_t *snap,
               int (*fn)(const char *name, const char *value, const char *path, void *arg),
               void *arg)

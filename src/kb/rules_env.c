@@ -32,10 +32,9 @@ static int env_visit(const char *name, const char *value, const char *path, void
     evidence_str(f, path, value);
     evidencef(f, "kb: default", "%s", e->dflt);
     reference(f, e->source);
-    if (strstr(path, "profile_d"))
-        fix(f, "remove %s from the profile file named in the evidence (unless intended), then "
-               "log in again",
-            name);
+    char file[256];
+    if (profile_file(path, file, sizeof file))
+        fix(f, "remove %s from %s (unless intended), then log in again", name, file);
     else
         fix(f, "unset %s   (unless intended; record it with the results if you keep it)", name);
     return 0;

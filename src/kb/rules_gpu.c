@@ -313,8 +313,9 @@ static void visible_one(struct gv_rule_ctx *c, const char *name, const char *ven
     if (n > 0)
         evidencef(f, "gpus.devices", "%d %s GPU(s)", n, vendor);
     fix(f, "unset %s   (or list the GPUs to use, e.g. %s=0)", name, name);
-    if (strstr(path, "profile_d"))
-        fix(f, "and remove it from the profile file named in the evidence");
+    char file[256];
+    if (profile_file(path, file, sizeof file))
+        fix(f, "and remove it from %s", file);
 }
 
 void check_visible_devices(struct gv_rule_ctx *c)

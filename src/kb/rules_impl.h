@@ -50,6 +50,9 @@ int count_gpus(const json_t *snap, const char *vendor);
 /* Environment variable from environment.variables, else from a profile.d
  * file's "sets"; path receives the evidence path. NULL when unset. */
 const char *env_get(const json_t *snap, const char *name, char *path, size_t size);
+/* The profile file named in an env_get/env_each evidence path, or NULL when
+ * the value came from the process environment. */
+const char *profile_file(const char *path, char *buf, size_t size);
 /* Iterate over every variable (process first, then profile.d files);
  * fn returns nonzero to stop. */
 void env_each(const json_t *snap,

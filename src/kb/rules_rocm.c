@@ -1,5 +1,6 @@
 /* Rules about the ROCm install: override, driver window, mixed releases,
  * unowned files, /opt/rocm. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,33 @@ static const char *dir_release(const json_t *snap, const char *dir)
     return in ? jstr(in, "version") : NULL;
 }
 
+/* A profile file's value with shell expansions removed:
+ * "/opt/rocm-5.7.0/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" -> "/opt/rocm-5.7.0/lib". */
+static void strip_shell(const char *v, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const char *p = v; *p && o + 1 < size;) {
+        if (p[0] == '$' && p[1] == '{') {
+            int depth = 0;
+            p++;
+            do {
+                depth += *p == '{';
+                depth -= *p == '}';
+                p++;
+            } while (*p && depth > 0);
+        } else if (p[0] == '$') {
+            p++;
+            while (*p && (isalnum((unsigned char)*p) || *p == '_'))
+                p++;
+        } else if (*p == '"' || *p == '\'') {
+            p++;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = '\0';
+}
+
 static void mixed_dirs(struct gv_rule_ctx *c, const char *want, const char *want_path)
 {
     const json_t *ld = section(c->snap, "loader");
@@ -356,7 +384,7 @@ static void mixed_dirs(struct gv_rule_ctx *c, const char *want, const char *want
     const char *prof = env_get(c->snap, "LD_LIBRARY_PATH", epath, sizeof epath);
     if (prof && strstr(epath, "profile_d")) {
         char buf[4096];
-        snprintf(buf, sizeof buf, "%s", prof);
+        strip_shell(prof, buf, sizeof buf);
         for (char *save, *tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
             const char *r = dir_release(c->snap, tok);
             if (!r || kb_vercmp(r, want) == 0)
@@ -367,7 +395,9 @@ static void mixed_dirs(struct gv_rule_ctx *c, const char *want, const char *want
                                 r, tok, want);
             evidence_str(f, epath, prof);
             evidence_str(f, want_path, want);
-            fix(f, "remove %s from LD_LIBRARY_PATH in the file named in the evidence", tok);
+            char file[256];
+            fix(f, "remove %s from the LD_LIBRARY_PATH line in %s, then log in again", tok,
+                profile_file(epath, file, sizeof file) ? file : "the profile file");
         }
     }
 }
@@ -413,6 +443,17 @@ void check_rocm_mixed_path(struct gv_rule_ctx *c)
 
 /* ---- unowned files ---- */
 
+/* The ROCm major a library file belongs to by its SONAME, when only one
+ * major uses that SONAME (§4b); -1 otherwise. */
+static int major_by_soname(const char *soname)
+{
+    unsigned m = kb_soname_majors(soname);
+    for (int major = 5; major <= 7; major++)
+        if (m == 1u << major)
+            return major;
+    return -1;
+}
+
 void check_rocm_unowned(struct gv_rule_ctx *c)
 {
     const json_t *libs = need(c, "libraries");
@@ -428,21 +469,31 @@ void check_rocm_unowned(struct gv_rule_ctx *c)
             continue;
         const char *p = jstr(it, "path");
         const json_t *in = p ? install_of_path(c->snap, p) : NULL;
-        const char *rel = jstr(it, "rocm_release");
         const char *home = in ? jstr(in, "version") : NULL;
-        int foreign = rel && home && kb_vercmp_n(rel, home, 2) != 0;
+        const char *rel = jstr(it, "rocm_release");
+        char by_soname[16] = "";
+        int sm = major_by_soname(jstr(it, "soname"));
+        if (!rel && sm >= 0) {
+            snprintf(by_soname, sizeof by_soname, "%d", sm);
+            rel = by_soname;
+        }
+        int foreign = rel && home &&
+                      (by_soname[0] ? kb_major(home) != sm : kb_vercmp_n(rel, home, 2) != 0);
         json_t *f;
         if (foreign)
             f = finding(c, GV_SEV_ERROR,
-                        "%s belongs to ROCm %s but sits in the ROCm %s tree and no package "
+                        "%s belongs to ROCm %s%s but sits in the ROCm %s tree and no package "
                         "owns it (a leftover of an upgrade or rollback)",
-                        p, rel, home);
+                        p, rel, by_soname[0] ? ".x (by its SONAME)" : "", home);
         else
             f = finding(c, GV_SEV_WARNING,
                         "%s is in a package-managed GPU directory but no package owns it", p);
         char path[64];
         snprintf(path, sizeof path, "libraries.items[%zu]", i);
         evidence(f, path, it);
+        if (by_soname[0])
+            evidencef(f, "kb: SONAME", "%s is the ROCm %d SONAME (rocm-facts §4b)",
+                      jstr(it, "soname"), sm);
         fix(f, "confirm: %s %s", rpm ? "rpm -qf" : "dpkg -S", p);
         fix(f, "move it aside: sudo mkdir -p /root/gpuvet-quarantine && sudo mv %s "
                "/root/gpuvet-quarantine/ && sudo ldconfig",

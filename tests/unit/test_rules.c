@@ -621,7 +621,7 @@ static void env_rules(void)
     SET("environment.profile_d.0.sets.AMD_SERIALIZE_KERNEL", "\"3\"");
     run();
     T_EQ_INT(count("debug-env", "warning"), 1);
-    T_CHECK(has_fix("debug-env", "profile file"));
+    T_CHECK(has_fix("debug-env", "remove AMD_SERIALIZE_KERNEL from /etc/profile.d/rocm.sh"));
 
     fresh();
     run();
