@@ -36,7 +36,7 @@ static const char usage[] =
 
 static void print_value(const json_t *v)
 {
-    if (json_is_string(v)) {
+    if (json_is_string(v) && json_string_value(v)[0]) {
         printf("%s", json_string_value(v));
         return;
     }

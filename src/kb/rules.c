@@ -227,7 +227,16 @@ void fix(json_t *f, const char *fmt, ...)
         json_array_append_new(json_object_get(f, "fix"), s);
 }
 
-void reference(json_t *f, const char *ref) { json_object_set_new(f, "reference", json_string(ref)); }
+void reference(json_t *f, const char *ref)
+{
+    char buf[512];
+    /* kb rows cite rocm-facts.md by section ("§6 ..."): say which document */
+    if (ref && !strncmp(ref, "§", strlen("§"))) {
+        snprintf(buf, sizeof buf, "rocm-facts %s", ref);
+        ref = buf;
+    }
+    json_object_set_new(f, "reference", json_string(ref ? ref : ""));
+}
 
 /* ---- snapshot access ---- */
 

@@ -193,10 +193,12 @@ void check_process_libs(struct gv_rule_ctx *c)
             snprintf(p2, sizeof p2, "process.mapped[%zu]", j);
             evidence(f, p1, a);
             evidence(f, p2, b);
+            const char *base = strrchr(pa, '/') ? strrchr(pa, '/') + 1 : pa;
             fix(f, "find which module pulls in the second copy (LD_PRELOAD, LD_LIBRARY_PATH, an "
-                   "extension's RPATH): grep -a %s /proc/%lld/maps; keep one ROCm/CUDA release "
+                   "extension's RPATH): grep '%.*s' /proc/%lld/maps; keep one ROCm/CUDA release "
                    "per process",
-                name, (long long)json_integer_value(json_object_get(pr, "pid")));
+                (int)strcspn(base, "."), base,
+                (long long)json_integer_value(json_object_get(pr, "pid")));
             break;
         }
     }
@@ -228,9 +230,9 @@ void check_unheld_packages(struct gv_rule_ctx *c)
     if (!held || !unheld)
         return;
     json_t *f = finding(c, GV_SEV_WARNING,
-                        "%d GPU-stack packages are held but %d are not: an upgrade moves the "
+                        "%d GPU-stack package%s held but %d %s not: an upgrade moves the "
                         "unheld ones and breaks the pinned combination",
-                        held, unheld);
+                        held, held == 1 ? " is" : "s are", unheld, unheld == 1 ? "is" : "are");
     evidencef(f, "packages.items[gpu=true]", "%d held, %d not held: %s", held, unheld, list);
     const char *mgr = jstr(pk, "manager");
     if (mgr && !strcmp(mgr, "rpm"))

@@ -114,10 +114,15 @@ static void override_device(struct gv_rule_ctx *c, const struct ov_var *v, size_
     fix(f, "unset %s   (and remove it from the shell profile or /etc/profile.d file that "
            "sets it)",
         v->name);
-    if (strcmp(real, as) != 0)
-        fix(f, "install a torch wheel with native %s kernels instead (see rule "
-               "gfx-not-in-wheel; first official line: torch %s)",
-            real, kb_first_torch_with_arch(real) ? kb_first_torch_with_arch(real) : "none");
+    const char *first = kb_first_torch_with_arch(real);
+    if (strcmp(real, as) != 0 && first)
+        fix(f, "install a torch wheel with native %s kernels instead (official wheels carry it "
+               "from torch %s on; rule gfx-not-in-wheel computes the command)",
+            real, first);
+    else if (strcmp(real, as) != 0)
+        fix(f, "no official wheel line in the kb carries %s: build torch (and extensions) with "
+               "PYTORCH_ROCM_ARCH=%s",
+            real, real);
 }
 
 static void override_var(struct gv_rule_ctx *c, const struct ov_var *v, const json_t *gpus)
