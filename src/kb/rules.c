@@ -42,7 +42,7 @@ static const struct gv_rule rules[] = {
     {"rocm-mixed-path", GV_SEV_ERROR, "libraries of several ROCm releases on the loader path",
      check_rocm_mixed_path, "rocm-facts §5; seed 000 (leftover 6.0 libraries)",
      "issue 4 rule 8"},
-    {"rocm-unowned", GV_SEV_WARNING, "files in ROCm directories that no package owns",
+    {"rocm-unowned", GV_SEV_ERROR, "files in ROCm directories that no package owns",
      check_rocm_unowned, "seed 000 (diff the .so lists after a rollback)", "issue 4 rule 8"},
     {"rocm-link", GV_SEV_ERROR, "/opt/rocm points at a release other than the installed rocm-core",
      check_rocm_link, "rocm-facts §5 (update-alternatives, .info/version)", "issue 4 rule 9"},
