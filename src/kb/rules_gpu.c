@@ -1,0 +1,345 @@
+/* Rules about GPUs, drivers, device access and visibility. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kb/rules_impl.h"
+
+static int any_vendor(const json_t *gpus, const char *vendor)
+{
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(gpus, "devices"), i, d)
+        if (is_vendor(d, vendor))
+            return 1;
+    return 0;
+}
+
+static int is_compute_node(const char *path)
+{
+    return path && (!strcmp(path, "/dev/kfd") || !strncmp(path, "/dev/dri/renderD", 16) ||
+                    !strncmp(path, "/dev/nvidia", 11));
+}
+
+/* The group that owns the device nodes (render on most systems). */
+static const char *fix_groups(const json_t *perm)
+{
+    int render = jbool(jobj(perm, "render_group"), "exists");
+    return render ? "render,video" : "video";
+}
+
+static void add_group_fix(json_t *f, const json_t *snap, const json_t *perm)
+{
+    const char *user = jstr(perm, "user");
+    const json_t *host = section(snap, "host");
+    if (jbool(jobj(host, "container"), "inside")) {
+        fix(f, "inside a container: start it with --device /dev/kfd --device /dev/dri "
+               "--group-add render (or --group-add video)");
+    }
+    fix(f, "sudo usermod -a -G %s %s", fix_groups(perm),
+        user && !strpbrk(user, " '\"$`\\;&|") ? user : "$LOGNAME");
+    fix(f, "log out and in again (or run 'newgrp render') so the new group applies");
+}
+
+void check_gpu_access(struct gv_rule_ctx *c)
+{
+    const json_t *perm = need(c, "permissions");
+    if (!perm)
+        return;
+    const json_t *gpus = section(c->snap, "gpus");
+    int amd = gpus ? any_vendor(gpus, "amd") : -1, nv = gpus ? any_vendor(gpus, "nvidia") : -1;
+    if (amd == 0 && nv == 0)
+        return; /* no GPU: nothing to access */
+    int bad = 0, has_kfd = 0;
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(perm, "devices"), i, d) {
+        const char *p = jstr(d, "path");
+        if (!is_compute_node(p))
+            continue;
+        has_kfd |= !strcmp(p, "/dev/kfd");
+        if (jbool(d, "readable") && jbool(d, "writable"))
+            continue;
+        bad = 1;
+        json_t *f = finding(c, GV_SEV_ERROR, "%s is not readable and writable by user %s", p,
+                            jstr(perm, "user") ? jstr(perm, "user") : "?");
+        char path[64];
+        snprintf(path, sizeof path, "permissions.devices[%zu]", i);
+        evidence(f, path, d);
+        evidence(f, "permissions.groups", json_object_get(perm, "groups"));
+        add_group_fix(f, c->snap, perm);
+    }
+    if (amd == 1 && !has_kfd && jarr(perm, "devices") && jbool(c->snap, "live")) {
+        json_t *f = finding(c, GV_SEV_ERROR,
+                            "an AMD GPU is present but /dev/kfd does not exist (ROCm will "
+                            "report 'Unable to open /dev/kfd: No such file or directory')");
+        evidence(f, "permissions.devices", json_object_get(perm, "devices"));
+        if (jbool(jobj(section(c->snap, "host"), "container"), "inside"))
+            fix(f, "start the container with --device /dev/kfd --device /dev/dri --group-add "
+                   "render");
+        else
+            fix(f, "sudo modprobe amdgpu (and check 'dmesg | grep -i kfd' for errors such as "
+                   "'PCI rejects atomics')");
+        reference(f, "rocm-facts §8 (/dev/kfd: No such file or directory)");
+        bad = 1;
+    }
+    if (bad || amd != 1)
+        return;
+    /* device list gave no verdict: fall back to group membership */
+    const json_t *rg = jobj(perm, "render_group"), *vg = jobj(perm, "video_group");
+    if (!jarr(perm, "devices") && jhas_false(rg, "member") && jhas_false(vg, "member")) {
+        json_t *f = finding(c, GV_SEV_WARNING,
+                            "user %s is in neither the render nor the video group",
+                            jstr(perm, "user") ? jstr(perm, "user") : "?");
+        evidence(f, "permissions.render_group", rg);
+        evidence(f, "permissions.video_group", vg);
+        add_group_fix(f, c->snap, perm);
+    }
+}
+
+static const char *module_of(const char *vendor) { return !strcmp(vendor, "amd") ? "amdgpu" : "nvidia"; }
+
+static void driver_for_vendor(struct gv_rule_ctx *c, const json_t *gpus, const json_t *drv,
+                              const char *vendor)
+{
+    const char *mod = module_of(vendor);
+    const json_t *m = jobj(jobj(drv, "modules"), mod);
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(gpus, "devices"), i, d) {
+        if (!is_vendor(d, vendor))
+            continue;
+        const char *bound = jstr(d, "driver");
+        if (bound && !strcmp(bound, mod))
+            continue;
+        if (bound && !strcmp(bound, "nouveau"))
+            continue; /* the nouveau rule reports it */
+        if (!bound && drv && jbool(m, "loaded"))
+            continue; /* loaded, device binding unknown: not our call */
+        if (!bound && !drv)
+            continue;
+        json_t *f = finding(c, GV_SEV_ERROR, "%s GPU %s has no %s driver bound%s",
+                            !strcmp(vendor, "amd") ? "AMD" : "NVIDIA",
+                            jstr(d, "pci_address") ? jstr(d, "pci_address") : "?", mod,
+                            bound ? " (another driver is)" : "");
+        char path[64];
+        snprintf(path, sizeof path, "gpus.devices[%zu].driver", i);
+        evidence_str(f, path, bound);
+        if (m) {
+            char mp[64];
+            snprintf(mp, sizeof mp, "drivers.modules.%s", mod);
+            evidence(f, mp, m);
+        }
+        if (!strcmp(vendor, "amd")) {
+            fix(f, "sudo modprobe amdgpu");
+            fix(f, "if it fails: dmesg | grep -iE 'amdgpu|kfd' (firmware: install a newer "
+                   "linux-firmware; AMD driver: sudo amdgpu-install --usecase=dkms)");
+        } else {
+            fix(f, "install the NVIDIA driver (e.g. sudo apt install nvidia-driver) and reboot");
+        }
+        return; /* one finding per vendor */
+    }
+}
+
+void check_kernel_driver(struct gv_rule_ctx *c)
+{
+    const json_t *gpus = need(c, "gpus");
+    if (!gpus)
+        return;
+    const json_t *drv = section(c->snap, "drivers");
+    driver_for_vendor(c, gpus, drv, "amd");
+    driver_for_vendor(c, gpus, drv, "nvidia");
+}
+
+void check_nouveau(struct gv_rule_ctx *c)
+{
+    const json_t *gpus = need(c, "gpus");
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(gpus, "devices"), i, d) {
+        const char *bound = jstr(d, "driver");
+        if (!bound || strcmp(bound, "nouveau") != 0)
+            continue;
+        json_t *f = finding(c, GV_SEV_ERROR,
+                            "NVIDIA GPU %s is driven by nouveau: CUDA cannot use it",
+                            jstr(d, "pci_address") ? jstr(d, "pci_address") : "?");
+        char path[64];
+        snprintf(path, sizeof path, "gpus.devices[%zu].driver", i);
+        evidence_str(f, path, bound);
+        fix(f, "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
+               "/etc/modprobe.d/blacklist-nouveau.conf");
+        fix(f, "sudo update-initramfs -u   (RHEL/SLES: sudo dracut --force)");
+        fix(f, "install the NVIDIA driver and reboot");
+    }
+}
+
+static void list_stacks(json_t *f, const json_t *snap)
+{
+    const json_t *st = section(snap, "stacks");
+    size_t i;
+    json_t *in;
+    json_array_foreach(jarr(st, "installs"), i, in) {
+        char path[64];
+        snprintf(path, sizeof path, "stacks.installs[%zu]", i);
+        evidencef(f, path, "%s %s %s", jstr(in, "kind") ? jstr(in, "kind") : "?",
+                  jstr(in, "layout") ? jstr(in, "layout") : "",
+                  jstr(in, "version") ? jstr(in, "version") : "(version unknown)");
+    }
+}
+
+void check_no_gpu(struct gv_rule_ctx *c)
+{
+    const json_t *gpus = section(c->snap, "gpus");
+    if (!gpus || !jarr(gpus, "devices") || json_array_size(jarr(gpus, "devices")) > 0)
+        return;
+    json_t *f = finding(c, GV_SEV_INFO,
+                        "no AMD or NVIDIA GPU on the PCI bus: device checks are skipped, "
+                        "software checks still run");
+    evidence(f, "gpus.devices", json_object_get(gpus, "devices"));
+    evidence_str(f, "gpus.source", jstr(gpus, "source"));
+    list_stacks(f, c->snap);
+    fix(f, "nothing to fix if this machine is meant to have no GPU (a build host); otherwise "
+           "check 'lspci -nn | grep -iE \"vga|3d|display\"' and the BIOS/PCIe slot");
+}
+
+void check_igpu_dgpu(struct gv_rule_ctx *c)
+{
+    const json_t *gpus = section(c->snap, "gpus");
+    const json_t *apu = NULL, *dgpu = NULL;
+    char gfx[32], agfx[32] = "", dgfx[32] = "";
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(gpus, "devices"), i, d) {
+        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx))
+            continue;
+        const struct kb_gpu *g = kb_gpu_by_gfx(gfx);
+        if (!g)
+            continue;
+        if (g->apu && !apu) {
+            apu = d;
+            snprintf(agfx, sizeof agfx, "%s", gfx);
+        } else if (!g->apu && !dgpu) {
+            dgpu = d;
+            snprintf(dgfx, sizeof dgfx, "%s", gfx);
+        }
+    }
+    if (!apu || !dgpu)
+        return;
+    json_t *f = finding(c, GV_SEV_WARNING,
+                        "integrated %s next to discrete %s: the ROCm runtime may crash even "
+                        "when told to skip the iGPU",
+                        agfx, dgfx);
+    evidence(f, "gpus.devices (integrated)", apu);
+    evidence(f, "gpus.devices (discrete)", dgpu);
+    fix(f, "disable the integrated GPU in the BIOS/UEFI setup (AMD's advice)");
+    fix(f, "meanwhile hide it from ROCm: export ROCR_VISIBLE_DEVICES=<index of the dGPU>");
+}
+
+void check_rocm_support(struct gv_rule_ctx *c)
+{
+    const json_t *gpus = section(c->snap, "gpus");
+    const json_t *in = default_rocm(c->snap, NULL);
+    if (!gpus || !in)
+        return;
+    const char *ver = jstr(in, "version");
+    const struct kb_rocm_support *s = kb_rocm_support(ver);
+    if (!s)
+        return;
+    char gfx[32];
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(gpus, "devices"), i, d) {
+        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx) ||
+            kb_arch_in_list(s->archs, gfx))
+            continue;
+        const struct kb_gpu *g = kb_gpu_by_gfx(gfx);
+        json_t *f = finding(c, GV_SEV_INFO,
+                            "%s (%s) is not on ROCm %s's official support list: it may work, "
+                            "but AMD does not test it",
+                            gfx, g ? g->products : "unknown product", ver);
+        char path[64];
+        snprintf(path, sizeof path, "gpus.devices[%zu].kfd", i);
+        evidence(f, path, jobj(d, "kfd"));
+        evidence_str(f, "stacks.installs[default].version", ver);
+        evidencef(f, "kb: officially supported targets", "ROCm %s: %s (%s)", s->rocm, s->archs,
+                  s->source);
+    }
+}
+
+/* ---- visibility ---- */
+
+/* Count the entries of a *_VISIBLE_DEVICES list that can select one of n GPUs.
+ * Indices >= n select nothing; UUIDs (GPU-...) are assumed to select one. */
+static int visible_count(const char *v, int n)
+{
+    int count = 0;
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len > 0) {
+            char *end;
+            long idx = strtol(p, &end, 10);
+            if (end == p + len && end != p) {
+                if (idx >= 0 && (n < 0 || idx < n))
+                    count++;
+                else if (idx < 0)
+                    break; /* CUDA: -1 and everything after it hide the rest */
+            } else if (!strncmp(p, "GPU-", 4) || !strncmp(p, "MIG-", 4)) {
+                count++;
+            }
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return count;
+}
+
+static void visible_one(struct gv_rule_ctx *c, const char *name, const char *vendor)
+{
+    char path[256];
+    const char *v = env_get(c->snap, name, path, sizeof path);
+    if (!v)
+        return;
+    int n = count_gpus(c->snap, vendor);
+    if (n == 0)
+        return; /* no GPU of that vendor: the variable hides nothing */
+    int vis = visible_count(v, n);
+    if (vis > 0)
+        return;
+    json_t *f = finding(c, GV_SEV_ERROR,
+                        "%s=\"%s\" hides every %s GPU (torch.cuda.is_available() is False)",
+                        name, v, !strcmp(vendor, "amd") ? "AMD" : "NVIDIA");
+    evidence_str(f, path, v);
+    if (n > 0)
+        evidencef(f, "gpus.devices", "%d %s GPU(s)", n, vendor);
+    fix(f, "unset %s   (or list the GPUs to use, e.g. %s=0)", name, name);
+    char file[256];
+    if (profile_file(path, file, sizeof file))
+        fix(f, "and remove it from %s", file);
+}
+
+void check_visible_devices(struct gv_rule_ctx *c)
+{
+    if (!need(c, "environment"))
+        return;
+    int amd = count_gpus(c->snap, "amd");
+    visible_one(c, "HIP_VISIBLE_DEVICES", "amd");
+    visible_one(c, "ROCR_VISIBLE_DEVICES", "amd");
+    visible_one(c, "GPU_DEVICE_ORDINAL", "amd");
+    /* HIP honours CUDA_VISIBLE_DEVICES as an alias, so it hides AMD GPUs too */
+    visible_one(c, "CUDA_VISIBLE_DEVICES", amd > 0 ? "amd" : "nvidia");
+    char p1[256], p2[256];
+    const char *rocr = env_get(c->snap, "ROCR_VISIBLE_DEVICES", p1, sizeof p1);
+    const char *hip = env_get(c->snap, "HIP_VISIBLE_DEVICES", p2, sizeof p2);
+    if (!hip)
+        hip = env_get(c->snap, "CUDA_VISIBLE_DEVICES", p2, sizeof p2);
+    if (rocr && hip && amd != 0) {
+        json_t *f = finding(c, GV_SEV_WARNING,
+                            "ROCR_VISIBLE_DEVICES and HIP/CUDA_VISIBLE_DEVICES are both set: "
+                            "HIP indexes the GPUs ROCr left, and vLLM/verl refuse this");
+        evidence_str(f, p1, rocr);
+        evidence_str(f, p2, hip);
+        fix(f, "keep one of them: unset HIP_VISIBLE_DEVICES CUDA_VISIBLE_DEVICES (and select "
+               "with ROCR_VISIBLE_DEVICES only)");
+    }
+}
