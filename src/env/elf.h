@@ -30,12 +30,35 @@ struct gv_elf_info {
     size_t n_sections;
 };
 
-/* Parse an ELF image held in memory. what names it in messages. */
+/* A whole regular file mapped read-only (gv_elf_map_file). size 0 gives
+ * data == NULL. Callers must not keep pointers into it after unmapping. */
+struct gv_elf_map {
+    const uint8_t *data;
+    size_t size;
+};
+
+#define GV_ELF_MAX_FILE (UINT64_C(4) << 30) /* 4 GiB */
+#define GV_ELF_MAX_SECTIONS 65536            /* more is treated as corrupt */
+#define GV_ELF_MAX_SEGMENTS 65536
+#define GV_ELF_MAX_NEEDED 4096
+
+/* Parse an ELF image held in memory. what names it in messages.
+ * Section offsets/sizes (other than SHT_NOBITS) are checked to lie inside
+ * data, so data + section->offset is safe to read for section->size bytes.
+ * On error *out is left empty (nothing to free). */
 int gv_elf_parse(const uint8_t *data, size_t size, const char *what, struct gv_elf_info *out,
                  struct gv_err *err);
 /* Read and parse a file (mapped read-only; at most 4 GiB). */
 int gv_elf_read_file(const char *path, struct gv_elf_info *out, struct gv_err *err);
 void gv_elf_free(struct gv_elf_info *info);
+/* Map a regular file read-only (FIFOs, devices, directories are refused
+ * without blocking; files over 4 GiB give GV_E_FORMAT). */
+int gv_elf_map_file(const char *path, struct gv_elf_map *m, struct gv_err *err);
+void gv_elf_unmap(struct gv_elf_map *m);
+/* Bytes of a section inside the parsed image (NULL for SHT_NOBITS or an
+ * empty section). data/size must be the image given to gv_elf_parse. */
+const uint8_t *gv_elf_section_data(const struct gv_elf_section *sec, const uint8_t *data,
+                                   size_t size);
 const struct gv_elf_section *gv_elf_find_section(const struct gv_elf_info *info, const char *name);
 
 #endif

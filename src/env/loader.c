@@ -1,10 +1,308 @@
-/* Placeholder probe: replaced by the real one. */
-#include "env/probe.h"
+/* loader: where the dynamic loader would find each GPU library: the
+ * directories of LD_LIBRARY_PATH, of /etc/ld.so.conf (with its includes) and
+ * the default directories, in that order, and for every known SONAME the
+ * first file that exists there (ELF of this machine's class and type).
+ * ldconfig is never run; the cache is not read (it is built from the same
+ * directories, so their order is what matters). */
+#include <fcntl.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fs.h"
 #include "base/json.h"
+#include "env/probe.h"
+#include "env/sysutil.h"
+
+#define CONF_MAX (1 << 20)
+#define CONF_DEPTH_MAX 8
+#define CONF_FILES_MAX 256
+#define DIRS_MAX 1024
+
+#if defined(__x86_64__)
+#define MULTIARCH "x86_64-linux-gnu"
+#define ELF_MACHINE 62 /* EM_X86_64 */
+#elif defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#define ELF_MACHINE 183 /* EM_AARCH64 */
+#else
+#define MULTIARCH "unknown-linux-gnu"
+#define ELF_MACHINE 0
+#endif
+
+static const char *const default_dirs[] = {
+    "/lib/" MULTIARCH, "/usr/lib/" MULTIARCH, "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+};
+
+/* SONAMEs always resolved, besides those of the libraries section. */
+static const char *const usual_sonames[] = {
+    "libamdhip64.so.5", "libamdhip64.so.6", "libamdhip64.so.7", "libhsa-runtime64.so.1",
+    "libamd_comgr.so.2", "libamd_comgr.so.3", "libhiprtc.so.6", "libhiprtc.so.7",
+    "librocblas.so.4", "librocblas.so.5", "libhipblas.so.2", "libhipblas.so.3",
+    "libhipblaslt.so.0", "libhipblaslt.so.1", "libMIOpen.so.1", "librccl.so.1",
+    "librocm_smi64.so.1", "libcuda.so.1", "libnvidia-ml.so.1", "libcudart.so.12",
+    "libcudart.so.13", "libcublas.so.12", "libcublas.so.13", "libcublasLt.so.12",
+    "libcublasLt.so.13", "libcudnn.so.9", "libnccl.so.2", "libnvrtc.so.12", "libnvrtc.so.13",
+};
+
+struct dirs {
+    char *path[DIRS_MAX];
+    const char *via[DIRS_MAX];
+    const char *conf[DIRS_MAX]; /* the ld.so.conf file naming it */
+    char *real[DIRS_MAX];       /* path resolved inside the root, NULL on error */
+    size_t n;
+};
+
+static void dirs_add(struct dirs *d, const char *path, const char *via, const char *conf)
+{
+    if (!path[0] || d->n == DIRS_MAX)
+        return;
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp(d->path[i], path))
+            return;
+    d->path[d->n] = strdup(path);
+    d->via[d->n] = via;
+    d->conf[d->n] = conf;
+    if (d->path[d->n])
+        d->n++;
+}
+
+struct conf_state {
+    const struct gv_probe_ctx *ctx;
+    struct dirs *dirs;
+    json_t *files;  /* conf_files */
+    json_t *errors;
+    char *names[CONF_FILES_MAX]; /* owned copies used as dirs->conf */
+    size_t n_names;
+};
+
+static void parse_conf(struct conf_state *st, const char *path, int depth);
+
+/* include PATTERN...: globbed inside the root; a relative pattern is taken
+ * relative to the including file's directory (as ldconfig does). */
+static void conf_include(struct conf_state *st, const char *from, char *args, int depth)
+{
+    char root[GV_PATH_MAX];
+    gv_sys_path(st->ctx, "/", root, sizeof root);
+    size_t rl = strlen(root);
+    if (rl > 0 && root[rl - 1] == '/')
+        rl--;
+    for (char *save, *pat = strtok_r(args, " \t", &save); pat; pat = strtok_r(NULL, " \t", &save)) {
+        char rel[GV_PATH_MAX], host[GV_PATH_MAX];
+        if (pat[0] == '/')
+            snprintf(rel, sizeof rel, "%s", pat);
+        else
+            snprintf(rel, sizeof rel, "%.*s/%s", (int)(gv_sys_base(from) - from) - 1, from, pat);
+        if (gv_sys_path(st->ctx, rel, host, sizeof host))
+            continue;
+        glob_t g;
+        if (glob(host, 0, NULL, &g) == 0)
+            for (size_t i = 0; i < g.gl_pathc; i++)
+                parse_conf(st, g.gl_pathv[i] + rl, depth + 1);
+        globfree(&g);
+    }
+}
+
+static void parse_conf(struct conf_state *st, const char *path, int depth)
+{
+    if (depth > CONF_DEPTH_MAX || st->n_names == CONF_FILES_MAX) {
+        json_array_append_new(st->errors, gv_json_str(path));
+        return;
+    }
+    char *data;
+    struct gv_err err = {0};
+    if (gv_sys_read(st->ctx, path, CONF_MAX, &data, NULL, &err)) {
+        if (depth > 0 || err.code != GV_E_NOTFOUND)
+            json_array_append_new(st->errors, gv_json_str(err.msg));
+        return;
+    }
+    char *name = strdup(path);
+    if (!name) {
+        free(data);
+        return;
+    }
+    st->names[st->n_names++] = name;
+    json_t *entry = json_object(), *dirs = json_array();
+    json_object_set_new(entry, "path", gv_json_str(path));
+    json_object_set_new(entry, "dirs", dirs);
+    json_array_append_new(st->files, entry);
+    for (char *save, *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *l = gv_sys_trim(line);
+        if (!l[0] || !strncmp(l, "hwcap", 5))
+            continue;
+        if (!strncmp(l, "include", 7) && (l[7] == ' ' || l[7] == '\t')) {
+            conf_include(st, name, l + 8, depth);
+            continue;
+        }
+        size_t n = strlen(l);
+        while (n > 1 && l[n - 1] == '/')
+            l[--n] = '\0';
+        json_array_append_new(dirs, gv_json_str(l));
+        dirs_add(st->dirs, l, "ld.so.conf", name);
+    }
+    free(data);
+}
+
+static const char *env_get(char *const *envp, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; envp && envp[i]; i++)
+        if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
+            return envp[i] + n + 1;
+    return NULL;
+}
+
+static json_t *split_list(const char *val, const char *seps)
+{
+    json_t *arr = json_array();
+    const char *p = val;
+    for (;;) {
+        size_t n = strcspn(p, seps);
+        if (n || strchr(seps, ' ') == NULL)
+            json_array_append_new(arr, gv_json_str_bytes(p, n));
+        if (!p[n])
+            break;
+        p += n + 1;
+    }
+    return arr;
+}
+
+/* An ELF shared object this machine's loader could load (class and machine). */
+static int loadable_elf(const char *host)
+{
+    unsigned char h[20];
+    int fd = open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, h, sizeof h);
+    close(fd);
+    if (n != (ssize_t)sizeof h || memcmp(h, "\177ELF", 4) != 0)
+        return 0;
+    int cls = sizeof(void *) == 8 ? 2 : 1;
+    unsigned mach = (unsigned)h[18] | ((unsigned)h[19] << 8);
+    return h[4] == cls && h[5] == 1 && (ELF_MACHINE == 0 || mach == ELF_MACHINE);
+}
+
+static int is_stub(const char *p)
+{
+    return strstr(p, "/stubs/") != NULL;
+}
+
+static json_t *resolve(const struct gv_probe_ctx *ctx, const struct dirs *d, const char *soname)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        char cand[GV_PATH_MAX], real[GV_PATH_MAX], host[GV_PATH_MAX];
+        if (snprintf(cand, sizeof cand, "%s/%s", strcmp(d->path[i], "/") ? d->path[i] : "",
+                     soname) >= (int)sizeof cand)
+            continue;
+        /* one lstat first, in the directory resolved inside the root: most
+         * candidates do not exist */
+        if (!d->real[i] || gv_root_join(host, sizeof host, ctx->root, d->real[i]) ||
+            strlen(host) + strlen(soname) + 2 > sizeof host)
+            continue;
+        strcat(strcat(host, "/"), soname);
+        if (!gv_exists(host) || gv_root_realpath(ctx->root, cand, real, sizeof real, NULL) ||
+            gv_root_join(host, sizeof host, ctx->root, real) || !gv_is_file(host) ||
+            !loadable_elf(host))
+            continue;
+        json_t *o = json_object();
+        json_object_set_new(o, "found", json_true());
+        json_object_set_new(o, "path", gv_json_str(real));
+        if (strcmp(cand, real))
+            json_object_set_new(o, "link", gv_json_str(cand));
+        json_object_set_new(o, "via", json_string(d->via[i]));
+        if (d->conf[i])
+            json_object_set_new(o, "conf_file", gv_json_str(d->conf[i]));
+        if (is_stub(cand) || is_stub(real))
+            json_object_set_new(o, "stub", json_true());
+        return o;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "found", json_false());
+    return o;
+}
+
+/* Known SONAMEs: the usual ones plus every soname of the libraries section,
+ * sorted and unique. */
+static json_t *sonames_of(const json_t *libraries)
+{
+    json_t *set = json_object(), *it;
+    for (size_t i = 0; i < sizeof usual_sonames / sizeof usual_sonames[0]; i++)
+        json_object_set_new(set, usual_sonames[i], json_true());
+    size_t i;
+    json_array_foreach(json_object_get(libraries, "items"), i, it) {
+        const char *s = json_string_value(json_object_get(it, "soname"));
+        if (s && s[0] && !strchr(s, '/'))
+            json_object_set_new(set, s, json_true());
+    }
+    return set;
+}
 
 json_t *gv_probe_loader(const struct gv_probe_ctx *ctx, const json_t *libraries)
 {
-    (void)ctx;
-    (void)libraries;
-    return gv_section_missing(NULL, "probe not implemented yet");
+    json_t *s = gv_section_new("LD_LIBRARY_PATH, LD_PRELOAD, /etc/ld.so.conf, default dirs");
+    struct dirs *d = calloc(1, sizeof *d);
+    struct conf_state *st = calloc(1, sizeof *st);
+    if (!d || !st) {
+        free(d);
+        free(st);
+        json_decref(s);
+        return gv_section_missing("/etc/ld.so.conf", "out of memory");
+    }
+    const char *llp = env_get(ctx->envp, "LD_LIBRARY_PATH");
+    const char *pre = env_get(ctx->envp, "LD_PRELOAD");
+    if (llp) {
+        json_t *arr = split_list(llp, ":;");
+        size_t i;
+        json_t *v;
+        json_array_foreach(arr, i, v) dirs_add(d, json_string_value(v), "LD_LIBRARY_PATH", NULL);
+        json_object_set_new(s, "ld_library_path", arr);
+    }
+    if (pre)
+        json_object_set_new(s, "ld_preload", split_list(pre, ": \t"));
+    *st = (struct conf_state){.ctx = ctx, .dirs = d, .files = json_array(), .errors = json_array()};
+    parse_conf(st, "/etc/ld.so.conf", 0);
+    json_object_set_new(s, "conf_files", st->files);
+    for (size_t i = 0; i < sizeof default_dirs / sizeof default_dirs[0]; i++)
+        dirs_add(d, default_dirs[i], "default", NULL);
+    json_t *sd = json_array();
+    for (size_t i = 0; i < d->n; i++) {
+        char real[GV_PATH_MAX];
+        json_array_append_new(sd, gv_json_str(d->path[i]));
+        if (d->path[i][0] == '/' &&
+            gv_root_realpath(ctx->root, d->path[i], real, sizeof real, NULL) == 0)
+            d->real[i] = strdup(real);
+    }
+    json_object_set_new(s, "search_dirs", sd);
+    json_t *names = sonames_of(libraries), *res = json_object();
+    const char *key;
+    json_t *v;
+    const char **sorted = malloc((json_object_size(names) + 1) * sizeof *sorted);
+    size_t n = 0;
+    json_object_foreach(names, key, v) if (sorted) sorted[n++] = key;
+    if (sorted) {
+        qsort(sorted, n, sizeof *sorted, gv_sys_strcmp_p);
+        for (size_t i = 0; i < n; i++)
+            json_object_set_new(res, sorted[i], resolve(ctx, d, sorted[i]));
+    }
+    free(sorted);
+    json_decref(names);
+    json_object_set_new(s, "resolved", res);
+    if (json_array_size(st->errors))
+        json_object_set_new(s, "errors", st->errors);
+    else
+        json_decref(st->errors);
+    for (size_t i = 0; i < d->n; i++) {
+        free(d->path[i]);
+        free(d->real[i]);
+    }
+    for (size_t i = 0; i < st->n_names; i++)
+        free(st->names[i]);
+    free(d);
+    free(st);
+    return s;
 }

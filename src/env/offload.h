@@ -15,9 +15,32 @@ struct gv_offload_targets {
     size_t n_targets;
     size_t n_entries;    /* code objects seen (AMD) or fatbin entries (NVIDIA) */
     size_t n_skipped;    /* entries that could not be read (reported, not fatal) */
+    /* Extensions (env-binary): */
+    char **target_ids;   /* sorted, unique full IDs: "gfx90a:xnack-", "gfx1100"; NVIDIA: as targets */
+    size_t n_target_ids;
+    size_t n_bundles;    /* AMD offload bundles / NVIDIA fatbin containers found */
+    size_t n_compressed; /* AMD compressed (CCOB) bundles among them */
+    size_t n_mismatch;   /* AMD entries whose ID names another gfx than the code object's
+                            e_flags; the e_flags value is reported */
 };
 
-/* Scan a section's bytes. kind: "hip" for .hip_fatbin, "cuda" for .nv_fatbin. */
+/* Limits: beyond them the input is treated as corrupt (GV_E_FORMAT). */
+#define GV_OFFLOAD_MAX_DECOMPRESSED (UINT64_C(1) << 30) /* per compressed bundle */
+#define GV_OFFLOAD_MAX_ENTRIES 65536                   /* per bundle */
+#define GV_OFFLOAD_MAX_ID 4096                         /* bytes of one entry ID */
+
+/* Flags for the _ex variants.
+ * GV_OFFLOAD_QUICK: for compressed bundles, decompress only the bundle header
+ * (entry IDs) instead of the whole bundle: targets come from the IDs, the
+ * code objects' e_flags and the decompressed size are not checked. Costs
+ * kilobytes per bundle instead of the bundle's full size. */
+#define GV_OFFLOAD_QUICK 1u
+
+/* Scan a section's bytes: .hip_fatbin (hip) or .nv_fatbin (cuda). Bundles and
+ * containers are found by their magic at 8-byte aligned offsets from the
+ * start of data. A malformed bundle/container gives GV_E_FORMAT naming its
+ * offset; an empty section gives no targets; bytes without any bundle give
+ * GV_E_FORMAT. On error *out is left empty. */
 int gv_offload_scan_hip(const uint8_t *data, size_t size, struct gv_offload_targets *out,
                         struct gv_err *err);
 int gv_offload_scan_cuda(const uint8_t *data, size_t size, struct gv_offload_targets *out,
@@ -26,6 +49,12 @@ int gv_offload_scan_cuda(const uint8_t *data, size_t size, struct gv_offload_tar
  * GV_E_NOTFOUND when the file has neither section. *kind is set to "hip" or "cuda". */
 int gv_offload_scan_file(const char *path, struct gv_offload_targets *out, const char **kind,
                          struct gv_err *err);
+/* As above with flags (GV_OFFLOAD_QUICK). A file with both sections gets
+ * both scanned, targets merged, and *kind = "hip+cuda". */
+int gv_offload_scan_hip_ex(const uint8_t *data, size_t size, unsigned flags,
+                           struct gv_offload_targets *out, struct gv_err *err);
+int gv_offload_scan_file_ex(const char *path, unsigned flags, struct gv_offload_targets *out,
+                            const char **kind, struct gv_err *err);
 void gv_offload_free(struct gv_offload_targets *t);
 
 /* gfx name of an AMDGPU EF_AMDGPU_MACH value ("gfx90a"), NULL when unknown. */

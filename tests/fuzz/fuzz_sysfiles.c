@@ -1,0 +1,158 @@
+/* Fuzz target: the system probes' file parsers (os-release, cpuinfo,
+ * ld.so.conf, profile.d and /etc/environment shell lines, /etc/group, KFD
+ * node properties, PCI class, dpkg status) and the environment filter, run
+ * through the real probes on a scratch --root. The first input byte picks the
+ * file, the rest is its content. Checks: no crash/leak/hang, the section
+ * serialises, and no value of a variable outside the allowlist appears. */
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "env/envpolicy.h"
+#include "env/probe.h"
+
+static char root[512];
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static void cleanup(void)
+{
+    if (root[0])
+        nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void put(const char *rel, const void *data, size_t n)
+{
+    char p[1024], dir[1024];
+    snprintf(p, sizeof p, "%s%s", root, rel);
+    snprintf(dir, sizeof dir, "%s", p);
+    *strrchr(dir, '/') = '\0';
+    gv_mkdirs(dir, 0755);
+    FILE *f = fopen(p, "wb");
+    if (f) {
+        fwrite(data, 1, n, f);
+        fclose(f);
+    }
+}
+
+static void setup(void)
+{
+    const char *t = getenv("GV_TEST_TMP");
+    char base[400];
+    snprintf(base, sizeof base, "%s", t ? t : "/tmp");
+    gv_mkdirs(base, 0755);
+    snprintf(root, sizeof root, "%s/fuzz-sysfiles-XXXXXX", base);
+    if (!mkdtemp(root))
+        abort();
+    atexit(cleanup);
+    put("/sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n", 7);
+    put("/sys/bus/pci/devices/0000:03:00.0/class", "0x038000\n", 9);
+    put("/sys/class/kfd/kfd/topology/nodes/1/properties",
+        "gfx_target_version 90010\nlocation_id 768\ndomain 0\n", 49);
+    put("/proc/cpuinfo", "processor\t: 0\n", 14);
+}
+
+static const char *const files[] = {
+    "/etc/os-release", "/proc/cpuinfo", "/etc/ld.so.conf", "/etc/profile.d/a.sh",
+    "/etc/environment", "/etc/group", "/sys/class/kfd/kfd/topology/nodes/1/properties",
+    "/sys/bus/pci/devices/0000:03:00.0/class", "/var/lib/dpkg/status",
+};
+#define NFILES (sizeof files / sizeof files[0])
+
+/* Whether text occurs inside the value of a variable that may be recorded. */
+static int also_recordable(char *const *envp, size_t n, const char *text)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(envp[i], '=');
+        if (eq && gv_env_recordable(envp[i], (size_t)(eq - envp[i])) && strstr(eq + 1, text))
+            return 1;
+    }
+    return 0;
+}
+
+/* The input as an environment: lines NAME=VALUE. Values of variables that
+ * may not be recorded must not show up in the output. */
+static void check_env(const uint8_t *data, size_t size)
+{
+    char *buf = malloc(size + 1), *envp[64];
+    size_t n = 0;
+    memcpy(buf, data, size);
+    buf[size] = '\0';
+    for (char *s, *l = strtok_r(buf, "\n", &s); l && n < 63; l = strtok_r(NULL, "\n", &s))
+        envp[n++] = l;
+    envp[n] = NULL;
+    struct gv_probe_ctx ctx = {.root = root, .live = 0, .envp = envp};
+    json_t *sec = gv_probe_environment(&ctx);
+    json_t *ld = gv_probe_loader(&ctx, NULL);
+    char *a = gv_json_dump(sec), *b = gv_json_dump(ld);
+    if (!a || !b)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        char *eq = strchr(envp[i], '=');
+        if (!eq || strlen(eq + 1) < 8 || gv_env_recordable(envp[i], (size_t)(eq - envp[i])))
+            continue;
+        if (also_recordable(envp, n, eq + 1))
+            continue; /* the same text may legitimately appear */
+        if (strstr(a, eq + 1) || strstr(b, eq + 1)) {
+            fprintf(stderr, "leaked value of %.*s\n", (int)(eq - envp[i]), envp[i]);
+            abort(); /* a value outside the allowlist leaked */
+        }
+    }
+    free(a);
+    free(b);
+    json_decref(sec);
+    json_decref(ld);
+    free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!root[0])
+        setup();
+    if (size < 1)
+        return 0;
+    unsigned which = data[0] % (NFILES + 1);
+    if (which == NFILES) {
+        check_env(data + 1, size - 1);
+        return 0;
+    }
+    put(files[which], data + 1, size - 1);
+    char *env0[] = {NULL};
+    struct gv_probe_ctx ctx = {.root = root, .live = 0, .envp = env0};
+    json_t *secs[4] = {NULL};
+    switch (which) {
+    case 0: case 1: secs[0] = gv_probe_host(&ctx); break;
+    case 2: secs[0] = gv_probe_loader(&ctx, NULL); break;
+    case 3: case 4: secs[0] = gv_probe_environment(&ctx); break;
+    case 5: secs[0] = gv_probe_permissions(&ctx); break;
+    case 6: case 7: secs[0] = gv_probe_gpus(&ctx); break;
+    default:
+        secs[0] = gv_probe_packages(&ctx);
+        secs[1] = gv_probe_drivers(&ctx, secs[0]);
+        break;
+    }
+    for (int i = 0; i < 4 && secs[i]; i++) {
+        char *s = gv_json_dump(secs[i]);
+        if (!s)
+            abort();
+        free(s);
+        json_decref(secs[i]);
+    }
+    char p[1024];
+    snprintf(p, sizeof p, "%s%s", root, files[which]);
+    if (which != 1 && which != 6 && which != 7)
+        unlink(p);
+    return 0;
+}
