@@ -316,6 +316,31 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
         if (gv_valid_abs_path(path) && !find_by_path(bp, path))
             add_cmd(step5(&s, steps), json_pack("{s:s}", "remove_file", path));
     }
+    /* Leftovers: GPU library files no package owns that the baseline did not
+     * have (e.g. a 6.x library left in a 5.7 directory) are moved into the
+     * backup, with the symlinks that name them. */
+    const json_t *bl_items = gv_json_path(baseline, "libraries.items");
+    json_array_foreach(gv_json_path(current, "libraries.items"), i, e)
+    {
+        const char *path = json_string_value(json_object_get(e, "path"));
+        if (!json_is_true(json_object_get(e, "unowned")) || !gv_valid_abs_path(path) ||
+            find_by_path(bl_items, path))
+            continue;
+        json_t *st = step5(&s, steps);
+        size_t j;
+        json_t *l;
+        json_array_foreach(json_object_get(e, "links"), j, l)
+        {
+            const char *lp = json_string_value(l);
+            if (gv_valid_abs_path(lp) && !find_by_path(bl_items, lp))
+                add_cmd(st, json_pack("{s:s}", "move_to_backup", lp));
+        }
+        add_cmd(st, json_pack("{s:s}", "move_to_backup", path));
+        add_note(st, "%s is owned by no package and was not there at the baseline: moved to the "
+                     "backup, not deleted",
+                 path);
+        loader_changed = 1;
+    }
     const json_t *bl = gv_json_path(baseline, "loader.conf_files");
     const json_t *cl = gv_json_path(current, "loader.conf_files");
     json_array_foreach(bl, i, e)

@@ -136,6 +136,18 @@ static int render_cmd(struct gv_buf *b, const json_t *cmd)
         gv_buf_add(b, "\n");
         return 0;
     }
+    if ((s = json_string_value(json_object_get(cmd, "move_to_backup")))) {
+        if (!gv_valid_abs_path(s))
+            return -1;
+        gv_buf_add(b, "if [ -e ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, " ] || [ -L ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, " ]; then mkdir -p \"$backup\"/leftovers && mv -f ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, " \"$backup\"/leftovers/; fi\n");
+        return 0;
+    }
     if ((s = json_string_value(json_object_get(cmd, "remove_file")))) {
         if (!gv_valid_abs_path(s))
             return -1;
