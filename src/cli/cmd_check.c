@@ -1,11 +1,397 @@
-/* gpuvet check: placeholder until the command lands. */
+/* gpuvet check: run the numerics suite on a device and judge every case
+ * against its fp64 reference. */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "cli/cli.h"
+#include "dev/backend.h"
+#include "dev/cpu.h"
+#include "env/probe.h"
+#include "num/catalog.h"
+#include "num/runner.h"
+#include "store/junit.h"
+#include "store/results.h"
+#include "store/safetensors.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: gpuvet check [--suite S] [--only PATTERN] [--device D] [-o RESULTS]\n"
+    "                    [--save-outputs FILE] [--junit FILE] [--json] [--list]\n"
+    "\n"
+    "Runs a deterministic numerics suite on a device and judges every case against an\n"
+    "fp64 reference computed on the CPU, in units of what the case's precision can\n"
+    "promise (error/bound <= 1 passes). Inputs are generated from the case id, so the\n"
+    "same case has the same inputs on every machine and gpuvet version.\n"
+    "\n"
+    "Options:\n"
+    "      --suite S         quick (a few seconds, default), standard, or full\n"
+    "      --only PATTERN    only cases whose id matches the glob (several: comma-separated),\n"
+    "                        e.g. 'gemm.f16*' or 'softmax.*,sdpa.*'\n"
+    "      --device D        cpu, cuda:N or hip:N; default: the first GPU found, else the\n"
+    "                        CPU (the choice is printed)\n"
+    "  -o, --output FILE     write the result file (JSON, schema gpuvet.results) for\n"
+    "                        `gpuvet compare`; without -o nothing is written\n"
+    "      --save-outputs F  also save every output tensor to F (safetensors) so that\n"
+    "                        compare can diff outputs element by element\n"
+    "      --junit FILE      write a JUnit XML report (one testcase per case)\n"
+    "      --determinism M   run cases twice to check bit-identical repeats:\n"
+    "                        quick (cases of the quick suite, default), all, none\n"
+    "      --json            print the result document instead of the table\n"
+    "      --list            list the selected cases and exit\n"
+    "  -h, --help            this help\n"
+    "\n"
+    "CPU backend options (--device cpu:OPT,OPT): threads=N, and emulate=A+B+...,\n"
+    "a TESTING AID that makes the CPU misbehave like some GPU stacks so that check and\n"
+    "compare can be tested without a GPU. Results made with it say so. Emulations:\n";
+
+static const char usage_tail[] =
+    "\n"
+    "Cache: fp64 references are cached under $XDG_CACHE_HOME/gpuvet (default\n"
+    "~/.cache/gpuvet), keyed by input digest; safe to delete at any time.\n"
+    "Exit status: 0 every case passed, 1 a case failed or could not run,\n"
+    "             2 usage error, 3 device or library error (nothing could run).\n";
+
+static int help(void)
+{
+    fputs(usage, stdout);
+    const char *names[16], *whats[16];
+    size_t n = gv_cpu_emulations(names, whats, 16);
+    for (size_t i = 0; i < n; i++)
+        printf("  %-10s %s\n", names[i], whats[i]);
+    fputs(usage_tail, stdout);
+    return GV_EXIT_OK;
+}
+
+struct check_opts {
+    const char *suite, *only, *device, *output, *save_outputs, *junit;
+    int json, list;
+    enum gv_det_mode det;
+};
+
+/* ---------- progress ---------- */
+
+static void progress(void *ud, size_t i, size_t n, const struct gv_catalog_entry *e,
+                     const struct gv_case_result *r)
+{
+    (void)ud;
+    if (!gv_term.tty)
+        return;
+    if (!r)
+        fprintf(stderr, "\r\033[K[%zu/%zu] %s", i + 1, n, e->id);
+    else if (i + 1 == n)
+        fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+}
+
+/* ---------- human output ---------- */
+
+static void fmt_num(char *out, size_t n, double v, int bits)
+{
+    if (isnan(v))
+        snprintf(out, n, "nan");
+    else if (isinf(v))
+        snprintf(out, n, "inf");
+    else if (bits)
+        snprintf(out, n, "%.1f", v);
+    else
+        snprintf(out, n, "%.3g", v);
+}
+
+static const char *verdict_color(enum gv_verdict v)
+{
+    return v == GV_PASS ? cli_green() : v == GV_SKIPPED ? cli_yellow() : cli_red();
+}
+
+static void print_table(const struct gv_case_result *r, size_t n, const char *device_line)
+{
+    static const char *const vnames[] = {"pass", "FAIL", "ERROR", "skipped"};
+    size_t w = 4;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(r[i].entry->id) > w)
+            w = strlen(r[i].entry->id);
+    printf("%s%s%s\n", cli_dim(), device_line, cli_reset());
+    printf("%s%-*s  %-9s  %-22s  %7s  %10s  %s%s\n", cli_bold(), (int)w, "case", "dtype", "shape",
+           "eff.bits", "err/bound", "verdict", cli_reset());
+    size_t count[4] = {0}, nondet = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct gv_case_result *x = &r[i];
+        char bits[16] = "-", eob[16] = "-";
+        if (x->measured) {
+            fmt_num(bits, sizeof bits, x->m.eff_bits, 1);
+            fmt_num(eob, sizeof eob, x->m.err_over_bound, 0);
+        }
+        count[x->verdict]++;
+        nondet += x->det_checked && !x->det_identical;
+        printf("%-*s  %-9s  %-22s  %7s  %10s  %s%s%s%s\n", (int)w, x->entry->id, x->entry->prec,
+               x->entry->shape, bits, eob, verdict_color(x->verdict), vnames[x->verdict],
+               cli_reset(), x->det_checked && !x->det_identical ? " (not run-to-run identical)" : "");
+        if (x->status)
+            printf("    %s%s%s\n", cli_dim(), x->error, cli_reset());
+    }
+    printf("\n%zu cases: %s%zu passed%s, %s%zu failed%s, %zu errors, %zu skipped", n, cli_green(),
+           count[GV_PASS], cli_reset(), count[GV_FAIL] ? cli_red() : "", count[GV_FAIL],
+           cli_reset(), count[GV_ERROR], count[GV_SKIPPED]);
+    if (nondet)
+        printf(", %s%zu not run-to-run identical%s", cli_yellow(), nondet, cli_reset());
+    printf("\n");
+}
+
+/* ---------- outputs ---------- */
+
+static int save_outputs(const char *path, const struct gv_case_result *r, size_t n,
+                        struct gv_err *err)
+{
+    struct gv_st_tensor *t = calloc(n ? n : 1, sizeof *t);
+    json_t *meta = json_object();
+    if (!t || !meta) {
+        free(t);
+        json_decref(meta);
+        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", path);
+    }
+    json_object_set_new(meta, "format", json_string("gpuvet.outputs"));
+    json_object_set_new(meta, "gpuvet_version", json_string(GPUVET_VERSION));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i].output.data)
+            continue;
+        const struct gv_case *c = &r[i].entry->c;
+        t[k].name = c->id;
+        t[k].dtype = c->out_dtype;
+        t[k].ndim = gv_case_out_shape(c, t[k].dims);
+        t[k].data = r[i].output.data;
+        t[k].nbytes = r[i].output.count * gv_dtype_size(c->out_dtype);
+        char key[160];
+        snprintf(key, sizeof key, "%s.input_digest", c->id);
+        json_object_set_new(meta, key, json_string(r[i].input_digest));
+        snprintf(key, sizeof key, "%s.output_digest", c->id);
+        json_object_set_new(meta, key, json_string(r[i].m.out_digest));
+        k++;
+    }
+    int rc = gv_safetensors_write(path, t, k, meta, err);
+    free(t);
+    json_decref(meta);
+    return rc;
+}
+
+static int write_junit(const char *path, const struct gv_case_result *r, size_t n,
+                       struct gv_err *err)
+{
+    struct gv_junit_case *j = calloc(n ? n : 1, sizeof *j);
+    char (*cls)[48] = calloc(n ? n : 1, sizeof *cls);
+    char (*msg)[256] = calloc(n ? n : 1, sizeof *msg);
+    if (!j || !cls || !msg) {
+        free(j);
+        free(cls);
+        free(msg);
+        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < n; i++) {
+        snprintf(cls[i], sizeof cls[i], "gpuvet.check.%s", gv_op_name(r[i].entry->c.op));
+        j[i].classname = cls[i];
+        j[i].name = r[i].entry->id;
+        j[i].seconds = r[i].seconds;
+        switch (r[i].verdict) {
+        case GV_PASS: j[i].status = GV_JUNIT_PASS; break;
+        case GV_FAIL:
+            j[i].status = GV_JUNIT_FAILURE;
+            snprintf(msg[i], sizeof msg[i],
+                     "error/bound %.3g, effective bits %.1f, %llu NaN, %llu Inf",
+                     r[i].m.err_over_bound, r[i].m.eff_bits, (unsigned long long)r[i].m.nan_count,
+                     (unsigned long long)r[i].m.inf_count);
+            break;
+        case GV_ERROR: j[i].status = GV_JUNIT_ERROR; break;
+        default: j[i].status = GV_JUNIT_SKIPPED; break;
+        }
+        j[i].message = r[i].status ? r[i].error : msg[i];
+    }
+    int rc = gv_junit_write(path, "gpuvet check", j, n, err);
+    free(j);
+    free(cls);
+    free(msg);
+    return rc;
+}
+
+/* ---------- main ---------- */
+
+static int list_cases(const struct gv_catalog_entry **sel, size_t n, int json)
+{
+    if (json) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < n; i++) {
+            json_t *o = json_object();
+            json_object_set_new(o, "id", json_string(sel[i]->id));
+            json_object_set_new(o, "suite", json_string(gv_suite_name(sel[i]->suite)));
+            json_object_set_new(o, "op", json_string(gv_op_name(sel[i]->c.op)));
+            json_object_set_new(o, "precision", json_string(sel[i]->prec));
+            json_object_set_new(o, "shape", json_string(sel[i]->shape));
+            json_array_append_new(a, o);
+        }
+        int rc = cli_emit_json(a, NULL);
+        json_decref(a);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        printf("%-52s %-9s %s\n", sel[i]->id, gv_suite_name(sel[i]->suite), sel[i]->prec);
+    return GV_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, struct check_opts *o)
+{
+    static const struct option opts[] = {
+        {"suite", required_argument, 0, 's'},       {"only", required_argument, 0, 'O'},
+        {"device", required_argument, 0, 'd'},      {"output", required_argument, 0, 'o'},
+        {"save-outputs", required_argument, 0, 'S'}, {"junit", required_argument, 0, 'J'},
+        {"determinism", required_argument, 0, 'D'}, {"json", no_argument, 0, 'j'},
+        {"list", no_argument, 0, 'l'},              {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': o->suite = optarg; break;
+        case 'O': o->only = optarg; break;
+        case 'd': o->device = optarg; break;
+        case 'o': o->output = optarg; break;
+        case 'S': o->save_outputs = optarg; break;
+        case 'J': o->junit = optarg; break;
+        case 'D':
+            if (!strcmp(optarg, "none"))
+                o->det = GV_DET_NONE;
+            else if (!strcmp(optarg, "all"))
+                o->det = GV_DET_ALL;
+            else if (!strcmp(optarg, "quick"))
+                o->det = GV_DET_QUICK;
+            else
+                return cli_usage("check", "--determinism takes quick, all or none, not '%s'",
+                                 optarg);
+            break;
+        case 'j': o->json = 1; break;
+        case 'l': o->list = 1; break;
+        case 'h': return -1;
+        default:
+            return cli_usage("check", "unknown option or missing value: '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage("check", "unexpected argument '%s'", argv[optind]);
+    if (gv_suite_from_name(o->suite) < 0)
+        return cli_usage("check", "--suite takes quick, standard or full, not '%s'", o->suite);
+    return GV_EXIT_OK;
+}
+
+static json_t *collect_snapshot(void)
+{
+    struct gv_probe_ctx ctx = {.root = "/", .live = 1, .pid = 0, .envp = environ,
+                               .hash_files = 0};
+    json_t *doc = NULL;
+    struct gv_err err = {0};
+    if (gv_snapshot_collect(&ctx, &doc, &err))
+        return gv_section_missing("gv_snapshot_collect", err.msg);
+    return doc;
+}
+
+/* The absolute path of a file just written, for the result file. */
+static void abs_path(const char *path, char *out, size_t n)
+{
+    char buf[PATH_MAX];
+    snprintf(out, n, "%s", realpath(path, buf) ? buf : path);
+}
+
+static int finish(const struct check_opts *o, const struct gv_backend *be, struct gv_device *dev,
+                  const char *note, struct gv_case_result *res, size_t n)
+{
+    struct gv_err err = {0};
+    char outputs_abs[PATH_MAX] = "";
+    if (o->save_outputs) {
+        if (save_outputs(o->save_outputs, res, n, &err))
+            return cli_fail(&err);
+        abs_path(o->save_outputs, outputs_abs, sizeof outputs_abs);
+    }
+    json_t *desc = be->describe(dev);
+    json_t *snap = (o->output || o->json) ? collect_snapshot() : NULL;
+    struct gv_results_meta meta = {o->suite, o->only, o->device, note, desc, snap,
+                                   o->save_outputs ? outputs_abs : NULL};
+    json_t *doc = gv_results_build(&meta, res, n);
+    int rc = GV_EXIT_OK;
+    if (o->output && gv_json_write_file(o->output, doc, &err))
+        rc = cli_fail(&err);
+    if (!rc && o->junit && write_junit(o->junit, res, n, &err))
+        rc = cli_fail(&err);
+    if (!rc) {
+        if (o->json) {
+            rc = cli_emit_json(doc, NULL);
+        } else {
+            char line[512];
+            const char *name = json_string_value(json_object_get(desc, "name"));
+            snprintf(line, sizeof line, "device: %s%s%s", name ? name : be->name,
+                     note[0] ? " — " : "", note);
+            print_table(res, n, line);
+        }
+    }
+    json_decref(doc);
+    json_decref(desc);
+    json_decref(snap);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if (res[i].verdict == GV_FAIL || res[i].verdict == GV_ERROR)
+            return GV_EXIT_FINDINGS;
+    return GV_EXIT_OK;
+}
 
 int cmd_check(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-        return cli_help("usage: gpuvet check\n\nNot implemented yet.\n");
-    return cli_failf("'check' is not implemented yet");
+    struct check_opts o = {.suite = "quick", .det = GV_DET_QUICK};
+    int rc = parse_args(argc, argv, &o);
+    if (rc < 0)
+        return help();
+    if (rc)
+        return rc;
+    size_t total;
+    gv_catalog(&total);
+    const struct gv_catalog_entry **sel = calloc(total ? total : 1, sizeof *sel);
+    if (!sel)
+        return cli_failf("out of memory");
+    size_t n = gv_catalog_select((enum gv_suite)gv_suite_from_name(o.suite), o.only, sel, total);
+    if (n == 0) {
+        free(sel);
+        return cli_usage("check", "no case of suite %s matches --only '%s' (see --list)", o.suite,
+                         o.only ? o.only : "");
+    }
+    if (o.list) {
+        rc = list_cases(sel, n, o.json);
+        free(sel);
+        return rc;
+    }
+    const struct gv_backend *be = NULL;
+    struct gv_device *dev = NULL;
+    char note[1200];
+    struct gv_err err = {0};
+    if (gv_device_open(o.device, &be, &dev, note, sizeof note, &err)) {
+        free(sel);
+        return err.code == GV_E_USAGE ? cli_usage("check", "%s", err.msg) : cli_fail(&err);
+    }
+    if (note[0]) /* no --device: say plainly which device runs the suite */
+        fprintf(stderr, "gpuvet: %s\n", note);
+    struct gv_case_result *res = calloc(n, sizeof *res);
+    struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};
+    if (!res || gv_run_cases(sel, n, &ro, res, &err)) {
+        free(res);
+        free(sel);
+        be->close(dev);
+        return res ? cli_fail(&err) : cli_failf("out of memory");
+    }
+    rc = finish(&o, be, dev, note, res, n);
+    gv_run_results_free(res, n);
+    free(res);
+    free(sel);
+    be->close(dev);
+    return rc;
 }

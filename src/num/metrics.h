@@ -14,17 +14,23 @@ struct gv_metrics {
     double max_abs;          /* max |y - ref| over finite pairs */
     double max_rel;          /* max |y - ref| / |ref| over ref != 0 */
     double normwise;         /* ||y - ref||_2 / ||ref||_2 */
-    double err_over_bound;   /* max_i |y_i - ref_i| / bound_i  (<= 1 passes) */
-    double eff_bits;         /* -log2(normwise), capped at the format's precision */
-    double mean_signed;      /* mean (y - ref) / scale_i: negative = directed down */
-    uint64_t ulp_hist[GV_ULP_BUCKETS]; /* in units of the output format */
+    double err_over_bound;   /* max_i |y_i - ref_i| / bound_i  (<= 1 passes); 0/0 = 0,
+                                x/0 = inf, NaN/Inf in y where ref is finite = inf */
+    double eff_bits;         /* -log2(normwise), in [0, precision of out] (fp16: 11,
+                                fp32: 24); 0 when y has NaN/Inf where ref is finite */
+    double mean_signed;      /* mean (y - ref) / scale_i over scale_i > 0: negative =
+                                directed down */
+    uint64_t ulp_hist[GV_ULP_BUCKETS]; /* distance from y to ref rounded (RNE) to the
+                                          output format, in its units: a correctly
+                                          rounded output lands in bucket 0 */
     uint64_t nan_count, inf_count;      /* in y where ref is finite */
     uint64_t ref_nonfinite;             /* ref itself not finite (excluded) */
-    char out_digest[65];     /* sha256 of the output bytes */
+    char out_digest[65];     /* sha256 of the output bytes ("" when none given) */
+    size_t worst_index;      /* element with the largest err/bound (added by num-core) */
 };
 
 /* bound[i] is the a-priori error bound for element i (absolute), from
- * gv_bound_*; scale[i] is the magnitude used for signed error (|A||B| row
+ * gv_ref_compute; scale[i] is the magnitude used for signed error (|A||B| row
  * products for GEMM, |ref| elsewhere). Either may be NULL (then |ref| and
  * unit roundoff of out are used). */
 void gv_metrics_compute(const double *y, const double *ref, const double *bound,

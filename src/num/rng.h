@@ -9,6 +9,11 @@
 
 #include "num/types.h"
 
+/* The n-th output (n = 0, 1, ...) of SplitMix64 started from state: the
+ * bijective mixer behind every draw. */
+uint64_t gv_rng_splitmix64(uint64_t state, uint64_t n);
+/* FNV-1a 64-bit hash of len bytes. */
+uint64_t gv_rng_fnv1a64(const void *data, size_t len);
 /* 64-bit key of a case id string (FNV-1a then mixed): stable forever. */
 uint64_t gv_rng_key(const char *case_id);
 /* Raw 64 random bits for (key, seed, stream, index): a Philox-like or
@@ -16,6 +21,10 @@ uint64_t gv_rng_key(const char *case_id);
 uint64_t gv_rng_bits(uint64_t key, uint32_t seed, uint32_t stream, uint64_t index);
 /* Uniform double in [0,1) with 53 random bits. */
 double gv_rng_uniform(uint64_t key, uint32_t seed, uint32_t stream, uint64_t index);
+/* Inverse of the standard normal CDF (Acklam's approximation, relative error
+ * < 1.15e-9), from correctly rounded operations only; p outside (0,1) gives
+ * -inf (0), +inf (1) or NaN. */
+double gv_rng_normal_quantile(double p);
 /* One draw of distribution d, for storage format t (d = SUBNORMAL uses the
  * subnormal range of t), as an exact double (not yet rounded to t). Normal
  * draws use an inverse-CDF or Box-Muller built only from correctly rounded

@@ -1,0 +1,452 @@
+/* The case catalog (see catalog.h for the id grammar and input rules).
+ * Append new cases anywhere, but never change what an existing id means. */
+#include "num/catalog.h"
+
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_CASES 256
+
+static struct gv_catalog_entry cases[MAX_CASES];
+static size_t n_cases;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static const char *suite_names[] = {"quick", "standard", "full"};
+
+static struct gv_catalog_entry *add(enum gv_suite s, const char *prec)
+{
+    if (n_cases >= MAX_CASES)
+        return NULL; /* caught by test_catalog: the count is checked */
+    struct gv_catalog_entry *e = &cases[n_cases++];
+    memset(e, 0, sizeof *e);
+    e->suite = s;
+    snprintf(e->prec, sizeof e->prec, "%s", prec);
+    e->c.seed = 1;
+    return e;
+}
+
+/* Joins op.prec.shape[.variant].dist.sSEED into e->id. */
+static void finish(struct gv_catalog_entry *e, const char *op, const char *variant)
+{
+    snprintf(e->id, sizeof e->id, "%s.%s.%s%s%s.%s.s%u", op, e->prec, e->shape,
+             variant ? "." : "", variant ? variant : "", gv_dist_name(e->c.dist), e->c.seed);
+    e->c.id = e->id;
+}
+
+/* GEMM precisions: storage, compute, output. */
+struct gemm_prec {
+    const char *name;
+    enum gv_dtype in, compute, out;
+};
+static const struct gemm_prec gemm_precs[] = {
+    {"f64", GV_F64, GV_F64, GV_F64},        {"f32", GV_F32, GV_F32, GV_F32},
+    {"tf32", GV_F32, GV_TF32, GV_F32},      {"f16acc32", GV_F16, GV_F32, GV_F16},
+    {"f16acc16", GV_F16, GV_F16, GV_F16},   {"bf16acc32", GV_BF16, GV_F32, GV_BF16},
+};
+
+static void gemm(enum gv_suite s, const char *prec, long long batch, long long m, long long n,
+                 long long k, enum gv_dist d)
+{
+    const struct gemm_prec *p = NULL;
+    for (size_t i = 0; i < sizeof gemm_precs / sizeof gemm_precs[0]; i++)
+        if (!strcmp(gemm_precs[i].name, prec))
+            p = &gemm_precs[i];
+    struct gv_catalog_entry *e = p ? add(s, prec) : NULL;
+    if (!e)
+        return;
+    e->c.op = GV_OP_GEMM;
+    e->c.in_dtype = p->in;
+    e->c.compute_dtype = p->compute;
+    e->c.out_dtype = p->out;
+    e->c.dist = d;
+    e->c.batch = batch;
+    e->c.m = m;
+    e->c.n = n;
+    e->c.k = k;
+    if (batch > 1)
+        snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lldx%lld", batch, m, n, k);
+    else
+        snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lld", m, n, k);
+    finish(e, "gemm", NULL);
+}
+
+static enum gv_dtype compute_of(enum gv_dtype t) { return t == GV_F64 ? GV_F64 : GV_F32; }
+
+static void conv(enum gv_suite s, enum gv_dtype t, long long n, long long c, long long h,
+                 long long w, long long k, long long r, long long sz, long long stride,
+                 long long pad, enum gv_dist d)
+{
+    struct gv_catalog_entry *e = add(s, gv_dtype_name(t));
+    if (!e)
+        return;
+    e->c.op = GV_OP_CONV2D;
+    e->c.in_dtype = e->c.out_dtype = t;
+    e->c.compute_dtype = compute_of(t);
+    e->c.dist = d;
+    e->c.batch = 1;
+    e->c.n = n;
+    e->c.c = c;
+    e->c.h = h;
+    e->c.w = w;
+    e->c.k = k;
+    e->c.r = r;
+    e->c.s = sz;
+    e->c.stride = stride;
+    e->c.pad = pad;
+    snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lldx%lld-k%lldx%lldx%lld-s%lldp%lld", n, c, h,
+             w, k, r, sz, stride, pad);
+    finish(e, "conv2d", NULL);
+}
+
+/* softmax, layernorm, rmsnorm, sum, mean: rows x len. */
+static void rows(enum gv_suite s, enum gv_op op, enum gv_dtype t, long long nrows,
+                 long long len, enum gv_dist d)
+{
+    struct gv_catalog_entry *e = add(s, gv_dtype_name(t));
+    if (!e)
+        return;
+    e->c.op = op;
+    e->c.in_dtype = e->c.out_dtype = t;
+    e->c.compute_dtype = compute_of(t);
+    e->c.dist = d;
+    e->c.rows = nrows;
+    e->c.len = len;
+    e->c.eps = op == GV_OP_LAYERNORM ? 1e-5 : op == GV_OP_RMSNORM ? 1e-6 : 0.0;
+    snprintf(e->shape, sizeof e->shape, "%lldx%lld", nrows, len);
+    finish(e, gv_op_name(op), NULL);
+}
+
+static void sdpa(enum gv_suite s, enum gv_dtype t, long long bh, long long seq, long long dh,
+                 int causal, enum gv_dist d)
+{
+    struct gv_catalog_entry *e = add(s, gv_dtype_name(t));
+    if (!e)
+        return;
+    e->c.op = GV_OP_SDPA;
+    e->c.in_dtype = e->c.out_dtype = t;
+    e->c.compute_dtype = compute_of(t);
+    e->c.dist = d;
+    e->c.bh = bh;
+    e->c.seq = seq;
+    e->c.d = dh;
+    e->c.causal = causal;
+    snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lld", bh, seq, dh);
+    finish(e, "sdpa", causal ? "causal" : "full");
+}
+
+static void unary(enum gv_suite s, enum gv_unary fn, enum gv_dtype t, long long len,
+                  enum gv_dist d)
+{
+    struct gv_catalog_entry *e = add(s, gv_dtype_name(t));
+    if (!e)
+        return;
+    e->c.op = GV_OP_UNARY;
+    e->c.unary = fn;
+    e->c.in_dtype = e->c.out_dtype = t;
+    e->c.compute_dtype = compute_of(t);
+    e->c.dist = d;
+    e->c.len = len;
+    snprintf(e->shape, sizeof e->shape, "%lld", len);
+    finish(e, gv_unary_name(fn), NULL);
+}
+
+static void convert(enum gv_suite s, enum gv_dtype from, enum gv_dtype to, long long len,
+                    enum gv_dist d)
+{
+    char prec[16];
+    snprintf(prec, sizeof prec, "%s-%s", gv_dtype_name(from),
+             to == GV_F8E4M3 ? "e4m3" : to == GV_F8E5M2 ? "e5m2" : gv_dtype_name(to));
+    struct gv_catalog_entry *e = add(s, prec);
+    if (!e)
+        return;
+    e->c.op = GV_OP_CONVERT;
+    e->c.in_dtype = from;
+    e->c.compute_dtype = to;
+    e->c.out_dtype = to;
+    e->c.dist = d;
+    e->c.len = len;
+    snprintf(e->shape, sizeof e->shape, "%lld", len);
+    finish(e, "convert", NULL);
+}
+
+#define Q GV_SUITE_QUICK
+#define S GV_SUITE_STANDARD
+#define F GV_SUITE_FULL
+
+static void build_gemm(void)
+{
+    /* quick: one or two per precision, the large-K fp16 case, subnormals, odd sizes */
+    gemm(Q, "f64", 1, 128, 128, 128, GV_DIST_NORMAL);
+    gemm(Q, "f32", 1, 256, 256, 256, GV_DIST_NORMAL);
+    gemm(Q, "f32", 1, 127, 253, 511, GV_DIST_UNIFORM);
+    gemm(Q, "f32", 1, 64, 64, 1024, GV_DIST_POSITIVE);
+    gemm(Q, "tf32", 1, 256, 256, 256, GV_DIST_NORMAL);
+    gemm(Q, "f16acc32", 1, 128, 128, 128, GV_DIST_NORMAL);
+    gemm(Q, "f16acc32", 1, 64, 64, 8192, GV_DIST_UNIFORM);
+    gemm(Q, "f16acc32", 1, 64, 64, 256, GV_DIST_SUBNORMAL);
+    gemm(Q, "f16acc16", 1, 64, 64, 256, GV_DIST_UNIFORM);
+    gemm(Q, "bf16acc32", 1, 128, 128, 512, GV_DIST_NORMAL);
+    gemm(Q, "bf16acc32", 1, 64, 64, 256, GV_DIST_SUBNORMAL);
+    /* standard: the shapes that matter */
+    gemm(S, "f64", 1, 256, 256, 256, GV_DIST_CANCEL);
+    gemm(S, "f64", 1, 127, 253, 511, GV_DIST_WIDE);
+    gemm(S, "f32", 1, 512, 512, 512, GV_DIST_NORMAL);
+    gemm(S, "f32", 1, 1024, 1024, 1024, GV_DIST_NORMAL);
+    gemm(S, "f32", 1, 64, 64, 8192, GV_DIST_NORMAL);
+    gemm(S, "f32", 1, 4096, 32, 256, GV_DIST_NORMAL);   /* tall-skinny */
+    gemm(S, "f32", 1, 32, 4096, 256, GV_DIST_UNIFORM);  /* short-wide */
+    gemm(S, "f32", 8, 128, 128, 128, GV_DIST_NORMAL);   /* batched */
+    gemm(S, "f32", 1, 256, 256, 256, GV_DIST_WIDE);
+    gemm(S, "f32", 1, 256, 256, 256, GV_DIST_CANCEL);
+    gemm(S, "f32", 1, 64, 64, 256, GV_DIST_SUBNORMAL);
+    gemm(S, "tf32", 1, 64, 64, 8192, GV_DIST_UNIFORM);
+    gemm(S, "tf32", 1, 127, 253, 511, GV_DIST_NORMAL);
+    gemm(S, "f16acc32", 1, 512, 512, 512, GV_DIST_NORMAL);
+    gemm(S, "f16acc32", 1, 127, 253, 511, GV_DIST_NORMAL);
+    gemm(S, "f16acc32", 1, 16, 16, 65536, GV_DIST_UNIFORM);
+    gemm(S, "f16acc32", 4, 128, 128, 256, GV_DIST_NORMAL);
+    gemm(S, "f16acc32", 1, 4096, 32, 256, GV_DIST_NORMAL);
+    gemm(S, "f16acc16", 1, 64, 64, 2048, GV_DIST_UNIFORM);
+    gemm(S, "f16acc16", 1, 127, 253, 511, GV_DIST_NORMAL);
+    gemm(S, "bf16acc32", 1, 512, 512, 512, GV_DIST_NORMAL);
+    gemm(S, "bf16acc32", 1, 64, 64, 8192, GV_DIST_UNIFORM);
+    gemm(S, "bf16acc32", 4, 128, 128, 256, GV_DIST_WIDE);
+    gemm(S, "bf16acc32", 1, 127, 253, 511, GV_DIST_CANCEL);
+    /* full: big ones */
+    gemm(F, "f64", 1, 1024, 1024, 1024, GV_DIST_NORMAL);
+    gemm(F, "f32", 1, 2048, 2048, 2048, GV_DIST_NORMAL);
+    gemm(F, "f32", 1, 64, 64, 65536, GV_DIST_NORMAL);
+    gemm(F, "tf32", 1, 1024, 1024, 1024, GV_DIST_NORMAL);
+    gemm(F, "f16acc32", 1, 1024, 1024, 1024, GV_DIST_NORMAL);
+    gemm(F, "f16acc32", 1, 64, 64, 16384, GV_DIST_NORMAL);
+    gemm(F, "f16acc16", 1, 256, 256, 4096, GV_DIST_UNIFORM);
+    gemm(F, "bf16acc32", 1, 1024, 1024, 1024, GV_DIST_NORMAL);
+    gemm(F, "bf16acc32", 1, 16, 16, 65536, GV_DIST_NORMAL);
+}
+
+static void build_conv(void)
+{
+    conv(Q, GV_F32, 2, 3, 33, 33, 8, 3, 3, 2, 1, GV_DIST_NORMAL);
+    conv(Q, GV_F16, 1, 5, 32, 32, 7, 3, 3, 1, 1, GV_DIST_NORMAL);
+    conv(Q, GV_BF16, 1, 5, 32, 32, 7, 3, 3, 2, 1, GV_DIST_UNIFORM);
+    conv(Q, GV_F16, 1, 8, 16, 16, 8, 3, 3, 1, 1, GV_DIST_SUBNORMAL);
+    conv(S, GV_F32, 4, 64, 28, 28, 64, 3, 3, 1, 1, GV_DIST_NORMAL);
+    conv(S, GV_F32, 2, 3, 64, 64, 17, 7, 7, 2, 1, GV_DIST_UNIFORM);
+    conv(S, GV_F32, 1, 31, 17, 19, 13, 1, 1, 1, 0, GV_DIST_WIDE);
+    conv(S, GV_F16, 4, 64, 28, 28, 64, 3, 3, 1, 1, GV_DIST_NORMAL);
+    conv(S, GV_F16, 2, 3, 64, 64, 17, 7, 7, 2, 1, GV_DIST_UNIFORM);
+    conv(S, GV_BF16, 4, 64, 28, 28, 64, 3, 3, 2, 1, GV_DIST_NORMAL);
+    conv(S, GV_BF16, 1, 8, 16, 16, 8, 3, 3, 1, 1, GV_DIST_SUBNORMAL);
+    conv(F, GV_F32, 8, 128, 56, 56, 128, 3, 3, 1, 1, GV_DIST_NORMAL);
+    conv(F, GV_F16, 8, 128, 56, 56, 128, 3, 3, 1, 1, GV_DIST_NORMAL);
+}
+
+static void build_rows(void)
+{
+    rows(Q, GV_OP_SOFTMAX, GV_F32, 16, 32768, GV_DIST_NORMAL);
+    rows(Q, GV_OP_SOFTMAX, GV_F16, 16, 4096, GV_DIST_NORMAL);
+    rows(Q, GV_OP_LAYERNORM, GV_F32, 32, 4096, GV_DIST_NORMAL);
+    rows(Q, GV_OP_RMSNORM, GV_BF16, 32, 4096, GV_DIST_NORMAL);
+    rows(Q, GV_OP_SUM, GV_F32, 1, 1000000, GV_DIST_NORMAL);
+    rows(Q, GV_OP_MEAN, GV_F32, 1, 1000000, GV_DIST_POSITIVE);
+    rows(S, GV_OP_SOFTMAX, GV_F32, 64, 131072, GV_DIST_WIDE);
+    rows(S, GV_OP_SOFTMAX, GV_BF16, 64, 32768, GV_DIST_NORMAL);
+    rows(S, GV_OP_LAYERNORM, GV_F16, 64, 8192, GV_DIST_NORMAL);
+    rows(S, GV_OP_LAYERNORM, GV_BF16, 64, 8192, GV_DIST_UNIFORM);
+    rows(S, GV_OP_LAYERNORM, GV_F32, 64, 8192, GV_DIST_CANCEL);
+    rows(S, GV_OP_RMSNORM, GV_F32, 64, 8192, GV_DIST_WIDE);
+    rows(S, GV_OP_RMSNORM, GV_F16, 64, 8192, GV_DIST_NORMAL);
+    rows(S, GV_OP_SUM, GV_F32, 1, 1000000, GV_DIST_CANCEL);
+    rows(S, GV_OP_SUM, GV_F32, 1, 1000000, GV_DIST_POSITIVE);
+    rows(S, GV_OP_SUM, GV_F16, 1, 1000000, GV_DIST_UNIFORM);
+    rows(S, GV_OP_SUM, GV_BF16, 16, 65536, GV_DIST_NORMAL);
+    rows(S, GV_OP_MEAN, GV_F32, 16, 1000000, GV_DIST_NORMAL);
+    rows(S, GV_OP_MEAN, GV_F16, 1, 1000000, GV_DIST_POSITIVE);
+    rows(S, GV_OP_MEAN, GV_BF16, 1, 1000000, GV_DIST_UNIFORM);
+    rows(F, GV_OP_SUM, GV_F64, 1, 10000000, GV_DIST_CANCEL);
+    rows(F, GV_OP_SOFTMAX, GV_F32, 16, 1048576, GV_DIST_NORMAL);
+}
+
+static void build_sdpa(void)
+{
+    sdpa(Q, GV_F32, 4, 128, 64, 1, GV_DIST_NORMAL);
+    sdpa(Q, GV_F16, 4, 128, 64, 0, GV_DIST_NORMAL);
+    sdpa(S, GV_F32, 8, 512, 64, 0, GV_DIST_NORMAL);
+    sdpa(S, GV_F32, 8, 512, 128, 1, GV_DIST_NORMAL);
+    sdpa(S, GV_F16, 8, 512, 128, 1, GV_DIST_NORMAL);
+    sdpa(S, GV_BF16, 8, 512, 64, 0, GV_DIST_UNIFORM);
+    sdpa(S, GV_BF16, 8, 256, 128, 1, GV_DIST_NORMAL);
+    sdpa(F, GV_F32, 16, 2048, 128, 1, GV_DIST_NORMAL);
+}
+
+static void build_unary(void)
+{
+    const long long n = 65536;
+    unary(Q, GV_UN_EXP, GV_F32, n, GV_DIST_NORMAL);
+    unary(Q, GV_UN_LOG, GV_F32, n, GV_DIST_POSITIVE);
+    unary(Q, GV_UN_TANH, GV_F32, n, GV_DIST_NORMAL);
+    unary(Q, GV_UN_ERF, GV_F32, n, GV_DIST_NORMAL);
+    unary(Q, GV_UN_GELU, GV_F32, n, GV_DIST_NORMAL);
+    unary(Q, GV_UN_SILU, GV_F32, n, GV_DIST_NORMAL);
+    unary(Q, GV_UN_SIGMOID, GV_F32, n, GV_DIST_NORMAL);
+    unary(Q, GV_UN_RSQRT, GV_F32, n, GV_DIST_POSITIVE);
+    unary(Q, GV_UN_GELU, GV_F16, n, GV_DIST_NORMAL);
+    unary(Q, GV_UN_EXP, GV_BF16, n, GV_DIST_NORMAL);
+    unary(S, GV_UN_EXP, GV_F16, n, GV_DIST_NORMAL);
+    unary(S, GV_UN_TANH, GV_F32, n, GV_DIST_WIDE);
+    unary(S, GV_UN_TANH, GV_F16, n, GV_DIST_NORMAL);
+    unary(S, GV_UN_TANH, GV_BF16, n, GV_DIST_NORMAL);
+    unary(S, GV_UN_ERF, GV_F16, n, GV_DIST_NORMAL);
+    unary(S, GV_UN_GELU, GV_BF16, n, GV_DIST_NORMAL);
+    unary(S, GV_UN_SILU, GV_F16, n, GV_DIST_NORMAL);
+    unary(S, GV_UN_SILU, GV_BF16, n, GV_DIST_NORMAL);
+    unary(S, GV_UN_SIGMOID, GV_F32, n, GV_DIST_WIDE);
+    unary(S, GV_UN_SIGMOID, GV_F16, n, GV_DIST_NORMAL);
+    unary(S, GV_UN_LOG, GV_F16, n, GV_DIST_POSITIVE);
+    unary(S, GV_UN_LOG, GV_F32, n, GV_DIST_WIDE);
+    unary(S, GV_UN_RSQRT, GV_F16, n, GV_DIST_POSITIVE);
+    unary(S, GV_UN_RSQRT, GV_BF16, n, GV_DIST_POSITIVE);
+    unary(S, GV_UN_EXP, GV_F32, n, GV_DIST_SUBNORMAL);
+    unary(F, GV_UN_GELU, GV_F32, 1048576, GV_DIST_UNIFORM);
+}
+
+static void build_convert(void)
+{
+    const long long n = 65536;
+    convert(Q, GV_F32, GV_F16, n, GV_DIST_NORMAL);
+    convert(Q, GV_F32, GV_BF16, n, GV_DIST_NORMAL);
+    convert(Q, GV_F32, GV_F8E4M3, n, GV_DIST_NORMAL);
+    convert(Q, GV_F32, GV_F8E5M2, n, GV_DIST_NORMAL);
+    convert(S, GV_F32, GV_F16, n, GV_DIST_WIDE);
+    convert(S, GV_F32, GV_F16, n, GV_DIST_SUBNORMAL);
+    convert(S, GV_F32, GV_BF16, n, GV_DIST_WIDE);
+    convert(S, GV_F32, GV_F8E4M3, n, GV_DIST_WIDE);
+    convert(S, GV_F32, GV_F8E5M2, n, GV_DIST_WIDE);
+    convert(S, GV_F32, GV_F8E4M3, n, GV_DIST_UNIFORM);
+    convert(S, GV_F32, GV_F8E5M2, n, GV_DIST_UNIFORM);
+}
+
+static void build(void)
+{
+    build_gemm();
+    build_conv();
+    build_rows();
+    build_sdpa();
+    build_unary();
+    build_convert();
+}
+
+const struct gv_catalog_entry *gv_catalog(size_t *n)
+{
+    pthread_once(&once, build);
+    *n = n_cases;
+    return cases;
+}
+
+int gv_suite_from_name(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, suite_names[i]))
+            return i;
+    return -1;
+}
+
+const char *gv_suite_name(enum gv_suite s)
+{
+    return (unsigned)s < 3 ? suite_names[s] : "?";
+}
+
+const struct gv_catalog_entry *gv_catalog_find(const char *id)
+{
+    size_t n;
+    const struct gv_catalog_entry *all = gv_catalog(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(all[i].id, id))
+            return &all[i];
+    return NULL;
+}
+
+/* Does id match one of the comma-separated globs in pattern? */
+static int matches(const char *id, const char *pattern)
+{
+    if (!pattern || !*pattern)
+        return 1;
+    const char *p = pattern;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        char one[256];
+        if (len > 0 && len < sizeof one) {
+            memcpy(one, p, len);
+            one[len] = '\0';
+            if (fnmatch(one, id, 0) == 0)
+                return 1;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+size_t gv_catalog_select(enum gv_suite s, const char *pattern,
+                         const struct gv_catalog_entry **out, size_t max)
+{
+    size_t n, k = 0;
+    const struct gv_catalog_entry *all = gv_catalog(&n);
+    for (size_t i = 0; i < n && k < max; i++)
+        if (all[i].suite <= s && matches(all[i].id, pattern))
+            out[k++] = &all[i];
+    return k;
+}
+
+void gv_catalog_input_rule(const struct gv_case *c, int i, struct gv_input_rule *r)
+{
+    r->dist = c->dist;
+    r->scale = 1.0;
+    r->offset = 0.0;
+    if ((c->op == GV_OP_LAYERNORM || c->op == GV_OP_RMSNORM) && i >= 1) {
+        r->dist = GV_DIST_UNIFORM;
+        r->scale = 0.5;
+        r->offset = i == 1 ? 1.0 : 0.0;
+    } else if ((c->op == GV_OP_GEMM || c->op == GV_OP_CONV2D) && c->dist == GV_DIST_SUBNORMAL &&
+               i == 1) {
+        r->dist = GV_DIST_UNIFORM;
+    }
+}
+
+int gv_case_out_shape(const struct gv_case *c, long long dims[4])
+{
+    switch (c->op) {
+    case GV_OP_GEMM:
+        dims[0] = c->batch > 0 ? c->batch : 1;
+        dims[1] = c->m;
+        dims[2] = c->n;
+        return 3;
+    case GV_OP_CONV2D:
+        dims[0] = c->n;
+        dims[1] = c->k;
+        dims[2] = (c->h + 2 * c->pad - c->r) / c->stride + 1;
+        dims[3] = (c->w + 2 * c->pad - c->s) / c->stride + 1;
+        return 4;
+    case GV_OP_SOFTMAX:
+    case GV_OP_LAYERNORM:
+    case GV_OP_RMSNORM:
+        dims[0] = c->rows;
+        dims[1] = c->len;
+        return 2;
+    case GV_OP_SDPA:
+        dims[0] = c->bh;
+        dims[1] = c->seq;
+        dims[2] = c->d;
+        return 3;
+    case GV_OP_SUM:
+    case GV_OP_MEAN:
+        dims[0] = c->rows;
+        return 1;
+    default:
+        dims[0] = c->len;
+        return 1;
+    }
+}

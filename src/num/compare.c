@@ -1,0 +1,349 @@
+/* Case-by-case comparison of two result files (see compare.h). */
+#include "num/compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/sha256.h"
+#include "num/fp.h"
+
+static const char *const change_names[GV_CH_COUNT] = {
+    "identical",     "noise",          "improved",      "degraded",
+    "newly_failing", "newly_passing",  "still_failing", "not_run",
+    "missing_before", "missing_after", "inputs_differ",
+};
+
+const char *gv_change_name(enum gv_change c)
+{
+    return (unsigned)c < GV_CH_COUNT ? change_names[c] : "?";
+}
+
+int gv_change_flagged(enum gv_change c)
+{
+    return c == GV_CH_DEGRADED || c == GV_CH_NEWLY_FAILING;
+}
+
+static const struct {
+    const char *name;
+    const char *note;
+} env_notes[] = {
+    {"NVIDIA_TF32_OVERRIDE", "0 forbids TF32 in cuBLAS/cuDNN even when requested"},
+    {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1 forces TF32 in PyTorch fp32 matmuls"},
+    {"HIPBLASLT_ALLOW_TF32", "1 lets hipBLASLt use TF32/XF32 for fp32 GEMMs (MI300)"},
+    {"ROCBLAS_INTERNAL_FP16_ALT_IMPL",
+     "1 makes rocBLAS fp16 GEMMs use bf16 MFMA on MI200 (3 significand bits lost)"},
+    {"ROCBLAS_INTERNAL_FP16_ALT_IMPL_RNZ", "rounding of rocBLAS's fp16 alternate implementation"},
+    {"MIOPEN_DEBUG_CONVOLUTION_ATTRIB_FP16_ALT_IMPL",
+     "1 makes MIOpen fp16 convolutions use bf16 MFMA on MI200"},
+    {"TORCH_BLAS_PREFER_HIPBLASLT", "switches PyTorch GEMMs between hipBLASLt and rocBLAS"},
+    {"TORCH_BLAS_PREFER_CUBLASLT", "switches PyTorch GEMMs between cuBLASLt and cuBLAS"},
+    {"CUBLAS_WORKSPACE_CONFIG", "cuBLAS workspace; affects run-to-run determinism"},
+    {"CUBLAS_EMULATE_SINGLE_PRECISION", "1 lets cuBLAS emulate fp32 GEMMs with bf16x9"},
+    {"CUBLAS_EMULATE_DOUBLE_PRECISION", "1 lets cuBLAS emulate fp64 GEMMs"},
+    {"CUBLAS_EMULATION_STRATEGY", "when cuBLAS uses emulated fp32/fp64 GEMMs"},
+    {"MIOPEN_TF32_OVERRIDE", "TF32 in MIOpen convolutions"},
+    {"HSA_OVERRIDE_GFX_VERSION", "runs kernels built for another GPU architecture"},
+    {"ROCBLAS_LAYER", "rocBLAS logging/tuning layer"},
+    {"HIPBLASLT_TENSILE_LIBPATH", "which hipBLASLt kernel library is loaded"},
+    {"ROCBLAS_TENSILE_LIBPATH", "which rocBLAS kernel library is loaded"},
+    {"LD_LIBRARY_PATH", "decides which GPU library files are loaded"},
+    {"LD_PRELOAD", "can replace GPU libraries"},
+};
+
+const char *gv_numerics_env_note(const char *name)
+{
+    for (size_t i = 0; i < sizeof env_notes / sizeof env_notes[0]; i++)
+        if (!strcmp(env_notes[i].name, name))
+            return env_notes[i].note;
+    return NULL;
+}
+
+/* ---------- per case ---------- */
+
+static double bits_of(const struct gv_result_case *r)
+{
+    /* no error at all: effective bits are capped by the format (metrics.h) */
+    return isfinite(r->eff_bits) ? r->eff_bits : 64.0;
+}
+
+static int grew(double before, double after)
+{
+    if (isnan(after))
+        return !isnan(before);
+    return after > before + GV_NOISE_EOB && after > GV_NOISE_RATIO * before;
+}
+
+static enum gv_change judge_metrics(const struct gv_result_case *a, const struct gv_result_case *b,
+                                    double *dbits)
+{
+    *dbits = bits_of(b) - bits_of(a);
+    int worse = *dbits < -GV_NOISE_BITS || grew(a->err_over_bound, b->err_over_bound) ||
+                b->nan_count > a->nan_count || b->inf_count > a->inf_count;
+    int better = *dbits > GV_NOISE_BITS || grew(b->err_over_bound, a->err_over_bound) ||
+                 b->nan_count < a->nan_count || b->inf_count < a->inf_count;
+    if (worse)
+        return GV_CH_DEGRADED;
+    return better ? GV_CH_IMPROVED : GV_CH_NOISE;
+}
+
+static int ran(const struct gv_result_case *r)
+{
+    return r->verdict == GV_PASS || r->verdict == GV_FAIL;
+}
+
+static enum gv_change judge_case(const struct gv_result_case *a, const struct gv_result_case *b,
+                                 double *dbits)
+{
+    *dbits = 0;
+    if (strcmp(a->input_digest, b->input_digest) != 0 || strcmp(a->op, b->op) != 0 ||
+        strcmp(a->out_dtype, b->out_dtype) != 0)
+        return GV_CH_INPUTS_DIFFER;
+    if (!ran(a) && !ran(b))
+        return GV_CH_NOT_RUN;
+    if (ran(a) && !ran(b))
+        return GV_CH_NEWLY_FAILING;
+    if (!ran(a))
+        return b->verdict == GV_PASS ? GV_CH_NEWLY_PASSING : GV_CH_STILL_FAILING;
+    if (a->verdict == GV_PASS && b->verdict == GV_FAIL)
+        return GV_CH_NEWLY_FAILING;
+    if (a->verdict == GV_FAIL && b->verdict == GV_PASS)
+        return GV_CH_NEWLY_PASSING;
+    if (!strcmp(a->output_digest, b->output_digest))
+        return a->verdict == GV_FAIL ? GV_CH_STILL_FAILING : GV_CH_IDENTICAL;
+    enum gv_change m = judge_metrics(a, b, dbits);
+    if (a->verdict == GV_FAIL && m != GV_CH_DEGRADED)
+        return GV_CH_STILL_FAILING;
+    return m;
+}
+
+/* ---------- element-wise ---------- */
+
+static int tensor_digest_ok(const struct gv_st_tensor *t, const char *digest)
+{
+    char hex[65];
+    gv_sha256_buf_hex(t->data, t->nbytes, hex);
+    return !strcmp(hex, digest);
+}
+
+static int elementwise(const struct gv_st_file *oa, const struct gv_st_file *ob,
+                       struct gv_cmp_case *c, struct gv_err *err)
+{
+    const struct gv_st_tensor *ta = gv_safetensors_find(oa, c->id);
+    const struct gv_st_tensor *tb = gv_safetensors_find(ob, c->id);
+    if (!ta || !tb || !c->a->output_digest[0] || !c->b->output_digest[0])
+        return GV_OK;
+    if (!tensor_digest_ok(ta, c->a->output_digest))
+        return gv_err_set(err, GV_E_FORMAT, "case %s: the saved outputs of the first file do "
+                          "not match its result file (digest differs)", c->id);
+    if (!tensor_digest_ok(tb, c->b->output_digest))
+        return gv_err_set(err, GV_E_FORMAT, "case %s: the saved outputs of the second file do "
+                          "not match its result file (digest differs)", c->id);
+    if (ta->dtype != tb->dtype || ta->nbytes != tb->nbytes)
+        return GV_OK;
+    size_t esz = gv_dtype_size(ta->dtype), n = esz ? ta->nbytes / esz : 0;
+    const unsigned char *pa = ta->data, *pb = tb->data;
+    c->has_elem = 1;
+    c->count = n;
+    for (size_t i = 0; i < n; i++) {
+        if (!memcmp(pa + i * esz, pb + i * esz, esz))
+            continue;
+        c->ndiff++;
+        uint64_t u = gv_fp_ulp_distance(gv_fp_load(pa, ta->dtype, i),
+                                        gv_fp_load(pb, tb->dtype, i), ta->dtype);
+        if (u > c->max_ulp)
+            c->max_ulp = u;
+    }
+    return GV_OK;
+}
+
+/* ---------- causes ---------- */
+
+static void add_cause(struct gv_compare *o, const char *kind, const char *name,
+                      const char *before, const char *after, const char *note)
+{
+    struct gv_cmp_cause *n = realloc(o->causes, (o->ncauses + 1) * sizeof *n);
+    if (!n)
+        return;
+    o->causes = n;
+    struct gv_cmp_cause *c = &n[o->ncauses++];
+    snprintf(c->kind, sizeof c->kind, "%s", kind);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    snprintf(c->before, sizeof c->before, "%s", before ? before : "");
+    snprintf(c->after, sizeof c->after, "%s", after ? after : "");
+    snprintf(c->note, sizeof c->note, "%s", note ? note : "");
+}
+
+static void env_causes(const json_t *sa, const json_t *sb, struct gv_compare *o)
+{
+    const json_t *va = json_object_get(json_object_get(sa, "environment"), "variables");
+    const json_t *vb = json_object_get(json_object_get(sb, "environment"), "variables");
+    if (!json_is_object(va) || !json_is_object(vb))
+        return; /* not collected on one side: nothing can be said */
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)va, k, v) {
+        const char *x = json_string_value(v), *y = json_string_value(json_object_get(vb, k));
+        if (!x)
+            continue;
+        if (!y || strcmp(x, y) != 0)
+            add_cause(o, "environment", k, x, y, gv_numerics_env_note(k));
+    }
+    json_object_foreach((json_t *)vb, k, v) {
+        const char *y = json_string_value(v);
+        if (y && !json_object_get(va, k))
+            add_cause(o, "environment", k, NULL, y, gv_numerics_env_note(k));
+    }
+}
+
+/* "version path; version path" of every library item with this logical name. */
+static void lib_desc(const json_t *items, const char *name, char *out, size_t outsz)
+{
+    out[0] = '\0';
+    size_t i, used = 0;
+    json_t *it;
+    json_array_foreach(items, i, it) {
+        const char *n = json_string_value(json_object_get(it, "name"));
+        if (!n || strcmp(n, name) != 0)
+            continue;
+        const char *ver = json_string_value(json_object_get(it, "version"));
+        const char *path = json_string_value(json_object_get(it, "path"));
+        int k = snprintf(out + used, outsz - used, "%s%s %s", used ? "; " : "",
+                         ver ? ver : "?", path ? path : "?");
+        if (k < 0 || (size_t)k >= outsz - used)
+            break;
+        used += (size_t)k;
+    }
+}
+
+static void lib_causes(const json_t *sa, const json_t *sb, struct gv_compare *o)
+{
+    const json_t *ia = json_object_get(json_object_get(sa, "libraries"), "items");
+    const json_t *ib = json_object_get(json_object_get(sb, "libraries"), "items");
+    if (!json_is_array(ia) || !json_is_array(ib))
+        return;
+    const json_t *sides[2] = {ia, ib};
+    for (int s = 0; s < 2; s++) {
+        size_t i;
+        json_t *it;
+        json_array_foreach((json_t *)sides[s], i, it) {
+            const char *name = json_string_value(json_object_get(it, "name"));
+            if (!name)
+                continue;
+            int seen = 0; /* report each name once */
+            for (size_t j = 0; j < o->ncauses; j++)
+                seen |= !strcmp(o->causes[j].kind, "library") && !strcmp(o->causes[j].name, name);
+            if (seen)
+                continue;
+            char a[512], b[512];
+            lib_desc(ia, name, a, sizeof a);
+            lib_desc(ib, name, b, sizeof b);
+            if (strcmp(a, b) != 0)
+                add_cause(o, "library", name, a[0] ? a : NULL, b[0] ? b : NULL, NULL);
+        }
+    }
+}
+
+/* Every scalar leaf under an object, compared by its JSON text. */
+static void leaf_causes(const char *kind, const char *prefix, const json_t *a, const json_t *b,
+                        struct gv_compare *o, int depth)
+{
+    if (depth > 4)
+        return;
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *k;
+        json_t *v;
+        char name[128];
+        json_object_foreach((json_t *)a, k, v) {
+            snprintf(name, sizeof name, "%s%s%s", prefix, prefix[0] ? "." : "", k);
+            leaf_causes(kind, name, v, json_object_get(b, k), o, depth + 1);
+        }
+        json_object_foreach((json_t *)b, k, v) {
+            if (json_object_get(a, k))
+                continue;
+            snprintf(name, sizeof name, "%s%s%s", prefix, prefix[0] ? "." : "", k);
+            leaf_causes(kind, name, NULL, v, o, depth + 1);
+        }
+        return;
+    }
+    char *x = a ? json_dumps(a, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    char *y = b ? json_dumps(b, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    if ((x || y) && (!x || !y || strcmp(x, y) != 0))
+        add_cause(o, kind, prefix, x, y, NULL);
+    free(x);
+    free(y);
+}
+
+static void find_causes(const struct gv_results *a, const struct gv_results *b,
+                        struct gv_compare *o)
+{
+    leaf_causes("device", "", a->device, b->device, o, 0);
+    env_causes(a->snapshot, b->snapshot, o);
+    lib_causes(a->snapshot, b->snapshot, o);
+    const json_t *ma = json_object_get(json_object_get(a->snapshot, "drivers"), "modules");
+    const json_t *mb = json_object_get(json_object_get(b->snapshot, "drivers"), "modules");
+    if (json_is_object(ma) && json_is_object(mb))
+        leaf_causes("driver", "", ma, mb, o, 0);
+}
+
+/* ---------- all ---------- */
+
+static int push(struct gv_compare *o, size_t *cap, struct gv_cmp_case c)
+{
+    if (o->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        struct gv_cmp_case *n = realloc(o->cases, nc * sizeof *n);
+        if (!n)
+            return GV_E_NOMEM;
+        o->cases = n;
+        *cap = nc;
+    }
+    o->cases[o->n++] = c;
+    o->count[c.status]++;
+    o->flagged |= gv_change_flagged(c.status);
+    o->mismatches += c.status == GV_CH_INPUTS_DIFFER;
+    return GV_OK;
+}
+
+int gv_compare_results(const struct gv_results *a, const struct gv_results *b,
+                       const struct gv_st_file *oa, const struct gv_st_file *ob,
+                       struct gv_compare *o, struct gv_err *err)
+{
+    memset(o, 0, sizeof *o);
+    size_t cap = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        struct gv_cmp_case c = {.id = a->cases[i].id, .a = &a->cases[i]};
+        c.b = gv_results_find(b, c.id);
+        c.status = c.b ? judge_case(c.a, c.b, &c.dbits) : GV_CH_MISSING_AFTER;
+        if (c.b && oa && ob && c.status != GV_CH_INPUTS_DIFFER) {
+            int rc = elementwise(oa, ob, &c, err);
+            if (rc) {
+                gv_compare_free(o);
+                return rc;
+            }
+        }
+        if (push(o, &cap, c))
+            goto oom;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        if (gv_results_find(a, b->cases[i].id))
+            continue;
+        struct gv_cmp_case c = {.id = b->cases[i].id, .b = &b->cases[i],
+                                .status = GV_CH_MISSING_BEFORE};
+        if (push(o, &cap, c))
+            goto oom;
+    }
+    find_causes(a, b, o);
+    return GV_OK;
+oom:
+    gv_compare_free(o);
+    return gv_err_set(err, GV_E_NOMEM, "compare: out of memory");
+}
+
+void gv_compare_free(struct gv_compare *c)
+{
+    free(c->cases);
+    free(c->causes);
+    memset(c, 0, sizeof *c);
+}

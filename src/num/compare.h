@@ -1,0 +1,91 @@
+/* Judging change between two result files (before A, after B), case by case,
+ * and finding likely causes in their embedded snapshots.
+ *
+ * Per case (present in both files, inputs proven identical by digest):
+ *   identical       same output digest: bit-identical outputs
+ *   noise           different bits, metrics within noise
+ *   degraded        effective bits fell by more than GV_NOISE_BITS, or
+ *                   err_over_bound grew by more than GV_NOISE_EOB (in units of
+ *                   the bound) AND to more than GV_NOISE_RATIO times its old
+ *                   value, or NaN/Inf appeared
+ *   improved        the mirror image of degraded
+ *   newly_failing   pass -> fail, or ran -> error
+ *   newly_passing   fail -> pass, or error -> ran and passed
+ *   still_failing   fail -> fail without further degradation
+ *   not_run         error/skipped in both
+ *   missing_before / missing_after: the case is in one file only
+ * Cases whose input digests differ are a mismatch: the comparison would not
+ * be like with like (the caller treats it as an error naming the case). */
+#ifndef GV_NUM_COMPARE_H
+#define GV_NUM_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "store/results.h"
+#include "store/safetensors.h"
+
+#define GV_NOISE_BITS 1.0
+#define GV_NOISE_EOB 0.25
+#define GV_NOISE_RATIO 2.0
+
+enum gv_change {
+    GV_CH_IDENTICAL = 0,
+    GV_CH_NOISE,
+    GV_CH_IMPROVED,
+    GV_CH_DEGRADED,
+    GV_CH_NEWLY_FAILING,
+    GV_CH_NEWLY_PASSING,
+    GV_CH_STILL_FAILING,
+    GV_CH_NOT_RUN,
+    GV_CH_MISSING_BEFORE,
+    GV_CH_MISSING_AFTER,
+    GV_CH_INPUTS_DIFFER,
+    GV_CH_COUNT
+};
+const char *gv_change_name(enum gv_change c); /* "identical", "noise", ... */
+/* Flagged changes make `gpuvet compare` exit 1: degraded, newly_failing. */
+int gv_change_flagged(enum gv_change c);
+
+struct gv_cmp_case {
+    const char *id;
+    enum gv_change status;
+    const struct gv_result_case *a, *b; /* NULL when missing */
+    double dbits;                       /* effective bits after - before */
+    int has_elem;                       /* element-wise comparison available */
+    uint64_t max_ulp;                   /* max ULP difference in the output format */
+    uint64_t ndiff;                     /* elements whose bits differ */
+    uint64_t count;
+};
+
+struct gv_cmp_cause {
+    char kind[16];     /* "environment", "library", "device", "driver" */
+    char name[128];
+    char before[512];  /* "" when absent */
+    char after[512];
+    char note[256];    /* known numerics effect, or "" */
+};
+
+struct gv_compare {
+    size_t n;
+    struct gv_cmp_case *cases;
+    size_t ncauses;
+    struct gv_cmp_cause *causes;
+    size_t count[GV_CH_COUNT];
+    int flagged;                 /* any degraded / newly failing */
+    int mismatches;              /* cases with different input digests */
+    char outputs_note[512];      /* why element-wise comparison was not done, or "" */
+};
+
+/* oa/ob: the saved outputs of A and B, or NULL. Fails (GV_E_FORMAT) when an
+ * outputs file does not belong to its results (digest of a tensor differs). */
+int gv_compare_results(const struct gv_results *a, const struct gv_results *b,
+                       const struct gv_st_file *oa, const struct gv_st_file *ob,
+                       struct gv_compare *out, struct gv_err *err);
+void gv_compare_free(struct gv_compare *c);
+
+/* Known numerics-affecting environment variables: a note, or NULL. */
+const char *gv_numerics_env_note(const char *name);
+
+#endif
