@@ -77,8 +77,14 @@ static void step_backup(json_t *steps, const json_t *current, const struct gv_pl
                          "Record the state being replaced, so this rollback can itself be undone.");
     add_cmd(s, json_pack("{s:s}", "require", "root"));
     add_cmd(s, json_pack("{s:s}", "mkdir_backup", "/var/backups/gpuvet"));
-    if (gpuvet_path)
-        add_cmd(s, argv_cmd(gpuvet_path, "snapshot", "-o", "@BACKUP@/snapshot-before.json", NULL));
+    /* For a chroot or image (--root), the script runs inside it, where gpuvet
+     * may not be installed: those invocations are then optional. */
+    int chroot_mode = o->root && strcmp(o->root, "/");
+    json_t *snap = argv_cmd(chroot_mode || !gpuvet_path ? "gpuvet" : gpuvet_path, "snapshot", "-o",
+                            "@BACKUP@/snapshot-before.json", NULL);
+    if (chroot_mode || !gpuvet_path)
+        json_object_set_new(snap, "optional", json_true());
+    add_cmd(s, snap);
     const char *mgr = gv_json_path_str(current, "packages.manager");
     if (mgr && !strcmp(mgr, "rpm"))
         add_cmd(s, json_pack("{s:[s,s,s,s], s:s}", "argv", "rpm", "-qa", "--qf",
@@ -457,11 +463,23 @@ int gv_plan_rollback(const json_t *baseline, const json_t *current,
     json_t *v = new_step(steps, 7, "Verify",
                          "Prove the machine matches the baseline again: the GPU stack has no "
                          "difference, no leftovers on the loader path.");
-    const char *gp = opts->gpuvet_path ? opts->gpuvet_path : "gpuvet";
-    if (opts->baseline_path && gv_valid_abs_path(opts->baseline_path))
-        add_cmd(v, argv_cmd(gp, "verify", "--baseline", opts->baseline_path, NULL));
-    else
+    int chroot_mode = opts->root && strcmp(opts->root, "/");
+    const char *base = opts->baseline_path && gv_valid_abs_path(opts->baseline_path)
+                           ? opts->baseline_path
+                           : NULL;
+    if (chroot_mode) {
+        add_note(v, "this plan runs inside %s: verify it from the host with 'gpuvet verify "
+                    "--root %s --baseline %s'",
+                 opts->root, opts->root, base ? base : "<the baseline snapshot>");
+    } else if (base) {
+        json_t *cmd = argv_cmd(opts->gpuvet_path ? opts->gpuvet_path : "gpuvet", "verify",
+                               "--baseline", base, NULL);
+        if (!opts->gpuvet_path)
+            json_object_set_new(cmd, "optional", json_true());
+        add_cmd(v, cmd);
+    } else {
         add_note(v, "run: gpuvet verify --baseline <the baseline snapshot>");
+    }
     *out = plan;
     return GV_OK;
 fail:

@@ -49,6 +49,15 @@ static int render_argv(struct gv_buf *b, const json_t *cmd)
     }
     size_t i;
     json_t *a;
+    const char *prog = json_string_value(json_array_get(json_object_get(cmd, "argv"), 0));
+    int optional = json_is_true(json_object_get(cmd, "optional"));
+    if (!prog)
+        return -1;
+    if (optional) {
+        gv_buf_add(b, "if command -v ");
+        gv_sh_quote(b, prog);
+        gv_buf_add(b, " >/dev/null 2>&1; then\n    ");
+    }
     json_array_foreach(json_object_get(cmd, "argv"), i, a)
     {
         if (!json_string_value(a))
@@ -63,6 +72,15 @@ static int render_argv(struct gv_buf *b, const json_t *cmd)
         word(b, out);
     }
     gv_buf_add(b, "\n");
+    if (optional) {
+        gv_buf_add(b, "else\n    echo ");
+        struct gv_buf msg = {0};
+        gv_buf_printf(&msg, "note: %s is not installed here; skipped", prog);
+        char *m = gv_buf_take(&msg);
+        gv_sh_quote(b, m ? m : "note: skipped");
+        free(m);
+        gv_buf_add(b, " >&2\nfi\n");
+    }
     return 0;
 }
 
