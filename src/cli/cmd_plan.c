@@ -1,11 +1,152 @@
-/* gpuvet plan: placeholder until the command lands. */
+/* gpuvet plan rollback: a reviewed, verifiable rollback plan (dry run). */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/fs.h"
+#include "base/json.h"
 #include "cli/cli.h"
+#include "env/probe.h"
+#include "plan/plan.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: gpuvet plan rollback --to BASELINE [--from CURRENT] [--root DIR]\n"
+    "                            [--format sh|md|json] [-o FILE] [--no-check] [--archive-rocm]\n"
+    "\n"
+    "Generate the plan that takes this machine back to a baseline snapshot, every layer\n"
+    "together: GPU packages to the baseline versions in one package-manager transaction\n"
+    "(removing what the baseline did not have), held; the framework wheels from the index\n"
+    "of the baseline's build; environment and loader files; the kernel driver only if it\n"
+    "changed; then 'gpuvet verify'. It only prints: nothing is changed until you run it.\n"
+    "Before printing, every target version is checked against the package manager's\n"
+    "sources and local caches, and the transaction is simulated; if anything is missing\n"
+    "the plan is refused with what to do (exit 1).\n"
+    "\n"
+    "      --to FILE       the baseline snapshot (from 'gpuvet snapshot -o')\n"
+    "      --from FILE     the current state as a saved snapshot (default: snapshot now)\n"
+    "      --root DIR      plan for a chroot or mounted image: snapshot and query it there\n"
+    "      --format F      sh (default; a bash script), md (for review) or json\n"
+    "  -o, --output FILE   write the plan to FILE (atomically) instead of stdout\n"
+    "      --no-check      do not query the package manager (the plan is marked unchecked)\n"
+    "      --archive-rocm  step 0 also archives the /opt/rocm-* trees being replaced\n"
+    "      --json          same as --format json\n"
+    "  -h, --help          this help\n";
+
+static int print_problems(const json_t *plan)
+{
+    size_t i;
+    json_t *p;
+    fprintf(stderr, "gpuvet plan: cannot plan the rollback:\n");
+    json_array_foreach(json_object_get(plan, "problems"), i, p)
+        fprintf(stderr, "  %s: %s\n    how: %s\n", json_string_value(json_object_get(p, "subject")),
+                json_string_value(json_object_get(p, "message")),
+                json_string_value(json_object_get(p, "how")));
+    fprintf(stderr, "Nothing was generated and nothing was changed.\n");
+    return GV_EXIT_FINDINGS;
+}
 
 int cmd_plan(int argc, char **argv)
 {
+    static const struct option opts[] = {
+        {"to", required_argument, 0, 't'},     {"from", required_argument, 0, 'f'},
+        {"root", required_argument, 0, 'r'},   {"format", required_argument, 0, 'F'},
+        {"output", required_argument, 0, 'o'}, {"no-check", no_argument, 0, 'n'},
+        {"archive-rocm", no_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    const char *to = NULL, *from = NULL, *root = NULL, *format = "sh", *output = NULL;
+    int check = 1, archive = 0;
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-        return cli_help("usage: gpuvet plan\n\nNot implemented yet.\n");
-    return cli_failf("'plan' is not implemented yet");
+        return cli_help(usage);
+    if (argc < 2 || strcmp(argv[1], "rollback") != 0)
+        return cli_usage("plan", "the only plan kind is 'rollback'");
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc - 1, argv + 1, "+o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 't': to = optarg; break;
+        case 'f': from = optarg; break;
+        case 'r': root = optarg; break;
+        case 'F': format = optarg; break;
+        case 'o': output = optarg; break;
+        case 'n': check = 0; break;
+        case 'a': archive = 1; break;
+        case 'j': format = "json"; break;
+        case 'h': return cli_help(usage);
+        default: return cli_usage("plan", "unknown option '%s'", argv[optind]);
+        }
+    }
+    if (optind < argc - 1)
+        return cli_usage("plan", "unexpected argument '%s'", argv[optind + 1]);
+    if (!to)
+        return cli_usage("plan", "--to BASELINE is required");
+    if (strcmp(format, "sh") && strcmp(format, "md") && strcmp(format, "json"))
+        return cli_usage("plan", "--format must be sh, md or json, not '%s'", format);
+    if (root && !gv_is_dir(root))
+        return cli_failf("--root %s: not a directory", root);
+
+    struct gv_err err = {0};
+    json_t *baseline = NULL, *current = NULL;
+    if (gv_snapshot_load(to, &baseline, &err))
+        return cli_fail(&err);
+    int rc;
+    if (from) {
+        rc = gv_snapshot_load(from, &current, &err);
+    } else {
+        const char *r = root ? root : "/";
+        struct gv_probe_ctx ctx = {.root = r, .live = strcmp(r, "/") == 0, .envp = environ,
+                                   .hash_files = 0};
+        rc = gv_snapshot_collect(&ctx, &current, &err);
+    }
+    if (rc) {
+        json_decref(baseline);
+        return cli_fail(&err);
+    }
+    char base_abs[PATH_MAX], self[PATH_MAX];
+    if (!realpath(to, base_abs))
+        snprintf(base_abs, sizeof base_abs, "%s", to);
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    const char *query_root = root ? root : gv_json_path_str(current, "root");
+    struct gv_plan_opts po = {.baseline_path = base_abs,
+                              .root = query_root ? query_root : "/",
+                              .check_availability = check,
+                              .archive_tree = archive,
+                              .gpuvet_path = n > 0 ? self : NULL};
+    json_t *plan = NULL;
+    rc = gv_plan_rollback(baseline, current, &po, &plan, &err);
+    json_decref(baseline);
+    json_decref(current);
+    if (rc)
+        return cli_fail(&err);
+    if (!check)
+        json_object_set_new(plan, "checked", json_false());
+    int complete = json_is_true(json_object_get(plan, "complete"));
+    if (!strcmp(format, "json")) {
+        rc = cli_emit_json(plan, output);
+        json_decref(plan);
+        return rc ? rc : complete ? GV_EXIT_OK : GV_EXIT_FINDINGS;
+    }
+    if (!complete) {
+        rc = print_problems(plan);
+        json_decref(plan);
+        return rc;
+    }
+    char *text = !strcmp(format, "sh") ? gv_plan_render_sh(plan) : gv_plan_render_md(plan);
+    json_decref(plan);
+    if (!text)
+        return cli_failf("the plan holds a value that cannot be rendered safely; refusing");
+    if (output && strcmp(output, "-")) {
+        rc = gv_write_atomic(output, text, strlen(text), !strcmp(format, "sh") ? 0755 : 0644,
+                             &err);
+        free(text);
+        return rc ? cli_fail(&err) : GV_EXIT_OK;
+    }
+    fputs(text, stdout);
+    free(text);
+    return GV_EXIT_OK;
 }

@@ -1,11 +1,230 @@
-/* gpuvet verify: placeholder until the command lands. */
+/* gpuvet verify: is the machine back at the baseline? */
+#include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/fs.h"
+#include "base/json.h"
+#include "cli/child.h"
 #include "cli/cli.h"
+#include "env/probe.h"
+#include "num/compare.h"
+#include "plan/verify.h"
+#include "store/results.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: gpuvet verify --baseline SNAPSHOT [--root DIR] [--snapshot CURRENT]\n"
+    "                     [--results BASELINE_RESULTS] [--device D] [--json]\n"
+    "\n"
+    "Prove that the machine matches a baseline again, after a rollback: snapshot it now,\n"
+    "and the GPU-stack part of the difference to the baseline (kernel driver, runtime and\n"
+    "math libraries, framework wheels, loader and environment, GPU packages) must be empty.\n"
+    "GPU library files that no package owns are listed as leftovers. With the baseline's\n"
+    "result file, the numerics suite is run again and compared: degraded or newly failing\n"
+    "cases fail the verification. Exit 0 only when the stack matches and the numerics are\n"
+    "not degraded; 1 otherwise.\n"
+    "\n"
+    "      --baseline FILE  the baseline snapshot\n"
+    "      --root DIR       verify a chroot or mounted image instead of this machine\n"
+    "      --snapshot FILE  use a saved snapshot as the current state\n"
+    "      --results FILE   the baseline's result file ('gpuvet check -o'): rerun and compare\n"
+    "      --device D       device for the rerun (default: the one the baseline used)\n"
+    "      --json           JSON output (schema gpuvet.verify, docs/verify.md)\n"
+    "  -h, --help           this help\n";
+
+struct verify_opts {
+    const char *baseline, *root, *snapshot, *results, *device;
+    int json;
+};
+
+static int parse(int argc, char **argv, struct verify_opts *o)
+{
+    static const struct option opts[] = {
+        {"baseline", required_argument, 0, 'b'}, {"root", required_argument, 0, 'r'},
+        {"snapshot", required_argument, 0, 's'}, {"results", required_argument, 0, 'R'},
+        {"device", required_argument, 0, 'd'},   {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': o->baseline = optarg; break;
+        case 'r': o->root = optarg; break;
+        case 's': o->snapshot = optarg; break;
+        case 'R': o->results = optarg; break;
+        case 'd': o->device = optarg; break;
+        case 'j': o->json = 1; break;
+        case 'h': return cli_help(usage) - 1;
+        default: return cli_usage("verify", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage("verify", "unexpected argument '%s'", argv[optind]);
+    if (!o->baseline)
+        return cli_usage("verify", "--baseline SNAPSHOT is required");
+    if (o->root && o->snapshot)
+        return cli_usage("verify", "--root and --snapshot exclude each other");
+    return GV_EXIT_OK;
+}
+
+/* Reruns the suite the baseline results came from and compares. */
+static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv_err *err)
+{
+    struct gv_results base = {0}, now = {0};
+    int rc = gv_results_load(o->results, &base, err);
+    if (rc)
+        return rc;
+    char tmpl[] = "/tmp/gpuvet-verify-XXXXXX";
+    int fd = mkstemp(tmpl);
+    if (fd < 0) {
+        gv_results_free(&base);
+        return gv_err_set(err, GV_E_IO, "cannot create a temporary result file");
+    }
+    close(fd);
+    const char *only = json_string_value(json_object_get(base.doc, "only"));
+    const char *dev = o->device ? o->device : gv_json_path_str(base.doc, "device.spec");
+    char *args[12];
+    int n = 0;
+    args[n++] = (char *)"check";
+    args[n++] = (char *)"--suite";
+    args[n++] = base.suite;
+    if (only) {
+        args[n++] = (char *)"--only";
+        args[n++] = (char *)only;
+    }
+    if (dev) {
+        args[n++] = (char *)"--device";
+        args[n++] = (char *)dev;
+    }
+    args[n++] = (char *)"-o";
+    args[n++] = tmpl;
+    args[n] = NULL;
+    int child = cli_run_self(args, NULL, 1);
+    if (child != 0 && child != 1) {
+        unlink(tmpl);
+        gv_results_free(&base);
+        return gv_err_set(err, GV_E_DEVICE, "rerunning the suite (gpuvet check) failed with exit "
+                                            "status %d",
+                          child);
+    }
+    rc = gv_results_load(tmpl, &now, err);
+    unlink(tmpl);
+    if (rc) {
+        gv_results_free(&base);
+        return rc;
+    }
+    struct gv_compare cmp = {0};
+    rc = gv_compare_results(&base, &now, NULL, NULL, &cmp, err);
+    if (!rc) {
+        json_t *num = json_pack("{s:s, s:s, s:b, s:i, s:{}, s:[]}", "results", o->results, "suite",
+                                base.suite, "degraded", cmp.flagged || cmp.mismatches,
+                                "mismatched_inputs", cmp.mismatches, "counts", "flagged");
+        for (int k = 0; k < GV_CH_COUNT; k++)
+            if (cmp.count[k])
+                json_object_set_new(json_object_get(num, "counts"), gv_change_name(k),
+                                    json_integer((json_int_t)cmp.count[k]));
+        for (size_t i = 0; i < cmp.n; i++)
+            if (gv_change_flagged(cmp.cases[i].status))
+                json_array_append_new(json_object_get(num, "flagged"),
+                                      json_pack("{s:s, s:s}", "id", cmp.cases[i].id, "change",
+                                                gv_change_name(cmp.cases[i].status)));
+        json_object_set_new(report, "numerics", num);
+        gv_compare_free(&cmp);
+    }
+    gv_results_free(&base);
+    gv_results_free(&now);
+    return rc;
+}
+
+static void print_human(const json_t *r)
+{
+    int ok = json_is_true(json_object_get(r, "stack_matches"));
+    printf("%sstack:%s %s%s%s\n", cli_bold(), cli_reset(), ok ? cli_green() : cli_red(),
+           ok ? "matches the baseline" : "differs from the baseline", cli_reset());
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(r, "differences"), i, c)
+    {
+        const char *b = json_string_value(json_object_get(c, "before"));
+        const char *a = json_string_value(json_object_get(c, "after"));
+        printf("  %-9s %s: %s -> %s\n", json_string_value(json_object_get(c, "layer")),
+               json_string_value(json_object_get(c, "subject")), b ? b : "(absent)",
+               a ? a : "(absent)");
+    }
+    json_array_foreach(json_object_get(r, "not_comparable"), i, c)
+        printf("  cannot compare %s: %s\n", json_string_value(json_object_get(c, "section")),
+               json_string_value(json_object_get(c, "reason")));
+    json_int_t others = json_integer_value(json_object_get(r, "other_package_changes"));
+    if (others)
+        printf("  (%lld changes of non-GPU packages not counted)\n", (long long)others);
+    json_t *left = json_object_get(r, "leftovers");
+    if (json_array_size(left)) {
+        printf("%sleftovers%s (GPU library files no package owns):\n", cli_bold(), cli_reset());
+        json_array_foreach(left, i, c)
+            printf("  %s%s\n", json_string_value(json_object_get(c, "path")),
+                   json_is_true(json_object_get(c, "new")) ? "  (not at the baseline)" : "");
+    } else {
+        printf("%sleftovers:%s none\n", cli_bold(), cli_reset());
+    }
+    json_t *num = json_object_get(r, "numerics");
+    if (num) {
+        int bad = json_is_true(json_object_get(num, "degraded"));
+        printf("%snumerics:%s %s%s%s (suite %s)\n", cli_bold(), cli_reset(),
+               bad ? cli_red() : cli_green(), bad ? "degraded" : "not degraded", cli_reset(),
+               json_string_value(json_object_get(num, "suite")));
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(num, "counts"), k, v)
+            printf("  %-15s %lld\n", k, (long long)json_integer_value(v));
+        json_array_foreach(json_object_get(num, "flagged"), i, c)
+            printf("  %s%s%s %s\n", cli_red(), json_string_value(json_object_get(c, "change")),
+                   cli_reset(), json_string_value(json_object_get(c, "id")));
+    }
+}
 
 int cmd_verify(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-        return cli_help("usage: gpuvet verify\n\nNot implemented yet.\n");
-    return cli_failf("'verify' is not implemented yet");
+    struct verify_opts o = {0};
+    int rc = parse(argc, argv, &o);
+    if (rc == -1)
+        return GV_EXIT_OK; /* --help */
+    if (rc)
+        return rc;
+    if (o.root && !gv_is_dir(o.root))
+        return cli_failf("--root %s: not a directory", o.root);
+    struct gv_err err = {0};
+    json_t *baseline = NULL, *current = NULL, *report = NULL;
+    if (gv_snapshot_load(o.baseline, &baseline, &err))
+        return cli_fail(&err);
+    if (o.snapshot) {
+        rc = gv_snapshot_load(o.snapshot, &current, &err);
+    } else {
+        const char *r = o.root ? o.root : "/";
+        struct gv_probe_ctx ctx = {.root = r, .live = strcmp(r, "/") == 0, .envp = environ,
+                                   .hash_files = 1};
+        rc = gv_snapshot_collect(&ctx, &current, &err);
+    }
+    if (!rc)
+        rc = gv_verify_stack(baseline, current, o.baseline, &report, &err);
+    json_decref(baseline);
+    json_decref(current);
+    if (!rc && o.results)
+        rc = rerun_numerics(&o, report, &err);
+    if (rc) {
+        json_decref(report);
+        return cli_fail(&err);
+    }
+    int ok = json_is_true(json_object_get(report, "stack_matches")) &&
+             !json_is_true(gv_json_path(report, "numerics.degraded"));
+    json_object_set_new(report, "ok", json_boolean(ok));
+    if (o.json)
+        rc = cli_emit_json(report, NULL);
+    else
+        print_human(report);
+    json_decref(report);
+    return rc ? rc : ok ? GV_EXIT_OK : GV_EXIT_FINDINGS;
 }

@@ -1,0 +1,472 @@
+/* apt and dnf adapters: what to install, remove and hold, and whether the
+ * package manager can actually do it (read-only queries and a simulation). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/fs.h"
+#include "base/json.h"
+#include "plan/pkg.h"
+#include "plan/run.h"
+
+/* Kernel driver packages are handled by step 6, not by the user-space transaction. */
+static int is_driver_pkg(const char *name)
+{
+    static const char *const prefixes[] = {"amdgpu-dkms", "nvidia-dkms", "nvidia-kernel-dkms",
+                                           "nvidia-kernel-open-dkms", "kmod-nvidia"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    return 0;
+}
+
+static int is_rpm(const json_t *snap)
+{
+    const char *m = gv_json_path_str(snap, "packages.manager");
+    return m && !strcmp(m, "rpm");
+}
+
+/* name -> item, for installed GPU packages. */
+static json_t *gpu_packages(const json_t *snap)
+{
+    json_t *map = json_object();
+    size_t i;
+    json_t *it;
+    json_array_foreach(gv_json_path(snap, "packages.items"), i, it)
+    {
+        const char *name = json_string_value(json_object_get(it, "name"));
+        const char *state = json_string_value(json_object_get(it, "state"));
+        if (!name || !json_is_true(json_object_get(it, "gpu")))
+            continue;
+        if (state && strcmp(state, "installed"))
+            continue;
+        const char *arch = json_string_value(json_object_get(it, "arch"));
+        char key[300];
+        snprintf(key, sizeof key, "%s%s%s", name, arch && strcmp(arch, "all") ? ":" : "",
+                 arch && strcmp(arch, "all") ? arch : "");
+        json_object_set(map, key, it);
+    }
+    return map;
+}
+
+/* The architecture most packages have: the native one. */
+static const char *native_arch(const json_t *snap)
+{
+    static char best[32];
+    size_t i, amd64 = 0, arm64 = 0, other = 0;
+    json_t *it;
+    json_array_foreach(gv_json_path(snap, "packages.items"), i, it)
+    {
+        const char *a = json_string_value(json_object_get(it, "arch"));
+        if (!a)
+            continue;
+        if (!strcmp(a, "amd64") || !strcmp(a, "x86_64"))
+            amd64++;
+        else if (!strcmp(a, "arm64") || !strcmp(a, "aarch64"))
+            arm64++;
+        else if (strcmp(a, "all") && strcmp(a, "noarch"))
+            other++;
+    }
+    snprintf(best, sizeof best, "%s", arm64 > amd64 ? "arm64" : "amd64");
+    (void)other;
+    return best;
+}
+
+static void apt_base_argv(json_t *argv, const char *tool, const char *root)
+{
+    json_array_append_new(argv, json_string(tool));
+    if (root && strcmp(root, "/")) {
+        char opt[GV_PATH_MAX + 32];
+        snprintf(opt, sizeof opt, "Dir=%s", root);
+        json_array_append_new(argv, json_string("-o"));
+        json_array_append_new(argv, json_string(opt));
+        snprintf(opt, sizeof opt, "Dir::State::status=%s/var/lib/dpkg/status", root);
+        json_array_append_new(argv, json_string("-o"));
+        json_array_append_new(argv, json_string(opt));
+    }
+}
+
+static int run_json_argv(const json_t *argv, int timeout, char **out)
+{
+    size_t n = json_array_size(argv);
+    char **a = calloc(n + 1, sizeof *a);
+    for (size_t i = 0; i < n; i++)
+        a[i] = (char *)json_string_value(json_array_get(argv, i));
+    int rc = gv_run_capture(a, timeout, 1 << 20, out);
+    free(a);
+    return rc;
+}
+
+/* Debian encodes the epoch colon of file names as %3a. */
+static void deb_file_version(const char *v, char *out, size_t outsz)
+{
+    struct gv_buf b = {0};
+    for (const char *p = v; *p; p++) {
+        if (*p == ':')
+            gv_buf_add(&b, "%3a");
+        else
+            gv_buf_addn(&b, p, 1);
+    }
+    char *s = gv_buf_take(&b);
+    snprintf(out, outsz, "%s", s ? s : "");
+    free(s);
+}
+
+int gv_apt_available(const char *root, const char *name, const char *version, const char *arch,
+                     char *local, size_t localsz)
+{
+    if (local && localsz)
+        local[0] = '\0';
+    json_t *argv = json_array();
+    apt_base_argv(argv, "apt-cache", root);
+    json_array_append_new(argv, json_string("madison"));
+    json_array_append_new(argv, json_string(name));
+    char *out = NULL;
+    int rc = run_json_argv(argv, 60, &out);
+    json_decref(argv);
+    int found = 0;
+    if (rc == 0 && out) {
+        /* " name | version | source" per line */
+        for (char *line = strtok(out, "\n"); line && !found; line = strtok(NULL, "\n")) {
+            char *bar1 = strchr(line, '|');
+            char *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+            if (!bar2)
+                continue;
+            char *v = bar1 + 1;
+            while (*v == ' ')
+                v++;
+            char *e = bar2;
+            while (e > v && e[-1] == ' ')
+                e--;
+            if ((size_t)(e - v) == strlen(version) && !strncmp(v, version, (size_t)(e - v)))
+                found = 1;
+        }
+    }
+    free(out);
+    if (found)
+        return 1;
+    char fv[256];
+    deb_file_version(version, fv, sizeof fv);
+    const char *arches[] = {arch ? arch : "amd64", "all"};
+    for (size_t i = 0; i < 2; i++) {
+        char rel[GV_PATH_MAX], host[GV_PATH_MAX];
+        snprintf(rel, sizeof rel, "/var/cache/apt/archives/%s_%s_%s.deb", name, fv, arches[i]);
+        if (gv_root_join(host, sizeof host, root, rel) == 0 && gv_is_file(host)) {
+            if (local)
+                snprintf(local, localsz, "%s", rel);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Simulate the transaction (apt-get -s) so that a plan that cannot resolve
+ * is caught before the user runs it. Returns 1 ok, 0 failed (*why set),
+ * -1 could not run apt-get. */
+static int apt_simulate(const char *root, const json_t *specs, char *why, size_t whysz)
+{
+    json_t *argv = json_array();
+    apt_base_argv(argv, "apt-get", root);
+    json_array_append_new(argv, json_string("-s"));
+    json_array_append_new(argv, json_string("-q"));
+    json_array_append_new(argv, json_string("--allow-downgrades"));
+    json_array_append_new(argv, json_string("--allow-change-held-packages"));
+    json_array_append_new(argv, json_string("--no-install-recommends"));
+    json_array_append_new(argv, json_string("install"));
+    size_t i;
+    json_t *s;
+    char hostpath[GV_PATH_MAX];
+    json_array_foreach(specs, i, s)
+    {
+        const char *spec = json_string_value(s);
+        if (spec[0] == '/' && gv_root_join(hostpath, sizeof hostpath, root, spec) == 0)
+            json_array_append_new(argv, json_string(hostpath));
+        else
+            json_array_append_new(argv, json_string(spec));
+    }
+    char *out = NULL;
+    int rc = run_json_argv(argv, 120, &out);
+    json_decref(argv);
+    free(out);
+    if (rc < 0 || rc == 127)
+        return -1;
+    if (rc != 0) {
+        snprintf(why, whysz, "apt-get -s install exited with %d", rc);
+        return 0;
+    }
+    return 1;
+}
+
+static void add_problem(json_t *plan, const char *subject, const char *message, const char *how)
+{
+    json_array_append_new(json_object_get(plan, "problems"),
+                          json_pack("{s:s, s:s, s:s}", "subject", subject, "message", message,
+                                    "how", how));
+    json_object_set_new(plan, "complete", json_false());
+}
+
+static json_t *new_step(json_t *steps, int phase, const char *title, const char *why)
+{
+    json_t *s = json_pack("{s:i, s:s, s:s, s:[], s:[]}", "phase", phase, "title", title, "why",
+                          why, "commands", "notes");
+    json_array_append_new(steps, s);
+    return s;
+}
+
+static void add_note(json_t *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(json_t *step, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    json_array_append_new(json_object_get(step, "notes"), json_string(buf));
+}
+
+/* Fills specs ("name=ver", "/var/cache/apt/archives/x.deb", "name-") and the
+ * hold list; checks availability. */
+static int apt_targets(json_t *plan, const json_t *baseline, const json_t *current,
+                       const struct gv_plan_opts *o, int drivers, json_t *specs, json_t *holds,
+                       struct gv_err *err)
+{
+    json_t *bmap = gpu_packages(baseline), *cmap = gpu_packages(current);
+    const char *native = native_arch(baseline);
+    const char *key;
+    json_t *it;
+    int rc = GV_OK;
+    json_object_foreach(bmap, key, it)
+    {
+        const char *name = json_string_value(json_object_get(it, "name"));
+        const char *ver = json_string_value(json_object_get(it, "version"));
+        const char *arch = json_string_value(json_object_get(it, "arch"));
+        if (is_driver_pkg(name) != drivers)
+            continue;
+        if (!gv_valid_deb_name(name) || !gv_valid_deb_version(ver)) {
+            rc = gv_err_set(err, GV_E_FORMAT,
+                            "baseline: refusing package '%s' version '%s': not a valid Debian "
+                            "package name and version",
+                            name, ver ? ver : "(none)");
+            goto out;
+        }
+        int foreign = arch && strcmp(arch, "all") && strcmp(arch, native);
+        char spec[400];
+        snprintf(spec, sizeof spec, "%s%s%s=%s", name, foreign ? ":" : "", foreign ? arch : "",
+                 ver);
+        char hold[300];
+        snprintf(hold, sizeof hold, "%s%s%s", name, foreign ? ":" : "", foreign ? arch : "");
+        json_array_append_new(holds, json_string(hold));
+        json_t *now = json_object_get(cmap, key);
+        const char *nowv = now ? json_string_value(json_object_get(now, "version")) : NULL;
+        if (nowv && !strcmp(nowv, ver))
+            continue;
+        char local[GV_PATH_MAX] = "";
+        if (o->check_availability &&
+            !gv_apt_available(o->root, name, ver, arch, local, sizeof local)) {
+            char msg[600], how[900];
+            snprintf(msg, sizeof msg,
+                     "version %s of %s is offered by no APT source this system knows and is not "
+                     "in /var/cache/apt/archives",
+                     ver, name);
+            snprintf(how, sizeof how,
+                     "add the APT source of the baseline release (the suite or repository it was "
+                     "installed from) and run 'apt-get update', or copy %s_%s_%s.deb into "
+                     "/var/cache/apt/archives; then plan again",
+                     name, ver, arch ? arch : native);
+            add_problem(plan, spec, msg, how);
+            continue;
+        }
+        json_array_append_new(specs, json_string(local[0] ? local : spec));
+    }
+    json_object_foreach(cmap, key, it)
+    {
+        const char *name = json_string_value(json_object_get(it, "name"));
+        if (is_driver_pkg(name) != drivers || json_object_get(bmap, key))
+            continue;
+        if (!gv_valid_deb_name(name)) {
+            rc = gv_err_set(err, GV_E_FORMAT, "current state: refusing package name '%s'", name);
+            goto out;
+        }
+        const char *arch = json_string_value(json_object_get(it, "arch"));
+        int foreign = arch && strcmp(arch, "all") && strcmp(arch, native);
+        char spec[300];
+        snprintf(spec, sizeof spec, "%s%s%s-", name, foreign ? ":" : "", foreign ? arch : "");
+        json_array_append_new(specs, json_string(spec));
+    }
+out:
+    json_decref(bmap);
+    json_decref(cmap);
+    return rc;
+}
+
+static json_t *apt_install_cmd(const json_t *specs)
+{
+    json_t *argv = json_pack("[s,s,s,s,s,s]", "apt-get", "install", "-y", "--allow-downgrades",
+                             "--allow-change-held-packages", "--no-install-recommends");
+    json_array_extend(argv, (json_t *)specs);
+    return json_pack("{s:o, s:{s:s}}", "argv", argv, "env", "DEBIAN_FRONTEND", "noninteractive");
+}
+
+static int plan_apt(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
+                    const struct gv_plan_opts *o, struct gv_err *err)
+{
+    json_t *specs = json_array(), *holds = json_array();
+    int rc = apt_targets(plan, baseline, current, o, 0, specs, holds, err);
+    if (rc)
+        goto out;
+    if (json_array_size(specs)) {
+        json_t *s = new_step(
+            steps, 2, "GPU packages back to the baseline versions, in one transaction",
+            "One apt transaction installs the baseline versions and removes what the baseline "
+            "did not have, so dependencies are never left broken half way (never "
+            "remove-then-install).");
+        json_array_append_new(json_object_get(s, "commands"),
+                              json_pack("{s:[s,s]}", "argv", "apt-get", "update"));
+        json_array_append_new(json_object_get(s, "commands"), apt_install_cmd(specs));
+        if (o->check_availability && json_is_true(json_object_get(plan, "complete"))) {
+            char why[256];
+            int sim = apt_simulate(o->root, specs, why, sizeof why);
+            if (sim == 0)
+                add_problem(plan, "apt transaction",
+                            "APT cannot resolve the transaction (its simulation failed)",
+                            "run the apt-get install line of step 2 with -s to see why; a "
+                            "package it needs may be missing from the configured sources");
+            else if (sim < 0)
+                add_note(s, "apt-get could not be run to simulate the transaction");
+            else
+                add_note(s, "apt-get -s (simulation) resolves this transaction");
+        }
+    }
+    if (json_array_size(holds)) {
+        json_t *s = new_step(steps, 3, "Hold the GPU packages",
+                             "Holding them keeps the next 'apt upgrade' from redoing the upgrade.");
+        json_t *argv = json_pack("[s,s]", "apt-mark", "hold");
+        json_array_extend(argv, holds);
+        json_array_append_new(json_object_get(s, "commands"), json_pack("{s:o}", "argv", argv));
+    }
+out:
+    json_decref(specs);
+    json_decref(holds);
+    return rc;
+}
+
+static int plan_dnf(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
+                    const struct gv_plan_opts *o, struct gv_err *err)
+{
+    json_t *bmap = gpu_packages(baseline), *cmap = gpu_packages(current);
+    json_t *lines = json_array(), *locks = json_pack("[s,s,s]", "dnf", "versionlock", "add");
+    const char *key;
+    json_t *it;
+    int rc = GV_OK;
+    json_object_foreach(bmap, key, it)
+    {
+        const char *name = json_string_value(json_object_get(it, "name"));
+        const char *ver = json_string_value(json_object_get(it, "version"));
+        if (is_driver_pkg(name))
+            continue;
+        if (!gv_valid_rpm_name(name) || !gv_valid_deb_version(ver)) {
+            rc = gv_err_set(err, GV_E_FORMAT, "baseline: refusing package '%s' version '%s'",
+                            name, ver ? ver : "(none)");
+            goto out;
+        }
+        char nv[400];
+        snprintf(nv, sizeof nv, "%s-%s", name, ver);
+        json_array_append_new(locks, json_string(nv));
+        json_t *now = json_object_get(cmap, key);
+        const char *nowv = now ? json_string_value(json_object_get(now, "version")) : NULL;
+        if (nowv && !strcmp(nowv, ver))
+            continue;
+        char line[420];
+        snprintf(line, sizeof line, "install %s", nv);
+        json_array_append_new(lines, json_string(line));
+    }
+    json_object_foreach(cmap, key, it)
+    {
+        const char *name = json_string_value(json_object_get(it, "name"));
+        if (is_driver_pkg(name) || json_object_get(bmap, key))
+            continue;
+        if (!gv_valid_rpm_name(name)) {
+            rc = gv_err_set(err, GV_E_FORMAT, "current state: refusing package name '%s'", name);
+            goto out;
+        }
+        char line[300];
+        snprintf(line, sizeof line, "remove %s", name);
+        json_array_append_new(lines, json_string(line));
+    }
+    if (json_array_size(lines)) {
+        json_array_append_new(lines, json_string("run"));
+        json_t *s = new_step(steps, 2, "GPU packages back to the baseline versions, in one transaction",
+                             "One dnf transaction (dnf shell) installs the baseline versions and "
+                             "removes what the baseline did not have.");
+        json_array_append_new(json_object_get(s, "commands"),
+                              json_pack("{s:[s,s,s], s:O}", "argv", "dnf", "shell", "-y", "stdin",
+                                        lines));
+        if (o->check_availability)
+            add_note(s, "availability of the baseline versions was not checked: run 'dnf list "
+                        "--showduplicates NAME' for each before running this plan");
+    }
+    if (json_array_size(locks) > 3) {
+        json_t *s = new_step(steps, 3, "Version-lock the GPU packages",
+                             "dnf versionlock keeps the next update from redoing the upgrade "
+                             "(needs the versionlock plugin).");
+        json_array_append_new(json_object_get(s, "commands"), json_pack("{s:O}", "argv", locks));
+    }
+    (void)plan;
+out:
+    json_decref(bmap);
+    json_decref(cmap);
+    json_decref(lines);
+    json_decref(locks);
+    return rc;
+}
+
+int gv_plan_packages(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
+                     const struct gv_plan_opts *opts, struct gv_err *err)
+{
+    json_object_set_new(plan, "manager", json_string(is_rpm(current) ? "dnf" : "apt"));
+    if (is_rpm(current))
+        return plan_dnf(plan, steps, baseline, current, opts, err);
+    return plan_apt(plan, steps, baseline, current, opts, err);
+}
+
+int gv_plan_driver(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
+                   const struct gv_plan_opts *opts, struct gv_err *err)
+{
+    const char *bmod = gv_json_path_str(baseline, "drivers.modules.amdgpu.version");
+    const char *cmod = gv_json_path_str(current, "drivers.modules.amdgpu.version");
+    json_t *specs = json_array(), *holds = json_array();
+    int rc = GV_OK;
+    if (!is_rpm(current))
+        rc = apt_targets(plan, baseline, current, opts, 1, specs, holds, err);
+    if (rc)
+        goto out;
+    int changed = json_array_size(specs) > 0;
+    if (changed) {
+        json_t *s = new_step(steps, 6, "The kernel driver, because it changed",
+                             "The kernel driver serves every user space on the machine; it goes "
+                             "back only because the baseline had another version. A reboot is "
+                             "required.");
+        json_array_append_new(json_object_get(s, "commands"), apt_install_cmd(specs));
+        json_array_append_new(json_object_get(s, "commands"),
+                              json_pack("{s:[s,s,s,s]}", "argv", "update-initramfs", "-u", "-k",
+                                        "all"));
+        json_t *hold = json_pack("[s,s]", "apt-mark", "hold");
+        json_array_extend(hold, holds);
+        json_array_append_new(json_object_get(s, "commands"), json_pack("{s:o}", "argv", hold));
+        add_note(s, "reboot after this step; then run step 7");
+        json_object_set_new(s, "requires_reboot", json_true());
+        json_object_set_new(plan, "requires_reboot", json_true());
+    } else if (bmod && cmod && strcmp(bmod, cmod)) {
+        json_t *s = new_step(steps, 6, "The kernel driver changed without a driver package",
+                             "The loaded amdgpu module differs from the baseline but no "
+                             "amdgpu-dkms package records it: it comes with the kernel.");
+        add_note(s, "amdgpu module %s at the baseline, %s now: boot the baseline kernel", bmod,
+                 cmod);
+    }
+out:
+    json_decref(specs);
+    json_decref(holds);
+    return rc;
+}

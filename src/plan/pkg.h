@@ -1,0 +1,23 @@
+/* Package-manager adapters of the planner (apt, dnf): steps 2, 3 and 6. */
+#ifndef GV_PLAN_PKG_H
+#define GV_PLAN_PKG_H
+
+#include <jansson.h>
+
+#include "base/err.h"
+#include "plan/plan.h"
+
+/* Steps 2 (one transaction back to the baseline versions, removing what the
+ * baseline did not have) and 3 (hold them), with availability checks. */
+int gv_plan_packages(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
+                     const struct gv_plan_opts *opts, struct gv_err *err);
+/* Step 6: the kernel driver package, only if it changed. */
+int gv_plan_driver(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
+                   const struct gv_plan_opts *opts, struct gv_err *err);
+
+/* Is version v of package name installable in root? Sets *local to the
+ * in-root path of a cached .deb when only the local cache has it. */
+int gv_apt_available(const char *root, const char *name, const char *version, const char *arch,
+                     char *local, size_t localsz);
+
+#endif

@@ -1,0 +1,275 @@
+/* Plans to text: a bash script (every value single-quoted, stops at the first
+ * error, safe to run twice) or Markdown for review. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/json.h"
+#include "plan/plan.h"
+
+static const char backup_token[] = "@BACKUP@";
+
+/* One word: "@BACKUP@/x" becomes "$backup"'/x', anything else is quoted. */
+static void word(struct gv_buf *b, const char *w)
+{
+    if (!strncmp(w, backup_token, sizeof backup_token - 1)) {
+        gv_buf_add(b, "\"$backup\"");
+        w += sizeof backup_token - 1;
+        if (*w)
+            gv_sh_quote(b, w);
+        return;
+    }
+    gv_sh_quote(b, w);
+}
+
+static int render_argv(struct gv_buf *b, const json_t *cmd)
+{
+    const json_t *lines = json_object_get(cmd, "stdin");
+    if (lines) {
+        gv_buf_add(b, "printf '%s\\n'");
+        size_t i;
+        json_t *l;
+        json_array_foreach(lines, i, l)
+        {
+            gv_buf_add(b, " ");
+            gv_sh_quote(b, json_string_value(l) ? json_string_value(l) : "");
+        }
+        gv_buf_add(b, " | ");
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(cmd, "env"), k, v)
+    {
+        for (const char *p = k; *p; p++)
+            if (!((*p >= 'A' && *p <= 'Z') || *p == '_' || (*p >= '0' && *p <= '9')))
+                return -1;
+        gv_buf_printf(b, "%s=", k);
+        gv_sh_quote(b, json_string_value(v) ? json_string_value(v) : "");
+        gv_buf_add(b, " ");
+    }
+    size_t i;
+    json_t *a;
+    const char *prog = json_string_value(json_array_get(json_object_get(cmd, "argv"), 0));
+    int optional = json_is_true(json_object_get(cmd, "optional"));
+    if (!prog)
+        return -1;
+    if (optional) {
+        gv_buf_add(b, "if command -v ");
+        gv_sh_quote(b, prog);
+        gv_buf_add(b, " >/dev/null 2>&1; then\n    ");
+    }
+    json_array_foreach(json_object_get(cmd, "argv"), i, a)
+    {
+        if (!json_string_value(a))
+            return -1;
+        if (i)
+            gv_buf_add(b, " ");
+        word(b, json_string_value(a));
+    }
+    const char *out = json_string_value(json_object_get(cmd, "stdout"));
+    if (out) {
+        gv_buf_add(b, " > ");
+        word(b, out);
+    }
+    gv_buf_add(b, "\n");
+    if (optional) {
+        gv_buf_add(b, "else\n    echo ");
+        struct gv_buf msg = {0};
+        gv_buf_printf(&msg, "note: %s is not installed here; skipped", prog);
+        char *m = gv_buf_take(&msg);
+        gv_sh_quote(b, m ? m : "note: skipped");
+        free(m);
+        gv_buf_add(b, " >&2\nfi\n");
+    }
+    return 0;
+}
+
+static int render_cmd(struct gv_buf *b, const json_t *cmd)
+{
+    const char *s;
+    if (json_object_get(cmd, "argv"))
+        return render_argv(b, cmd);
+    if ((s = json_string_value(json_object_get(cmd, "require"))) && !strcmp(s, "root")) {
+        gv_buf_add(b, "if [ \"$(id -u)\" -ne 0 ]; then\n"
+                      "    echo 'gpuvet plan: run this script as root' >&2\n"
+                      "    exit 1\nfi\n");
+        return 0;
+    }
+    if ((s = json_string_value(json_object_get(cmd, "mkdir_backup")))) {
+        if (!gv_valid_abs_path(s))
+            return -1;
+        gv_buf_add(b, "backup=");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, "/\"rollback-$(date -u +%Y%m%dT%H%M%SZ)-$$\"\n"
+                      "mkdir -p \"$backup\"\n"
+                      "echo \"gpuvet plan: backup in $backup\"\n");
+        return 0;
+    }
+    if (json_object_get(cmd, "backup_paths")) {
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(cmd, "backup_paths"), i, p)
+        {
+            s = json_string_value(p);
+            if (!gv_valid_abs_path(s))
+                return -1;
+            gv_buf_add(b, "if [ -e ");
+            gv_sh_quote(b, s);
+            gv_buf_add(b, " ]; then cp -a ");
+            gv_sh_quote(b, s);
+            gv_buf_add(b, " \"$backup\"/; fi\n");
+        }
+        return 0;
+    }
+    if ((s = json_string_value(json_object_get(cmd, "archive_tree")))) {
+        if (!gv_valid_abs_path(s) || !s[1])
+            return -1;
+        gv_buf_add(b, "tar -C / -czf \"$backup\"/rocm-tree.tar.gz ");
+        gv_sh_quote(b, s + 1);
+        gv_buf_add(b, "\n");
+        return 0;
+    }
+    if ((s = json_string_value(json_object_get(cmd, "write_file")))) {
+        const char *mode = json_string_value(json_object_get(cmd, "mode"));
+        if (!gv_valid_abs_path(s) || !mode || strspn(mode, "01234567") != strlen(mode))
+            return -1;
+        gv_buf_add(b, "printf '%s\\n'");
+        size_t i;
+        json_t *l;
+        json_array_foreach(json_object_get(cmd, "lines"), i, l)
+        {
+            gv_buf_add(b, " ");
+            gv_sh_quote(b, json_string_value(l) ? json_string_value(l) : "");
+        }
+        gv_buf_add(b, " > ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, ".gpuvet-new\nchmod ");
+        gv_buf_add(b, mode);
+        gv_buf_add(b, " ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, ".gpuvet-new\nmv -f ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, ".gpuvet-new ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, "\n");
+        return 0;
+    }
+    if ((s = json_string_value(json_object_get(cmd, "move_to_backup")))) {
+        if (!gv_valid_abs_path(s))
+            return -1;
+        gv_buf_add(b, "if [ -e ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, " ] || [ -L ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, " ]; then mkdir -p \"$backup\"/leftovers && mv -f ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, " \"$backup\"/leftovers/; fi\n");
+        return 0;
+    }
+    if ((s = json_string_value(json_object_get(cmd, "remove_file")))) {
+        if (!gv_valid_abs_path(s))
+            return -1;
+        gv_buf_add(b, "rm -f ");
+        gv_sh_quote(b, s);
+        gv_buf_add(b, "\n");
+        return 0;
+    }
+    return -1;
+}
+
+static void comment_lines(struct gv_buf *b, const char *prefix, const char *text)
+{
+    gv_buf_add(b, prefix);
+    for (const char *p = text; *p; p++) {
+        if (*p == '\n')
+            gv_buf_add(b, "\n# ");
+        else
+            gv_buf_addn(b, p, 1);
+    }
+    gv_buf_add(b, "\n");
+}
+
+char *gv_plan_render_sh(const json_t *plan)
+{
+    struct gv_buf b = {0};
+    gv_buf_add(&b, "#!/usr/bin/env bash\n"
+                   "# gpuvet rollback plan. Review it, then run it as root.\n"
+                   "# It stops at the first error and is safe to run again.\n");
+    const char *base = json_string_value(json_object_get(plan, "baseline"));
+    if (base && *base)
+        comment_lines(&b, "# baseline: ", base);
+    gv_buf_add(&b, "set -euo pipefail\n");
+    size_t i;
+    json_t *step;
+    json_array_foreach(json_object_get(plan, "steps"), i, step)
+    {
+        char head[512];
+        snprintf(head, sizeof head, "step %d: %s",
+                 (int)json_integer_value(json_object_get(step, "phase")),
+                 json_string_value(json_object_get(step, "title")));
+        gv_buf_add(&b, "\n");
+        comment_lines(&b, "# ", head);
+        comment_lines(&b, "# ", json_string_value(json_object_get(step, "why")));
+        size_t j;
+        json_t *n;
+        json_array_foreach(json_object_get(step, "notes"), j, n)
+            comment_lines(&b, "# note: ", json_string_value(n));
+        gv_buf_add(&b, "echo ");
+        gv_sh_quote(&b, head);
+        gv_buf_add(&b, "\n");
+        json_t *c;
+        json_array_foreach(json_object_get(step, "commands"), j, c)
+        {
+            if (render_cmd(&b, c) != 0) {
+                gv_buf_free(&b);
+                return NULL;
+            }
+        }
+    }
+    gv_buf_add(&b, "\necho 'gpuvet plan: all steps done'\n");
+    return gv_buf_take(&b);
+}
+
+char *gv_plan_render_md(const json_t *plan)
+{
+    struct gv_buf b = {0};
+    gv_buf_add(&b, "# Rollback plan\n\n");
+    const char *base = json_string_value(json_object_get(plan, "baseline"));
+    if (base && *base)
+        gv_buf_printf(&b, "Baseline: `%s`\n\n", base);
+    int complete = json_is_true(json_object_get(plan, "complete"));
+    gv_buf_printf(&b, "Status: **%s**\n\n", complete ? "complete" : "incomplete: cannot plan");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(plan, "problems"), i, p)
+        gv_buf_printf(&b, "- **%s**: %s. %s.\n", json_string_value(json_object_get(p, "subject")),
+                      json_string_value(json_object_get(p, "message")),
+                      json_string_value(json_object_get(p, "how")));
+    json_t *step;
+    json_array_foreach(json_object_get(plan, "steps"), i, step)
+    {
+        gv_buf_printf(&b, "\n## Step %d: %s\n\n%s\n",
+                      (int)json_integer_value(json_object_get(step, "phase")),
+                      json_string_value(json_object_get(step, "title")),
+                      json_string_value(json_object_get(step, "why")));
+        size_t j;
+        json_t *n;
+        json_array_foreach(json_object_get(step, "notes"), j, n)
+            gv_buf_printf(&b, "\n- %s", json_string_value(n));
+        if (json_array_size(json_object_get(step, "notes")))
+            gv_buf_add(&b, "\n");
+        if (json_array_size(json_object_get(step, "commands"))) {
+            gv_buf_add(&b, "\n```sh\n");
+            json_t *c;
+            json_array_foreach(json_object_get(step, "commands"), j, c)
+            {
+                if (render_cmd(&b, c) != 0) {
+                    gv_buf_free(&b);
+                    return NULL;
+                }
+            }
+            gv_buf_add(&b, "```\n");
+        }
+    }
+    return gv_buf_take(&b);
+}
