@@ -108,6 +108,7 @@ struct scan {
     size_t n_entries, n_skipped, n_bundles, n_compressed, n_mismatch;
     unsigned flags;
     struct gv_err *err;
+    ZSTD_DStream *zs; /* reused by every zstd bundle of a scan */
 };
 
 static void scan_to_out(struct scan *sc, struct gv_offload_targets *out)
@@ -242,8 +243,10 @@ struct src {
     struct dec *dec;
 };
 
+/* *zs is created on first use and kept for the next bundle (its buffers are
+ * worth reusing: a section can hold thousands of bundles). */
 static int dec_init(struct dec *d, int method, const uint8_t *in, size_t in_len, uint64_t limit,
-                    struct gv_err *err)
+                    ZSTD_DStream **zs, struct gv_err *err)
 {
     memset(d, 0, sizeof *d);
     d->method = method;
@@ -256,9 +259,11 @@ static int dec_init(struct dec *d, int method, const uint8_t *in, size_t in_len,
         d->z_live = 1;
         return GV_OK;
     }
-    d->zs = ZSTD_createDStream();
-    if (!d->zs || ZSTD_isError(ZSTD_initDStream(d->zs)))
+    if (!*zs && !(*zs = ZSTD_createDStream()))
         return gv_err_set(err, GV_E_NOMEM, "ZSTD_createDStream failed");
+    if (ZSTD_isError(ZSTD_DCtx_reset(*zs, ZSTD_reset_session_only)))
+        return gv_err_set(err, GV_E_NOMEM, "ZSTD_DCtx_reset failed");
+    d->zs = *zs;
     return GV_OK;
 }
 
@@ -266,8 +271,6 @@ static void dec_end(struct dec *d)
 {
     if (d->z_live)
         inflateEnd(&d->z);
-    if (d->zs)
-        ZSTD_freeDStream(d->zs);
     d->z_live = 0;
     d->zs = NULL;
 }
@@ -596,7 +599,8 @@ static int scan_ccob_body(struct scan *sc, const uint8_t *p, uint64_t avail, con
 {
     uint64_t in_len = c->version > 1 ? c->total - c->header : avail - c->header;
     struct dec d;
-    int rc = dec_init(&d, (int)c->method, p + c->header, (size_t)in_len, c->raw, sc->err);
+    int rc = dec_init(&d, (int)c->method, p + c->header, (size_t)in_len, c->raw, &sc->zs,
+                      sc->err);
     struct src s = {NULL, c->raw, 0, &d};
     uint64_t end = 0;
     if (!rc)
@@ -633,6 +637,9 @@ static int scan_compressed(struct scan *sc, const uint8_t *data, size_t size, ui
 
 static void hand_out(struct scan *sc, int rc, struct gv_offload_targets *out)
 {
+    if (sc->zs)
+        ZSTD_freeDStream(sc->zs);
+    sc->zs = NULL;
     if (rc)
         scan_free(sc);
     else
