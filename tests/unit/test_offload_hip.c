@@ -321,7 +321,17 @@ static void test_damaged_headers(void)
     free(d);
 
     d = load_rel("amd/bundle-v3-zlib.bin", &n);
-    wr64(d + 16, UINT64_C(1) << 31); expect_bad(d, n, "limit", __LINE__);
+    wr64(d + 16, UINT64_C(1) << 31); expect_bad(d, n, "ratio", __LINE__);
+    free(d);
+    /* 1 MiB of "compressed" bytes announcing 2 GiB: a plausible ratio, but
+     * over the per-bundle limit. */
+    n = (1u << 20) + 32;
+    d = calloc(1, n);
+    memcpy(d, "CCOB", 4);
+    d[4] = 3;
+    wr64(d + 8, n);
+    wr64(d + 16, UINT64_C(1) << 31);
+    expect_bad(d, n, "limit", __LINE__);
     free(d);
 
     d = load_rel("amd/bundle.bin", &n);
