@@ -371,6 +371,7 @@ static void describe(struct scan *s, struct item *it, const struct gv_owner_map 
     if (it->stat_ok)
         json_object_set_new(o, "size", json_integer((json_int_t)it->st.st_size));
     gv_json_set_str(o, "package", pkg);
+    gv_json_set_str(o, "package_version", pv);
     if (!pkg && owners) {
         char dir[GV_PATH_MAX];
         snprintf(dir, sizeof dir, "%s", it->path);

@@ -86,6 +86,8 @@ for f in files:
     rc, out = dpkg("-S", p)
     if rc == 0:
         check(it.get("package") == out.split(":")[0] and "unowned" not in it, "%s package %r vs %r" % (p, it.get("package"), out))
+        _, pver = dpkg("-W", "-f=${Version}", out.split(":")[0])
+        check(it.get("package_version") == pver, "%s package_version %r vs %r" % (p, it.get("package_version"), pver))
     else:
         check("package" not in it and it.get("unowned") is True, "%s unowned" % p)
     links = sorted(libdir + "/" + os.path.basename(l) for l in glob.glob(host(libdir + "/lib*.so*"))
