@@ -11,7 +11,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct gv_elf_info info;
     struct gv_err err = {0};
-    if (gv_elf_parse(data, size, "fuzz", &info, &err) != GV_OK)
+    int rc = gv_elf_parse(data, size, "fuzz", &info, &err);
+    /* Without an error record the status must be the same. */
+    struct gv_elf_info quiet;
+    int rc2 = gv_elf_parse(data, size, NULL, &quiet, NULL);
+    if (rc2 != rc)
+        __builtin_trap();
+    if (rc2 == GV_OK)
+        gv_elf_free(&quiet);
+    if (rc != GV_OK)
         return 0;
     /* Every reported string and section must be usable. */
     size_t sum = 0;

@@ -28,7 +28,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sum += use(&t);
     if (gv_offload_scan_hip_ex(data, size, GV_OFFLOAD_QUICK, &t, &err) == GV_OK)
         sum += use(&t);
-    if (gv_offload_scan_cuda(data, size, &t, &err) == GV_OK)
+    int rc = gv_offload_scan_cuda(data, size, &t, &err);
+    if (rc == GV_OK)
         sum += use(&t);
+    /* Without an error record the status must be the same. */
+    int rc2 = gv_offload_scan_cuda(data, size, &t, NULL);
+    if (rc2 != rc)
+        __builtin_trap();
+    if (rc2 == GV_OK)
+        use(&t);
+    rc = gv_offload_scan_hip(data, size, &t, NULL);
+    if (rc == GV_OK)
+        use(&t);
     return sum == 0xdeadbeef;
 }
