@@ -287,8 +287,33 @@ expect "$T/bad.json" "'not a regular file' in d['packages']['reason']" True
 expect "$T/bad.json" "d['host']['os']['collected']" False
 expect "$T/bad.json" "'larger than' in d['host']['os']['reason']" True
 expect "$T/bad.json" "len(d['gpus']['devices'])" 1
-expect "$T/bad.json" "d['permissions']['render_group']['exists']" False
+expect "$T/bad.json" "'render_group' in d['permissions']" False
+expect "$T/bad.json" "'groups' in d['permissions']['not_collected']" True
 echo "ok: FIFO, huge file, loops and directories handled"
+
+# ---- unreadable files, and the live view of an unprivileged user -------------------
+if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null &&
+    setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$GPUVET"; then
+    U="$T/unreadable"
+    mkdir -p "$U/var/lib/dpkg" "$U/etc"
+    echo "Package: x" >"$U/var/lib/dpkg/status"
+    echo "ID=x" >"$U/etc/os-release"
+    chmod 000 "$U/var/lib/dpkg/status" "$U/etc/os-release"
+    chmod -R a+rX "$T/root" ; chmod a+rx "$T" "$U" "$U/var" "$U/var/lib" "$U/var/lib/dpkg" "$U/etc"
+    chmod a+rwx "$T"
+    asnobody() { timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+    asnobody "$GPUVET" snapshot --no-hash --root "$U" -o "$T/u.json" 2>"$T/u.err" || fail "unreadable root: snapshot failed: $(cat "$T/u.err")"
+    expect "$T/u.json" "d['packages']['collected']" False
+    expect "$T/u.json" "'Permission denied' in d['packages']['reason']" True
+    expect "$T/u.json" "'Permission denied' in d['host']['os']['reason']" True
+    asnobody "$GPUVET" snapshot --no-hash -o "$T/nobody.json" 2>"$T/u.err" || fail "live snapshot as nobody failed: $(cat "$T/u.err")"
+    expect "$T/nobody.json" "d['permissions']['uid']" 65534
+    expect "$T/nobody.json" "d['permissions']['groups']" "['$(getent group 65534 | cut -d: -f1)']"
+    expect "$T/nobody.json" "d['permissions']['video_group'].get('member')" "$(getent group video >/dev/null && echo False || echo None)"
+    echo "ok: unreadable files and an unprivileged user"
+else
+    echo "note: not root, no setpriv, or $GPUVET not executable by nobody: unreadable-file checks not run"
+fi
 
 # ---- the live snapshot of this machine -------------------------------------------
 timeout 120 "$GPUVET" snapshot --no-hash -o "$T/live.json" 2>"$T/live.err" || fail "live snapshot failed: $(cat "$T/live.err")"
