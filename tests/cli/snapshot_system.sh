@@ -39,7 +39,7 @@ snap() { # snap OUT ARGS...: snapshot, under a hang guard
         fail "snapshot $* failed ($?): $(cat "$out.err")"
 }
 
-R="$T/root"
+R="$T/ro[o]t *"   # glob metacharacters and a blank in the root path
 mkdir -p "$R/var/lib/dpkg/info" "$R/var/lib/dpkg/updates"
 touch "$R/var/lib/dpkg/status" "$R/var/lib/dpkg/available"
 
@@ -156,6 +156,8 @@ echo "6.5.0-35-generic" >"$R/proc/sys/kernel/osrelease"
 printf 'processor\t: 0\nmodel name\t: AMD EPYC 7763 64-Core Processor\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 7763 64-Core Processor\n' >"$R/proc/cpuinfo"
 echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024" >"$R/proc/driver/nvidia/version"
 mkdir -p "$R/var/lib/dkms/amdgpu/6.3.6-1697589.22.04/6.5.0-35-generic/x86_64" "$R/var/lib/dkms/amdgpu/6.3.6-1697589.22.04/source"
+ln -s 6.3.6-1697589.22.04/6.5.0-35-generic/x86_64 "$R/var/lib/dkms/amdgpu/kernel-6.5.0-35-generic-x86_64"  # as DKMS does
+mkdir -p "$R/var/lib/dkms/amdgpu/original_module"
 mkdir -p "$R/etc"
 printf 'PRETTY_NAME="Ubuntu 22.04.4 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\nID=ubuntu\nID_LIKE=debian\nUBUNTU_CODENAME=jammy\n' >"$R/etc/os-release"
 snap "$S" --root "$R"
@@ -299,7 +301,7 @@ if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null &&
     echo "Package: x" >"$U/var/lib/dpkg/status"
     echo "ID=x" >"$U/etc/os-release"
     chmod 000 "$U/var/lib/dpkg/status" "$U/etc/os-release"
-    chmod -R a+rX "$T/root" ; chmod a+rx "$T" "$U" "$U/var" "$U/var/lib" "$U/var/lib/dpkg" "$U/etc"
+    chmod a+rx "$T" "$U" "$U/var" "$U/var/lib" "$U/var/lib/dpkg" "$U/etc"
     chmod a+rwx "$T"
     asnobody() { timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
     asnobody "$GPUVET" snapshot --no-hash --root "$U" -o "$T/u.json" 2>"$T/u.err" || fail "unreadable root: snapshot failed: $(cat "$T/u.err")"
