@@ -325,5 +325,6 @@ done
 expect "$T/live.json" "d['host']['kernel']['release']" "$(uname -r)"
 expect "$T/live.json" "d['host']['cpu']['logical_cpus']" "$(grep -c '^processor' /proc/cpuinfo)"
 expect "$T/live.json" "d['permissions']['uid']" "$(id -u)"
-expect "$T/live.json" "sorted(d['permissions']['groups'])" "$(python3 -c "import sys; print(sorted(sys.argv[1:]))" $(id -Gn))"
+read -ra my_groups <<<"$(id -Gn)"
+expect "$T/live.json" "sorted(d['permissions']['groups'])" "$(python3 -c "import sys; print(sorted(sys.argv[1:]))" "${my_groups[@]}")"
 echo "ok: live snapshot"
