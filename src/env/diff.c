@@ -927,9 +927,13 @@ static void diff_environment(struct dctx *d, const json_t *a, const json_t *b)
     json_decref(wb);
     json_t *pa = json_object(), *pb = json_object(), *it;
     json_array_foreach(json_object_get(a, "profile_d"), i, it) if (str(it, "path"))
-        json_object_set(pa, str(it, "path"), json_object_get(it, "sets") ? json_object_get(it, "sets") : json_object());
+        json_object_set_new(pa, str(it, "path"), json_is_object(json_object_get(it, "sets"))
+                                                   ? json_incref(json_object_get(it, "sets"))
+                                                   : json_object());
     json_array_foreach(json_object_get(b, "profile_d"), i, it) if (str(it, "path"))
-        json_object_set(pb, str(it, "path"), json_object_get(it, "sets") ? json_object_get(it, "sets") : json_object());
+        json_object_set_new(pb, str(it, "path"), json_is_object(json_object_get(it, "sets"))
+                                                   ? json_incref(json_object_get(it, "sets"))
+                                                   : json_object());
     keys = key_union(pa, pb);
     json_array_foreach(keys, i, k) {
         const char *p = json_string_value(k);
