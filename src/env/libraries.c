@@ -26,6 +26,7 @@ struct scan_dir {
     const char *amd_release;  /* ROCm release of AMD files here (torch/lib), or NULL */
     char hip_version[64];     /* torch.version.hip without the git hash (torch/lib) */
     const json_t *wheels;     /* basename -> {version, wheel}, or NULL */
+    int has_rocm, has_cuda;   /* multiarch dir: the stacks section found ROCm / CUDA here */
 };
 
 struct item {
@@ -49,6 +50,18 @@ struct scan {
     const json_t *installs;
 };
 
+static struct scan_dir *find_dir(struct scan *s, const char *dir)
+{
+    char real[GV_PATH_MAX];
+    if (gv_root_realpath(s->ctx->root, dir, real, sizeof real, NULL) != 0)
+        return NULL;
+    for (size_t i = 0; i < s->n_dirs; i++)
+        if (strcmp(s->dirs[i].dir, real) == 0)
+            return &s->dirs[i];
+    return NULL;
+}
+
+/* NULL when dir is not a directory or is already listed (by its resolved path). */
 static struct scan_dir *add_dir(struct scan *s, const char *dir, const char *origin,
                                 const char *kind)
 {
@@ -56,9 +69,8 @@ static struct scan_dir *add_dir(struct scan *s, const char *dir, const char *ori
     if (gv_root_realpath(s->ctx->root, dir, real, sizeof real, NULL) != 0 ||
         gv_host_path(host, sizeof host, s->ctx, real) != 0 || !gv_is_dir(host))
         return NULL;
-    for (size_t i = 0; i < s->n_dirs; i++)
-        if (strcmp(s->dirs[i].dir, real) == 0)
-            return NULL;
+    if (find_dir(s, real))
+        return NULL;
     if (s->n_dirs == s->cap_dirs) {
         size_t nc = s->cap_dirs ? s->cap_dirs * 2 : 16;
         struct scan_dir *nd = realloc(s->dirs, nc * sizeof *nd);
@@ -100,20 +112,7 @@ static json_t *wheel_versions(struct scan *s, const char *parent)
         if (gv_host_path(host, sizeof host, s->ctx, rel) != 0 ||
             gv_read_file(host, 16 << 20, &data, NULL, NULL) != GV_OK)
             continue;
-        for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
-             l = strtok_r(NULL, "\n", &save)) {
-            char *comma = strchr(l, ',');
-            if (comma)
-                *comma = '\0';
-            const char *base = strrchr(l, '/');
-            base = base ? base + 1 : l;
-            if (!gv_libname_for_file(base) || json_object_get(map, base))
-                continue;
-            json_t *w = json_object();
-            gv_json_set_str(w, "version", version);
-            gv_json_set_str(w, "wheel", dn);
-            json_object_set_new(map, base, w);
-        }
+        gv_parse_record_libs(data, version, dn, map);
         free(data);
     }
     json_decref(names);
@@ -146,6 +145,13 @@ static void dirs_from_installs(struct scan *s)
             const char *origin = python ? site : multi ? dir : prefix;
             struct scan_dir *sd =
                 add_dir(s, dir, origin ? origin : dir, python ? "python" : multi ? NULL : kind);
+            if (multi) { /* a distro ROCm and a CUDA driver may share the directory */
+                struct scan_dir *m = sd ? sd : find_dir(s, dir);
+                if (m && kind && strcmp(kind, "rocm") == 0)
+                    m->has_rocm = 1;
+                if (m && kind && strcmp(kind, "cuda") == 0)
+                    m->has_cuda = 1;
+            }
             if (!sd)
                 continue;
             sd->install = inst;
@@ -268,7 +274,7 @@ static void scan_dir(struct scan *s, struct scan_dir *sd)
         char path[GV_PATH_MAX], host[GV_PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", strcmp(sd->dir, "/") ? sd->dir : "", name);
         struct stat st;
-        if (gv_host_path(host, sizeof host, s->ctx, path) != 0 || lstat(host, &st) != 0) {
+        if (gv_host_path_link(host, sizeof host, s->ctx, path) != 0 || lstat(host, &st) != 0) {
             skip(s, path, "cannot stat");
             continue;
         }
@@ -287,7 +293,7 @@ static void scan_dir(struct scan *s, struct scan_dir *sd)
         char path[GV_PATH_MAX], host[GV_PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", strcmp(sd->dir, "/") ? sd->dir : "", name);
         struct stat st;
-        if (gv_host_path(host, sizeof host, s->ctx, path) == 0 && lstat(host, &st) == 0 &&
+        if (gv_host_path_link(host, sizeof host, s->ctx, path) == 0 && lstat(host, &st) == 0 &&
             S_ISLNK(st.st_mode))
             scan_link(s, sd, path);
     }
@@ -300,11 +306,9 @@ static const char *origin_kind(const struct item *it)
         return it->sd->origin_kind;
     /* a multiarch directory: ROCm or CUDA when the stacks section found that
      * stack there, else a plain system library */
-    const json_t *inst = it->sd->install;
-    const char *kind = inst ? json_string_value(json_object_get(inst, "kind")) : NULL;
-    if (kind && strcmp(it->ln->vendor, "amd") == 0 && strcmp(kind, "rocm") == 0)
+    if (it->sd->has_rocm && strcmp(it->ln->vendor, "amd") == 0)
         return "rocm";
-    if (kind && strcmp(it->ln->vendor, "nvidia") == 0 && strcmp(kind, "cuda") == 0)
+    if (it->sd->has_cuda && strcmp(it->ln->vendor, "nvidia") == 0)
         return "cuda";
     return "system";
 }
@@ -321,6 +325,75 @@ static void set_error(json_t *o, const char *msg)
     gv_json_set_str(o, "error", buf);
 }
 
+static int is_hip_runtime(const struct gv_libname *ln)
+{
+    return ln && (!strcmp(ln->name, "hip-runtime") || !strcmp(ln->name, "hiprtc"));
+}
+
+/* version + version_source, best source first (see docs/snapshot-schema.md). */
+static void set_version(json_t *o, const struct item *it, const char *file, const char *pv)
+{
+    char v[128];
+    const json_t *wheel = it->sd->wheels ? json_object_get(it->sd->wheels, file) : NULL;
+    const char *src = NULL;
+    if (gv_version_from_filename(file, v, sizeof v) >= 2) {
+        src = "file name";
+    } else if (pv) { /* upstream part of the package version */
+        const char *c = strchr(pv, ':');
+        snprintf(v, sizeof v, "%s", c ? c + 1 : pv);
+        char *dash = strrchr(v, '-');
+        if (dash)
+            *dash = '\0';
+        src = "package";
+    } else if (it->sd->hip_version[0] && is_hip_runtime(it->ln)) {
+        /* torch/lib/libamdhip64.so: the HIP torch was built with and bundles */
+        snprintf(v, sizeof v, "%s", it->sd->hip_version);
+        src = "torch/version.py";
+    } else if (wheel) {
+        snprintf(v, sizeof v, "%s", json_string_value(json_object_get(wheel, "version")));
+        src = "wheel";
+    }
+    if (!src)
+        return;
+    gv_json_set_str(o, "version", v);
+    gv_json_set_str(o, "version_source", src);
+    if (wheel && !strcmp(src, "wheel"))
+        gv_json_set_str(o, "wheel", json_string_value(json_object_get(wheel, "wheel")));
+}
+
+static void set_release(json_t *o, const struct item *it, const char *file)
+{
+    /* a file no package owns in a package-managed directory may come from
+     * another release than its neighbours: only its own name can tell */
+    const char *release = json_is_true(json_object_get(o, "unowned")) ? NULL : it->sd->release;
+    if (!release && it->ln && strcmp(it->ln->vendor, "amd") == 0)
+        release = it->sd->amd_release;
+    char fv[128], rel_buf[32];
+    if (!release && is_hip_runtime(it->ln) && gv_version_from_filename(file, fv, sizeof fv) >= 3 &&
+        gv_hip_to_rocm_release(fv, rel_buf, sizeof rel_buf))
+        release = rel_buf;
+    gv_json_set_str(o, "rocm_release", release);
+}
+
+static void set_elf(json_t *o, const char *host, int *ok_out, json_t **needed_out)
+{
+    struct gv_elf_info info;
+    memset(&info, 0, sizeof info);
+    struct gv_err err = {0};
+    *needed_out = NULL;
+    *ok_out = gv_elf_read_file(host, &info, &err) == GV_OK;
+    if (!*ok_out) {
+        set_error(o, err.msg);
+        return;
+    }
+    gv_json_set_str(o, "soname", info.soname);
+    json_t *needed = json_array();
+    for (size_t i = 0; i < info.n_needed; i++)
+        json_array_append_new(needed, json_string(info.needed[i]));
+    *needed_out = needed;
+    gv_elf_free(&info);
+}
+
 static void describe(struct scan *s, struct item *it, const struct gv_owner_map *owners,
                      const json_t *versions)
 {
@@ -333,44 +406,17 @@ static void describe(struct scan *s, struct item *it, const struct gv_owner_map 
     gv_json_set_str(o, "origin_kind", it->ln ? origin_kind(it) : "system");
     char host[GV_PATH_MAX];
     gv_host_path(host, sizeof host, s->ctx, it->path);
-    struct gv_elf_info info;
-    memset(&info, 0, sizeof info);
-    struct gv_err err = {0};
-    int elf_ok = gv_elf_read_file(host, &info, &err) == GV_OK;
-    if (elf_ok)
-        gv_json_set_str(o, "soname", info.soname);
-    else
-        set_error(o, err.msg);
+    int elf_ok;
+    json_t *needed;
+    set_elf(o, host, &elf_ok, &needed);
     const char *pkg = gv_owner_map_owner(owners, it->path);
-    char fv[128], up[128];
-    const json_t *wheel = it->sd->wheels ? json_object_get(it->sd->wheels, file) : NULL;
-    int parts = gv_version_from_filename(file, fv, sizeof fv);
     const char *pv = pkg ? json_string_value(json_object_get(versions, pkg)) : NULL;
-    if (parts >= 2) {
-        gv_json_set_str(o, "version", fv);
-        gv_json_set_str(o, "version_source", "file name");
-    } else if (pv) {
-        const char *c = strchr(pv, ':');
-        snprintf(up, sizeof up, "%s", c ? c + 1 : pv);
-        char *dash = strrchr(up, '-');
-        if (dash)
-            *dash = '\0';
-        gv_json_set_str(o, "version", up);
-        gv_json_set_str(o, "version_source", "package");
-    } else if (it->sd->hip_version[0] && it->ln &&
-               (!strcmp(it->ln->name, "hip-runtime") || !strcmp(it->ln->name, "hiprtc"))) {
-        /* torch/lib/libamdhip64.so: the HIP torch was built with and bundles */
-        gv_json_set_str(o, "version", it->sd->hip_version);
-        gv_json_set_str(o, "version_source", "torch/version.py");
-    } else if (wheel) {
-        gv_json_set_str(o, "version", json_string_value(json_object_get(wheel, "version")));
-        gv_json_set_str(o, "version_source", "wheel");
-        gv_json_set_str(o, "wheel", json_string_value(json_object_get(wheel, "wheel")));
-    }
+    set_version(o, it, file, pv);
     it->stat_ok = stat(host, &it->st) == 0;
     if (it->stat_ok)
         json_object_set_new(o, "size", json_integer((json_int_t)it->st.st_size));
     gv_json_set_str(o, "package", pkg);
+    gv_json_set_str(o, "package_version", pv);
     if (!pkg && owners) {
         char dir[GV_PATH_MAX];
         snprintf(dir, sizeof dir, "%s", it->path);
@@ -378,24 +424,9 @@ static void describe(struct scan *s, struct item *it, const struct gv_owner_map 
         if (gv_owner_map_manages_dir(owners, dir))
             json_object_set_new(o, "unowned", json_true());
     }
-    if (elf_ok) {
-        json_t *needed = json_array();
-        for (size_t i = 0; i < info.n_needed; i++)
-            json_array_append_new(needed, json_string(info.needed[i]));
+    if (elf_ok)
         json_object_set_new(o, "needed", needed);
-        gv_elf_free(&info);
-    }
-    /* a file no package owns in a package-managed directory may come from
-     * another release than its neighbours: only its own name can tell */
-    const char *release = json_is_true(json_object_get(o, "unowned")) ? NULL : it->sd->release;
-    char rel_buf[32];
-    if (!release && it->ln && strcmp(it->ln->vendor, "amd") == 0)
-        release = it->sd->amd_release;
-    if (!release && it->ln && parts >= 3 &&
-        (strcmp(it->ln->name, "hip-runtime") == 0 || strcmp(it->ln->name, "hiprtc") == 0) &&
-        gv_hip_to_rocm_release(fv, rel_buf, sizeof rel_buf))
-        release = rel_buf;
-    gv_json_set_str(o, "rocm_release", release);
+    set_release(o, it, file);
 }
 
 static int cmp_size_desc(const void *a, const void *b)
@@ -410,18 +441,10 @@ static int is_sparse(const struct stat *st)
     return st->st_size > (64 << 20) && (off_t)st->st_blocks * 512 < st->st_size / 8;
 }
 
-/* Hashes each inode once, the largest first, in two threads. */
-static void hash_items(struct scan *s)
+/* One job per inode: job_of[i] is item i's job, SIZE_MAX for none. */
+static size_t plan_jobs(struct scan *s, struct gv_hash_job *jobs, char (*hosts)[GV_PATH_MAX],
+                        size_t *job_of)
 {
-    struct gv_hash_job *jobs = calloc(s->n_items ? s->n_items : 1, sizeof *jobs);
-    char(*hosts)[GV_PATH_MAX] = calloc(s->n_items ? s->n_items : 1, GV_PATH_MAX);
-    size_t *job_of = calloc(s->n_items ? s->n_items : 1, sizeof *job_of);
-    if (!jobs || !hosts || !job_of) {
-        free(jobs);
-        free(hosts);
-        free(job_of);
-        return;
-    }
     size_t nj = 0;
     for (size_t i = 0; i < s->n_items; i++) {
         struct item *it = &s->items[i];
@@ -432,13 +455,11 @@ static void hash_items(struct scan *s)
             gv_json_set_str(it->obj, "sha256_skipped", "sparse file (mostly holes): not hashed");
             continue;
         }
-        for (size_t j = 0; j < i; j++) {
+        for (size_t j = 0; j < i && job_of[i] == SIZE_MAX; j++) {
             struct item *o = &s->items[j];
-            if (o->stat_ok && job_of[j] != SIZE_MAX && o->st.st_dev == it->st.st_dev &&
-                o->st.st_ino == it->st.st_ino) {
+            if (job_of[j] != SIZE_MAX && o->st.st_dev == it->st.st_dev &&
+                o->st.st_ino == it->st.st_ino)
                 job_of[i] = job_of[j];
-                break;
-            }
         }
         if (job_of[i] != SIZE_MAX)
             continue;
@@ -447,40 +468,57 @@ static void hash_items(struct scan *s)
         jobs[nj].size = (long long)it->st.st_size;
         job_of[i] = nj++;
     }
-    /* digests of unchanged big files come from the cache */
+    return nj;
+}
+
+/* Digests from the cache, the rest hashed largest first in two threads. */
+static void run_jobs(struct gv_hash_job *jobs, size_t nj)
+{
     struct gv_hash_cache *cache = gv_hash_cache_open();
-    for (size_t i = 0; i < nj; i++)
-        if (jobs[i].size >= GV_HASH_CACHE_MIN_SIZE && gv_hash_cache_get(cache, jobs[i].path, jobs[i].hex))
-            jobs[i].size = -1; /* done */
-    /* sort a permutation by size so the big files start first */
-    struct gv_hash_job *sorted = calloc(nj ? nj : 1, sizeof *sorted);
-    if (sorted) {
-        size_t ns = 0;
-        for (size_t i = 0; i < nj; i++)
-            if (jobs[i].size >= 0)
-                sorted[ns++] = jobs[i];
-        qsort(sorted, ns, sizeof *sorted, cmp_size_desc);
-        gv_filehash_run(sorted, ns, 2);
-        for (size_t j = 0; j < ns; j++) {
-            for (size_t i = 0; i < nj; i++)
-                if (sorted[j].path == jobs[i].path) {
-                    jobs[i] = sorted[j];
-                    break;
-                }
-            if (sorted[j].rc == 0 && sorted[j].size >= GV_HASH_CACHE_MIN_SIZE)
-                gv_hash_cache_put(cache, sorted[j].path, sorted[j].hex);
-        }
-        free(sorted);
+    struct gv_hash_job *todo = calloc(nj ? nj : 1, sizeof *todo);
+    if (!todo) {
+        gv_hash_cache_close(cache);
+        return;
     }
-    gv_hash_cache_close(cache);
-    for (size_t i = 0; i < s->n_items; i++) {
-        if (job_of[i] == SIZE_MAX)
+    size_t nt = 0;
+    for (size_t i = 0; i < nj; i++) {
+        if (jobs[i].size >= GV_HASH_CACHE_MIN_SIZE &&
+            gv_hash_cache_get(cache, jobs[i].path, jobs[i].hex))
             continue;
-        struct gv_hash_job *j = &jobs[job_of[i]];
-        if (j->rc == 0 && j->hex[0])
-            gv_json_set_str(s->items[i].obj, "sha256", j->hex);
-        else if (j->rc)
-            set_error(s->items[i].obj, j->err);
+        todo[nt++] = jobs[i];
+    }
+    qsort(todo, nt, sizeof *todo, cmp_size_desc);
+    gv_filehash_run(todo, nt, 2);
+    for (size_t t = 0; t < nt; t++) {
+        for (size_t i = 0; i < nj; i++)
+            if (jobs[i].path == todo[t].path)
+                jobs[i] = todo[t];
+        if (todo[t].rc == 0 && todo[t].size >= GV_HASH_CACHE_MIN_SIZE)
+            gv_hash_cache_put(cache, todo[t].path, todo[t].hex);
+    }
+    free(todo);
+    gv_hash_cache_close(cache);
+}
+
+/* Hashes each inode once and puts the digests (or errors) on the items. */
+static void hash_items(struct scan *s)
+{
+    size_t n = s->n_items ? s->n_items : 1;
+    struct gv_hash_job *jobs = calloc(n, sizeof *jobs);
+    char(*hosts)[GV_PATH_MAX] = calloc(n, GV_PATH_MAX);
+    size_t *job_of = calloc(n, sizeof *job_of);
+    if (jobs && hosts && job_of) {
+        size_t nj = plan_jobs(s, jobs, hosts, job_of);
+        run_jobs(jobs, nj);
+        for (size_t i = 0; i < s->n_items; i++) {
+            if (job_of[i] == SIZE_MAX)
+                continue;
+            struct gv_hash_job *j = &jobs[job_of[i]];
+            if (j->rc == 0 && j->hex[0])
+                gv_json_set_str(s->items[i].obj, "sha256", j->hex);
+            else if (j->rc)
+                set_error(s->items[i].obj, j->err);
+        }
     }
     free(jobs);
     free(hosts);

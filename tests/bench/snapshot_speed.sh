@@ -20,11 +20,12 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-run() { # LABEL ENV... -- ARGS
-    local label=$1 i t
+run() { # LABEL ENV...   ($EXTRA: more snapshot arguments)
+    local label=$1 t0 t1 _
     shift
-    for i in $(seq "$N"); do
+    for _ in $(seq "$N"); do
         t0=$(date +%s%N)
+        # shellcheck disable=SC2086
         env "$@" "$GPUVET" snapshot --root "$root" -o "$tmp/s.json" ${EXTRA:-}
         t1=$(date +%s%N)
         echo $(((t1 - t0) / 1000000))

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "base/json.h"
+#include "env/probe.h"
 #include "base/sha256.h"
 #include "env/filehash.h"
 #include "env/stackscan.h"
@@ -230,8 +232,53 @@ static void test_dpkg_text(void)
     json_decref(a);
 }
 
+/* $VIRTUAL_ENV and $CONDA_PREFIX of the recorded environment lead to their
+ * environments on a live system; PATH gives the interpreters. */
+static void test_virtual_env(void)
+{
+    char venv[] = "/tmp/gv-test-venv-XXXXXX";
+    T_CHECK(mkdtemp(venv) != NULL);
+    char p[512];
+    snprintf(p, sizeof p, "%s/lib/python3.11/site-packages/torch-2.4.0+rocm6.1.dist-info", venv);
+    T_EQ_INT(gv_mkdirs(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/lib/python3.11/site-packages/torch-2.4.0+rocm6.1.dist-info/METADATA",
+             venv);
+    FILE *f = fopen(p, "w");
+    if (f) {
+        fputs("Metadata-Version: 2.1\nName: torch\nVersion: 2.4.0+rocm6.1\n\n", f);
+        fclose(f);
+    }
+    snprintf(p, sizeof p, "%s/pyvenv.cfg", venv);
+    f = fopen(p, "w");
+    if (f) {
+        fputs("home = /usr/bin\n", f);
+        fclose(f);
+    }
+    char ve[600];
+    snprintf(ve, sizeof ve, "VIRTUAL_ENV=%s", venv);
+    char *envp[] = {ve, (char *)"PATH=/nonexistent-gpuvet", NULL};
+    struct gv_probe_ctx ctx = {.root = "/", .live = 1, .envp = envp, .hash_files = 0};
+    json_t *py = gv_probe_python(&ctx);
+    json_t *found = NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(py, "environments"), i, e)
+        if (strcmp(json_string_value(json_object_get(e, "prefix")), venv) == 0)
+            found = e;
+    T_CHECK(found != NULL);
+    T_EQ_STR(json_string_value(json_object_get(found, "kind")), "venv");
+    T_EQ_STR(json_string_value(json_object_get(found, "python_version")), "3.11");
+    T_EQ_STR(gv_json_path_str(found, "packages.torch.version"), "2.4.0+rocm6.1");
+    T_EQ_INT(json_array_size(json_object_get(py, "interpreters")), 0);
+    json_decref(py);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", venv);
+    T_EQ_INT(system(cmd), 0);
+}
+
 int main(void)
 {
+    T_RUN(test_virtual_env);
     T_RUN(test_owner_map);
     T_RUN(test_dpkg_text);
     T_RUN(test_vectors);
