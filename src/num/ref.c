@@ -207,12 +207,15 @@ static int threads_of(int nthreads)
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
-/* fn over [0, n) in nt contiguous pieces; a thread that cannot be started
- * runs its piece on the caller's thread. */
-static void par_for(int nt, size_t n, range_fn fn, void *ctx)
+/* Elementwise work below this many items per thread is not worth a thread. */
+#define GRAIN 32768
+
+/* fn over [0, n) in at most nt contiguous pieces of at least grain items; a
+ * thread that cannot be started runs its piece on the caller's thread. */
+static void par_for(int nt, size_t n, size_t grain, range_fn fn, void *ctx)
 {
-    if (nt > 1 && (size_t)nt > n)
-        nt = n ? (int)n : 1;
+    if (nt > 1 && (size_t)nt > n / grain)
+        nt = n / grain > 1 ? (int)(n / grain) : 1;
     if (nt <= 1) {
         fn(ctx, 0, n);
         return;
@@ -253,7 +256,7 @@ static void load_range(void *ctx, size_t lo, size_t hi)
 static void load_slice(const struct gv_buffer *b, size_t off, size_t n, double *out, int nt)
 {
     struct load_job j = {b, off, out};
-    par_for(nt, n, load_range, &j);
+    par_for(nt, n, GRAIN, load_range, &j);
 }
 
 enum map_kind { MAP_ABS, MAP_SQUARE };
@@ -273,7 +276,7 @@ static void map_range(void *ctx, size_t lo, size_t hi)
 static void map_all(double *v, size_t n, enum map_kind k, int nt)
 {
     struct map_job j = {v, k};
-    par_for(nt, n, map_range, &j);
+    par_for(nt, n, GRAIN, map_range, &j);
 }
 
 static void dgemm(int m, int n, int k, const double *a, int transb, const double *b, double *c)
@@ -339,7 +342,7 @@ static int ref_gemm(const struct gv_case *c, const struct gv_buffer *in, double 
         size_t o = (size_t)bi * sc;
         gemm3((int)c->m, (int)c->n, (int)c->k, a, b, ref + o, scale + o, bound + o, nt);
         struct dot_job j = {ref + o, scale + o, bound + o, (double)c->k, &p};
-        par_for(nt, sc, dot_range, &j);
+        par_for(nt, sc, GRAIN, dot_range, &j);
     }
     free(a);
     free(b);
@@ -392,7 +395,7 @@ static int ref_conv(const struct gv_case *c, const struct gv_buffer *in, double 
         size_t o = (size_t)img * no;
         gemm3((int)c->k, (int)(P * Q), (int)K, w, col, ref + o, scale + o, bound + o, nt);
         struct dot_job j = {ref + o, scale + o, bound + o, (double)K, &p};
-        par_for(nt, no, dot_range, &j);
+        par_for(nt, no, GRAIN, dot_range, &j);
     }
     free(col);
     free(w);
@@ -794,13 +797,13 @@ int gv_ref_compute(const struct gv_case *c, const struct gv_buffer *in, int nin,
     case GV_OP_CONVERT: {
         struct elem_job j = {.c = c, .x = &in[0], .ref = ref, .bound = bound, .scale = scale};
         prec_of(c, &j.p);
-        par_for(nt, (size_t)c->len, elem_range, &j);
+        par_for(nt, (size_t)c->len, 4096, elem_range, &j);
         return GV_OK;
     }
     default: {
         struct rows_job j = {.c = c, .in = in, .ref = ref, .bound = bound, .scale = scale};
         prec_of(c, &j.p);
-        par_for(nt, (size_t)c->rows, rows_range, &j);
+        par_for(nt, (size_t)c->rows, 1, rows_range, &j);
         return GV_OK;
     }
     }
