@@ -41,6 +41,34 @@ static void add_group_fix(json_t *f, const json_t *snap, const json_t *perm)
     fix(f, "log out and in again (or run 'newgrp render') so the new group applies");
 }
 
+/* DCGM's device-count check: fewer render nodes than AMD GPUs means some GPUs
+ * are not reachable (a container given only some, a cgroup device filter). */
+static void check_node_count(struct gv_rule_ctx *c, const json_t *perm)
+{
+    int gpus = count_gpus(c->snap, "amd"), nodes = 0;
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(perm, "devices"), i, d) {
+        const char *p = jstr(d, "path");
+        nodes += p && !strncmp(p, "/dev/dri/renderD", 16);
+    }
+    if (gpus <= 0 || nodes >= gpus)
+        return;
+    int inside = jbool(jobj(section(c->snap, "host"), "container"), "inside");
+    json_t *f = finding(c, inside ? GV_SEV_INFO : GV_SEV_WARNING,
+                        "%d AMD GPU(s) on the PCI bus but %d render node(s) in /dev: %d GPU(s) "
+                        "cannot be used here",
+                        gpus, nodes, gpus - nodes);
+    evidencef(f, "gpus.devices", "%d AMD GPU(s)", gpus);
+    evidence(f, "permissions.devices", json_object_get(perm, "devices"));
+    if (inside)
+        fix(f, "if the container should see every GPU: --device /dev/dri (all render nodes)");
+    else
+        fix(f, "check 'ls -l /dev/dri' and 'dmesg | grep -i amdgpu' for GPUs that failed to "
+               "initialise");
+    reference(f, "anchor-tools §2.2 (DCGM device count), §10");
+}
+
 void check_gpu_access(struct gv_rule_ctx *c)
 {
     const json_t *perm = need(c, "permissions");
@@ -83,6 +111,8 @@ void check_gpu_access(struct gv_rule_ctx *c)
         reference(f, "rocm-facts §8 (/dev/kfd: No such file or directory)");
         bad = 1;
     }
+    if (amd == 1 && jarr(perm, "devices") && jbool(c->snap, "live"))
+        check_node_count(c, perm);
     if (bad || amd != 1)
         return;
     /* device list gave no verdict: fall back to group membership */

@@ -81,7 +81,7 @@ const char *torch_targets(const json_t *torch, char *buf, size_t size, int *from
 #define GV_RULE_CHECKS(X)                                                                    \
     X(gpu_access) X(kernel_driver) X(nouveau) X(no_gpu) X(torch_build) X(torch_runtime)      \
     X(ld_preload) X(gfx_not_in_wheel) X(rocblas_kernels) X(torch_companions) X(hsa_override) \
-    X(kmd_window) X(rocm_mixed_path) X(rocm_unowned) X(rocm_link) X(rocm_support)           \
+    X(kmd_window) X(rocm_mixed_path) X(rocm_unowned) X(rocm_link) X(rocm_path_env) X(rocm_support)           \
     X(igpu_dgpu) X(numerics_env) X(debug_env) X(tooling_env) X(visible_devices)              \
     X(cuda_stub) X(cuda_driver) X(process_libs) X(unheld_packages)
 #define GV_DECLARE_CHECK(name) void check_##name(struct gv_rule_ctx *c);

@@ -554,3 +554,44 @@ void check_rocm_link(struct gv_rule_ctx *c)
         fix(f, "sudo ln -sfn %s /opt/rocm", prefix);
     fix(f, "sudo ldconfig");
 }
+
+/* ---- ROCM_PATH / HIP_PATH pointing at another release ---- */
+
+static void path_var(struct gv_rule_ctx *c, const char *name, const char *want,
+                     const char *want_path)
+{
+    char path[256], clean[1024];
+    const char *v = env_get(c->snap, name, path, sizeof path);
+    if (!v)
+        return;
+    strip_shell(v, clean, sizeof clean);
+    const json_t *in = install_of_path(c->snap, clean);
+    const char *rel = in ? jstr(in, "version") : NULL;
+    if (!rel || kb_vercmp(rel, want) == 0)
+        return;
+    json_t *f = finding(c, GV_SEV_WARNING,
+                        "%s=%s selects ROCm %s while /opt/rocm is ROCm %s: hipcc, CMake and "
+                        "torch.utils.cpp_extension build against %s",
+                        name, v, rel, want, rel);
+    evidence_str(f, path, v);
+    evidence_str(f, want_path, want);
+    char file[256];
+    if (profile_file(path, file, sizeof file))
+        fix(f, "set %s=/opt/rocm in %s (or the release you mean), then log in again", name,
+            file);
+    else
+        fix(f, "export %s=/opt/rocm   (or unset it)", name);
+}
+
+void check_rocm_path_env(struct gv_rule_ctx *c)
+{
+    int idx = -1;
+    const json_t *in = default_rocm(c->snap, &idx);
+    if (!in || !jstr(in, "version") || !section(c->snap, "environment"))
+        return;
+    char want_path[64];
+    snprintf(want_path, sizeof want_path, "stacks.installs[%d].version", idx);
+    path_var(c, "ROCM_PATH", jstr(in, "version"), want_path);
+    path_var(c, "ROCM_HOME", jstr(in, "version"), want_path);
+    path_var(c, "HIP_PATH", jstr(in, "version"), want_path);
+}

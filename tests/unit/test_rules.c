@@ -569,6 +569,41 @@ static void rocm_link(void)
     T_EQ_INT(count("rocm-link", NULL), 0);
 }
 
+static void rocm_path_env(void)
+{
+    fresh();
+    SET("stacks.installs.+", install57);
+    SET("environment.profile_d.0.sets.ROCM_PATH", "\"/opt/rocm-5.7.0\"");
+    SET("environment.variables.ROCM_PATH", NULL);
+    run();
+    T_EQ_INT(count("rocm-path-env", "warning"), 1);
+    T_CHECK(has_fix("rocm-path-env", "set ROCM_PATH=/opt/rocm in /etc/profile.d/rocm.sh"));
+    T_EQ_INT(others("rocm-path-env"), 0);
+    fresh(); /* /opt/rocm and the default release's own prefix are both fine */
+    SET("stacks.installs.+", install57);
+    SET("environment.variables.HIP_PATH", "\"/opt/rocm-6.0.0\"");
+    run();
+    T_EQ_INT(count("rocm-path-env", NULL), 0);
+}
+
+static void render_node_count(void)
+{
+    fresh(); /* two AMD GPUs, one render node */
+    SET("gpus.devices.+", "{\"pci_address\": \"0000:04:00.0\", \"vendor\": \"amd\", "
+                          "\"driver\": \"amdgpu\", \"kfd\": {\"node\": 2, "
+                          "\"gfx_target_version\": 90010}}");
+    run();
+    T_EQ_INT(count("gpu-access", "warning"), 1);
+    SET("host.container.inside", "true");
+    run();
+    T_EQ_INT(count("gpu-access", "info"), 1);
+    T_EQ_INT(count("gpu-access", "warning"), 0);
+    SET("permissions.devices.+", "{\"path\": \"/dev/dri/renderD129\", \"readable\": true, "
+                                 "\"writable\": true}");
+    run();
+    T_EQ_INT(count("gpu-access", NULL), 0);
+}
+
 static void rocm_support_igpu(void)
 {
     fresh();
@@ -757,6 +792,8 @@ int main(void)
     T_RUN(rocm_mixed_path);
     T_RUN(rocm_unowned);
     T_RUN(rocm_link);
+    T_RUN(rocm_path_env);
+    T_RUN(render_node_count);
     T_RUN(rocm_support_igpu);
     T_RUN(env_rules);
     T_RUN(visible_devices);
