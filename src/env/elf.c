@@ -277,10 +277,12 @@ static int name_sections(struct rd *r, const struct ehdr *h, const struct shdr *
         d->addr = sh[i].addr;
         d->flags = sh[i].flags;
         if (have_names && i > 0) {
-            const char *nm;
+            const char *nm = "";
             int rc = table_string(r, &names, sh[i].name, &nm);
-            if (rc)
-                return gv_err_prefix(r->err, "section %u", i);
+            if (rc) {
+                gv_err_prefix(r->err, "section %u", i);
+                return rc;
+            }
             snprintf(d->name, sizeof d->name, "%s", nm);
         }
     }
@@ -391,14 +393,15 @@ static int read_dynamic(struct rd *r, uint64_t off, uint64_t size, struct dyn *d
 {
     unsigned esz = r->is64 ? 16 : 8;
     size_t cap = 0;
+    int rc;
     for (uint64_t i = 0; i + esz <= size; i += esz) {
         uint64_t tag = get_word(r, off + i), val = get_word(r, off + i + esz / 2);
         if (tag == DT_NULL_)
             break;
         switch (tag) {
         case DT_NEEDED_:
-            if (add_needed(r, dy, val, &cap))
-                return r->err ? r->err->code : GV_E_FORMAT;
+            if ((rc = add_needed(r, dy, val, &cap)))
+                return rc;
             break;
         case DT_STRTAB_: dy->have_strtab = 1; dy->strtab = val; break;
         case DT_STRSZ_: dy->have_strsz = 1; dy->strsz = val; break;
@@ -469,9 +472,12 @@ static int find_dynstr(struct rd *r, const struct dyn *dy, const struct phdr *ph
 static int dup_string(struct rd *r, const struct strtab *t, uint64_t idx, const char *tag,
                       char **dst)
 {
-    const char *s;
-    if (table_string(r, t, idx, &s))
-        return gv_err_prefix(r->err, "%s", tag);
+    const char *s = NULL;
+    int rc = table_string(r, t, idx, &s);
+    if (rc) {
+        gv_err_prefix(r->err, "%s", tag);
+        return rc;
+    }
     *dst = strdup(s);
     if (!*dst)
         return gv_err_set(r->err, GV_E_NOMEM, "%s: out of memory for %s", r->what, tag);
@@ -534,6 +540,7 @@ int gv_elf_parse(const uint8_t *data, size_t size, const char *what, struct gv_e
     if (!data && size)
         return gv_err_set(err, GV_E_USAGE, "%s: no data", r.what);
     struct ehdr h;
+    memset(&h, 0, sizeof h);
     int rc = read_ident(&r, out);
     if (!rc)
         rc = read_ehdr(&r, out, &h);

@@ -34,7 +34,8 @@ static const uint32_t sha_k[64] = {
 #ifdef GV_HAVE_SHANI_CODE
 /* 64-byte blocks with the SHA extensions. The state is kept as the two
  * registers the instructions want: ABEF and CDGH. */
-__attribute__((target("sha,sse4.1,ssse3"))) static void blocks_shani(uint32_t h[8],
+/* optimised even in Debug builds: at -O0 the intrinsics spill every register */
+__attribute__((target("sha,sse4.1,ssse3"), optimize("O2"))) static void blocks_shani(uint32_t h[8],
                                                                       const uint8_t *p,
                                                                       size_t nblocks)
 {

@@ -26,4 +26,19 @@ void gv_filehash_run(struct gv_hash_job *jobs, size_t n, int nthreads);
 /* 1 when the SHA-NI code path is in use (for the benchmark report). */
 int gv_filehash_accelerated(void);
 
+/* A persistent cache of digests of big files, so that the next snapshot of
+ * an unchanged stack does not read gigabytes again. An entry is used only
+ * when device, inode, size, mtime and ctime (which no user tool can set back)
+ * all match. Stored in the user's cache directory (gpuvet/sha256-cache.json,
+ * mode 0600); GPUVET_HASH_CACHE=0 turns it off. Failures to read or write it
+ * are silent: it only ever saves time. */
+struct gv_hash_cache;
+struct gv_hash_cache *gv_hash_cache_open(void);
+/* 1 and out filled on a hit. path is a host path. */
+int gv_hash_cache_get(struct gv_hash_cache *c, const char *path, char out[65]);
+void gv_hash_cache_put(struct gv_hash_cache *c, const char *path, const char hex[65]);
+/* Writes the cache back when it changed, and frees it. */
+void gv_hash_cache_close(struct gv_hash_cache *c);
+#define GV_HASH_CACHE_MIN_SIZE (1 << 20)
+
 #endif

@@ -92,8 +92,10 @@ static json_t *kfd_for(const struct gv_probe_ctx *ctx, unsigned dom, unsigned bu
         free(data);
         if (p.gfx_target_version <= 0 || p.location_id != want || p.domain != (long)dom)
             continue;
-        char gfx[32];
-        gv_gfx_name_from_target_version((unsigned)p.gfx_target_version, gfx, sizeof gfx);
+        char gfx[32] = "";
+        long v = p.gfx_target_version;
+        if ((v / 100) % 100 <= 15 && v % 100 <= 15) /* else no gfx name can spell it */
+            gv_gfx_name_from_target_version((unsigned)v, gfx, sizeof gfx);
         found = json_object();
         json_object_set_new(found, "node", json_integer(node));
         json_object_set_new(found, "gfx_target_version", json_integer(p.gfx_target_version));

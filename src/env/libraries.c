@@ -447,20 +447,32 @@ static void hash_items(struct scan *s)
         jobs[nj].size = (long long)it->st.st_size;
         job_of[i] = nj++;
     }
+    /* digests of unchanged big files come from the cache */
+    struct gv_hash_cache *cache = gv_hash_cache_open();
+    for (size_t i = 0; i < nj; i++)
+        if (jobs[i].size >= GV_HASH_CACHE_MIN_SIZE && gv_hash_cache_get(cache, jobs[i].path, jobs[i].hex))
+            jobs[i].size = -1; /* done */
     /* sort a permutation by size so the big files start first */
     struct gv_hash_job *sorted = calloc(nj ? nj : 1, sizeof *sorted);
     if (sorted) {
-        memcpy(sorted, jobs, nj * sizeof *jobs);
-        qsort(sorted, nj, sizeof *sorted, cmp_size_desc);
-        gv_filehash_run(sorted, nj, 2);
+        size_t ns = 0;
         for (size_t i = 0; i < nj; i++)
-            for (size_t j = 0; j < nj; j++)
+            if (jobs[i].size >= 0)
+                sorted[ns++] = jobs[i];
+        qsort(sorted, ns, sizeof *sorted, cmp_size_desc);
+        gv_filehash_run(sorted, ns, 2);
+        for (size_t j = 0; j < ns; j++) {
+            for (size_t i = 0; i < nj; i++)
                 if (sorted[j].path == jobs[i].path) {
                     jobs[i] = sorted[j];
                     break;
                 }
+            if (sorted[j].rc == 0 && sorted[j].size >= GV_HASH_CACHE_MIN_SIZE)
+                gv_hash_cache_put(cache, sorted[j].path, sorted[j].hex);
+        }
         free(sorted);
     }
+    gv_hash_cache_close(cache);
     for (size_t i = 0; i < s->n_items; i++) {
         if (job_of[i] == SIZE_MAX)
             continue;

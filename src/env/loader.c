@@ -93,7 +93,7 @@ static void conf_include(struct conf_state *st, const char *from, char *args, in
         if (pat[0] == '/')
             snprintf(rel, sizeof rel, "%s", pat);
         else
-            snprintf(rel, sizeof rel, "%.*s/%s", (int)(gv_sys_base(from) - from), from, pat);
+            snprintf(rel, sizeof rel, "%.*s/%s", (int)(gv_sys_base(from) - from) - 1, from, pat);
         if (gv_sys_path(st->ctx, rel, host, sizeof host))
             continue;
         glob_t g;

@@ -112,8 +112,10 @@ struct scan {
 
 static void scan_to_out(struct scan *sc, struct gv_offload_targets *out)
 {
-    qsort(sc->targets.v, sc->targets.n, sizeof(char *), cmp_str);
-    qsort(sc->ids.v, sc->ids.n, sizeof(char *), cmp_str);
+    if (sc->targets.n)
+        qsort(sc->targets.v, sc->targets.n, sizeof(char *), cmp_str);
+    if (sc->ids.n)
+        qsort(sc->ids.v, sc->ids.n, sizeof(char *), cmp_str);
     out->targets = sc->targets.v;
     out->n_targets = sc->targets.n;
     out->target_ids = sc->ids.v;
@@ -357,8 +359,10 @@ static int src_read(struct src *s, uint8_t *buf, size_t n, const char *what, str
         memcpy(buf, s->mem + s->pos, n);
     else {
         int rc = dec_read(s->dec, buf, n, err);
-        if (rc)
-            return gv_err_prefix(err, "reading %s", what);
+        if (rc) {
+            gv_err_prefix(err, "reading %s", what);
+            return rc;
+        }
     }
     s->pos += n;
     return GV_OK;
@@ -513,7 +517,8 @@ static int scan_bundle_src(struct scan *sc, struct src *s, uint64_t *end)
     for (size_t i = 0; i < n; i++)
         if (e[i].offset + e[i].size > *end)
             *end = e[i].offset + e[i].size;
-    qsort(e, n, sizeof *e, cmp_entry);
+    if (n)
+        qsort(e, n, sizeof *e, cmp_entry);
     int verify = s->mem || !(sc->flags & GV_OFFLOAD_QUICK);
     for (size_t i = 0; i < n && !rc; i++) {
         int mach = -1;
@@ -532,8 +537,10 @@ static int scan_plain(struct scan *sc, const uint8_t *data, size_t size, uint64_
     struct src s = {data + at, size - at, 0, NULL};
     uint64_t end = 0;
     int rc = scan_bundle_src(sc, &s, &end);
-    if (rc)
-        return gv_err_prefix(sc->err, "offload bundle at offset %llu", (unsigned long long)at);
+    if (rc) {
+        gv_err_prefix(sc->err, "offload bundle at offset %llu", (unsigned long long)at);
+        return rc;
+    }
     sc->n_bundles++;
     *next = at + end;
     return GV_OK;
@@ -609,13 +616,15 @@ static int scan_compressed(struct scan *sc, const uint8_t *data, size_t size, ui
                            uint64_t *next)
 {
     struct ccob c;
+    memset(&c, 0, sizeof c);
     uint64_t len = 0;
     int rc = read_ccob_header(data + at, size - at, &c, sc->err);
     if (!rc)
         rc = scan_ccob_body(sc, data + at, size - at, &c, &len);
-    if (rc)
-        return gv_err_prefix(sc->err, "compressed offload bundle at offset %llu",
-                             (unsigned long long)at);
+    if (rc) {
+        gv_err_prefix(sc->err, "compressed offload bundle at offset %llu", (unsigned long long)at);
+        return rc;
+    }
     sc->n_bundles++;
     sc->n_compressed++;
     *next = at + (len ? len : 8);
@@ -779,8 +788,10 @@ static int scan_sections(const char *path, const struct gv_elf_map *m,
     if (hip) {
         rc = gv_offload_scan_hip_ex(gv_elf_section_data(hip, m->data, m->size),
                                     hip->type == 8 ? 0 : (size_t)hip->size, flags, out, err);
-        if (rc)
-            return gv_err_prefix(err, "%s: section .hip_fatbin", path);
+        if (rc) {
+            gv_err_prefix(err, "%s: section .hip_fatbin", path);
+            return rc;
+        }
     }
     if (cuda) {
         struct gv_offload_targets nv;
@@ -788,7 +799,8 @@ static int scan_sections(const char *path, const struct gv_elf_map *m,
                                   cuda->type == 8 ? 0 : (size_t)cuda->size, &nv, err);
         if (rc) {
             gv_offload_free(out);
-            return gv_err_prefix(err, "%s: section .nv_fatbin", path);
+            gv_err_prefix(err, "%s: section .nv_fatbin", path);
+            return rc;
         }
         if (hip)
             rc = merge(out, &nv, err);
@@ -828,5 +840,5 @@ int gv_offload_scan_file_ex(const char *path, unsigned flags, struct gv_offload_
 int gv_offload_scan_file(const char *path, struct gv_offload_targets *out, const char **kind,
                          struct gv_err *err)
 {
-    return gv_offload_scan_file_ex(path, 0, out, kind, err);
+    return gv_offload_scan_file_ex(path, GV_OFFLOAD_QUICK, out, kind, err);
 }

@@ -33,7 +33,8 @@ struct gv_offload_targets {
  * GV_OFFLOAD_QUICK: for compressed bundles, decompress only the bundle header
  * (entry IDs) instead of the whole bundle: targets come from the IDs, the
  * code objects' e_flags and the decompressed size are not checked. Costs
- * kilobytes per bundle instead of the bundle's full size. */
+ * about one compression block (<= 128 KiB of output) per bundle instead of
+ * the bundle's full size. */
 #define GV_OFFLOAD_QUICK 1u
 
 /* Scan a section's bytes: .hip_fatbin (hip) or .nv_fatbin (cuda). Bundles and
@@ -46,11 +47,16 @@ int gv_offload_scan_hip(const uint8_t *data, size_t size, struct gv_offload_targ
 int gv_offload_scan_cuda(const uint8_t *data, size_t size, struct gv_offload_targets *out,
                          struct gv_err *err);
 /* Open an ELF file, find .hip_fatbin or .nv_fatbin and scan it.
- * GV_E_NOTFOUND when the file has neither section. *kind is set to "hip" or "cuda". */
+ * GV_E_NOTFOUND when the file has neither section. *kind is set to "hip" or "cuda".
+ * This is the snapshot path and runs in GV_OFFLOAD_QUICK mode: compressed
+ * bundles are listed from their entry IDs (tens of ms for a 500 MB library)
+ * instead of being decompressed whole (seconds); plain bundles and fatbins
+ * are checked fully either way. Use gv_offload_scan_file_ex(path, 0, ...) to
+ * verify everything. */
 int gv_offload_scan_file(const char *path, struct gv_offload_targets *out, const char **kind,
                          struct gv_err *err);
-/* As above with flags (GV_OFFLOAD_QUICK). A file with both sections gets
- * both scanned, targets merged, and *kind = "hip+cuda". */
+/* As above with explicit flags: 0 = full check, GV_OFFLOAD_QUICK. A file
+ * with both sections gets both scanned, targets merged, and *kind = "hip+cuda". */
 int gv_offload_scan_hip_ex(const uint8_t *data, size_t size, unsigned flags,
                            struct gv_offload_targets *out, struct gv_err *err);
 int gv_offload_scan_file_ex(const char *path, unsigned flags, struct gv_offload_targets *out,

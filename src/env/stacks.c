@@ -448,33 +448,9 @@ static json_t *alternatives(const struct gv_probe_ctx *ctx, const char *name)
     char *data;
     if (host_of(ctx, db, h, sizeof h) == 0 && gv_read_file(h, 1 << 20, &data, NULL, NULL) == 0) {
         gv_json_set_str(o, "source", db);
-        char *lines[512];
-        size_t nl = 0;
-        for (char *p = data; p && nl < 512;) {
-            lines[nl++] = p;
-            char *e = strchr(p, '\n');
-            if (e)
-                *e = '\0';
-            p = e ? e + 1 : NULL;
-        }
-        if (nl >= 2) {
-            gv_json_set_str(o, "mode", lines[0]);
-            size_t i = 2, nslaves = 0;
-            while (i + 1 < nl && lines[i][0]) {
-                i += 2;
-                nslaves++;
-            }
-            i++;
-            json_t *choices = json_array();
-            while (i + 1 < nl && lines[i][0]) {
-                json_t *c = json_object();
-                gv_json_set_str(c, "path", lines[i]);
-                gv_json_set_str(c, "priority", lines[i + 1]);
-                json_array_append_new(choices, c);
-                i += 2 + nslaves;
-            }
-            json_object_set_new(o, "choices", choices);
-        }
+        json_t *parsed = gv_dpkg_alternatives_parse(data);
+        json_object_update(o, parsed);
+        json_decref(parsed);
         free(data);
     }
     if (json_object_size(o) == 0) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/json.h"
 #include "env/libnames.h"
 
 /* ---- a small string hash table (open addressing, power-of-two size) ---- */
@@ -233,13 +234,8 @@ static void add_stanza(json_t *out, const char *pkg, const char *ver, const char
         json_object_set_new(out, pkg, json_string(ver));
 }
 
-static json_t *dpkg_status_versions(const char *root)
+json_t *gv_dpkg_status_versions(char *data)
 {
-    char path[GV_PATH_MAX];
-    char *data;
-    if (gv_root_join(path, sizeof path, root, "/var/lib/dpkg/status") != 0 ||
-        gv_read_file(path, (size_t)256 << 20, &data, NULL, NULL) != GV_OK)
-        return NULL;
     json_t *out = json_object();
     char pkg[256] = "", ver[256] = "", status[256] = "";
     for (char *line = data; line;) {
@@ -259,8 +255,54 @@ static json_t *dpkg_status_versions(const char *root)
         line = nl ? nl + 1 : NULL;
     }
     add_stanza(out, pkg, ver, status);
+    return out;
+}
+
+static json_t *dpkg_status_versions(const char *root)
+{
+    char path[GV_PATH_MAX];
+    char *data;
+    if (gv_root_join(path, sizeof path, root, "/var/lib/dpkg/status") != 0 ||
+        gv_read_file(path, (size_t)256 << 20, &data, NULL, NULL) != GV_OK)
+        return NULL;
+    json_t *out = gv_dpkg_status_versions(data);
     free(data);
     return out;
+}
+
+json_t *gv_dpkg_alternatives_parse(char *data)
+{
+    json_t *o = json_object();
+    char *lines[512];
+    size_t nl = 0;
+    for (char *p = data; p && nl < 512;) {
+        lines[nl++] = p;
+        char *e = strchr(p, '\n');
+        if (e)
+            *e = '\0';
+        p = e ? e + 1 : NULL;
+    }
+    if (nl < 2)
+        return o;
+    gv_json_set_str(o, "mode", lines[0]);
+    /* slave links come in name/path pairs until an empty line */
+    size_t i = 2, nslaves = 0;
+    while (i + 1 < nl && lines[i][0]) {
+        i += 2;
+        nslaves++;
+    }
+    i++;
+    json_t *choices = json_array();
+    /* each choice: path, priority, one path per slave */
+    while (i + 1 < nl && lines[i][0]) {
+        json_t *c = json_object();
+        gv_json_set_str(c, "path", lines[i]);
+        gv_json_set_str(c, "priority", lines[i + 1]);
+        json_array_append_new(choices, c);
+        i += 2 + nslaves;
+    }
+    json_object_set_new(o, "choices", choices);
+    return o;
 }
 
 json_t *gv_pkg_versions(const json_t *packages, const char *root, const char **source)

@@ -50,6 +50,12 @@ extern const char *const gv_multiarch_dirs[];
 /* Value of NAME in the recorded environment (envp), or NULL. */
 const char *gv_ctx_getenv(const struct gv_probe_ctx *ctx, const char *name);
 
+/* Parsers of dpkg text, exposed for the fuzz target. They modify data. */
+/* /var/lib/dpkg/status: installed packages, name -> version. */
+json_t *gv_dpkg_status_versions(char *data);
+/* /var/lib/dpkg/alternatives/NAME: {mode, choices: [{path, priority}]}. */
+json_t *gv_dpkg_alternatives_parse(char *data);
+
 /* Parsers for Python package text, exposed for the fuzz target. */
 /* Top-level `name = 'value'` / `name: T = "value"` / `name = None` lines of a
  * generated module such as torch/version.py: an object name -> string|null. */

@@ -1,0 +1,126 @@
+/* The persistent digest cache of gv_filehash (see filehash.h). */
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "env/filehash.h"
+
+#define CACHE_MAX_ENTRIES 20000
+
+struct gv_hash_cache {
+    char path[GV_PATH_MAX];
+    json_t *entries; /* real path -> {dev, ino, size, mtime_ns, ctime_ns, sha256} */
+    json_t *used;    /* keys looked up or stored in this run */
+    int dirty;
+};
+
+struct gv_hash_cache *gv_hash_cache_open(void)
+{
+    const char *off = getenv("GPUVET_HASH_CACHE");
+    if (off && strcmp(off, "0") == 0)
+        return NULL;
+    struct gv_hash_cache *c = calloc(1, sizeof *c);
+    char dir[GV_PATH_MAX];
+    if (!c || gv_cache_dir(dir, sizeof dir, NULL, NULL) != 0 ||
+        snprintf(c->path, sizeof c->path, "%s/sha256-cache.json", dir) >= (int)sizeof c->path) {
+        free(c);
+        return NULL;
+    }
+    json_t *doc = NULL;
+    if (gv_is_file(c->path) && gv_json_read_file(c->path, 64 << 20, &doc, NULL) == 0 &&
+        json_is_object(json_object_get(doc, "entries")))
+        c->entries = json_incref(json_object_get(doc, "entries"));
+    json_decref(doc);
+    if (!c->entries)
+        c->entries = json_object();
+    c->used = json_object();
+    return c;
+}
+
+static json_t *stat_key(const struct stat *st)
+{
+    return json_pack("{s:I, s:I, s:I, s:I, s:I}", "dev", (json_int_t)st->st_dev, "ino",
+                     (json_int_t)st->st_ino, "size", (json_int_t)st->st_size, "mtime_ns",
+                     (json_int_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+                     "ctime_ns",
+                     (json_int_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec);
+}
+
+static int same_key(const json_t *entry, const json_t *key)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)key, k, v) {
+        json_t *e = json_object_get(entry, k);
+        if (!json_is_integer(e) || json_integer_value(e) != json_integer_value(v))
+            return 0;
+    }
+    return 1;
+}
+
+int gv_hash_cache_get(struct gv_hash_cache *c, const char *path, char out[65])
+{
+    char real[PATH_MAX];
+    struct stat st;
+    if (!c || !realpath(path, real) || stat(real, &st) != 0)
+        return 0;
+    json_t *e = json_object_get(c->entries, real);
+    json_t *key = stat_key(&st);
+    const char *hex = json_string_value(json_object_get(e, "sha256"));
+    int hit = e && key && hex && strlen(hex) == 64 && same_key(e, key);
+    json_decref(key);
+    if (!hit)
+        return 0;
+    memcpy(out, hex, 65);
+    json_object_set_new(c->used, real, json_true());
+    return 1;
+}
+
+void gv_hash_cache_put(struct gv_hash_cache *c, const char *path, const char hex[65])
+{
+    char real[PATH_MAX];
+    struct stat st;
+    if (!c || !realpath(path, real) || stat(real, &st) != 0)
+        return;
+    json_t *key = stat_key(&st);
+    if (!key)
+        return;
+    json_object_set_new(key, "sha256", json_string(hex));
+    json_object_set_new(c->entries, real, key);
+    json_object_set_new(c->used, real, json_true());
+    c->dirty = 1;
+}
+
+void gv_hash_cache_close(struct gv_hash_cache *c)
+{
+    if (!c)
+        return;
+    if (c->dirty) {
+        /* bounded: when too big, keep only what this run used */
+        if (json_object_size(c->entries) > CACHE_MAX_ENTRIES) {
+            json_t *kept = json_object();
+            const char *k;
+            json_t *v;
+            json_object_foreach(c->entries, k, v)
+                if (json_object_get(c->used, k))
+                    json_object_set(kept, k, v);
+            json_decref(c->entries);
+            c->entries = kept;
+        }
+        json_t *doc = json_pack("{s:s, s:i, s:O}", "schema", "gpuvet.sha256-cache",
+                                "schema_version", 1, "entries", c->entries);
+        char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+        if (text)
+            gv_write_atomic(c->path, text, strlen(text), 0600, NULL);
+        free(text);
+        json_decref(doc);
+    }
+    json_decref(c->entries);
+    json_decref(c->used);
+    free(c);
+}

@@ -1,0 +1,9 @@
+from typing import Optional
+
+__all__ = ["__version__", "debug", "cuda", "git_version", "hip"]
+__version__ = '2.3.0+rocm6.0'
+debug = False
+cuda: Optional[str] = None
+git_version = '97ff6cfd9c86c5c09d7ce775ab64ec5c99230f5d'
+hip: Optional[str] = '6.0.32830-d62f6a171'
+xpu: Optional[str] = None
