@@ -519,10 +519,32 @@ static void rocm_mixed_path(void)
     run();
     T_EQ_INT(count("rocm-mixed-path", "error"), 1);
 
-    fresh(); /* a library resolving into 5.7 by another way */
+    fresh(); /* a SONAME the default 6.0 ships (librocblas.so.4) resolving into 5.7's tree */
+    SET("stacks.installs.+", install57);
+    SET("loader/resolved/librocblas.so.4",
+        "{\"path\": \"/opt/rocm-5.7.0/lib/librocblas.so.4.0.0\", \"via\": \"ld.so.cache\"}");
+    run();
+    T_EQ_INT(count("rocm-mixed-path", "error"), 1);
+
+    fresh(); /* a SONAME only 5.7 has (libhipblas.so.1): the only choice, no mix */
     SET("stacks.installs.+", install57);
     SET("loader/resolved/libhipblas.so.1",
-        "{\"path\": \"/opt/rocm-5.7.0/lib/libhipblas.so.1.1.0\", \"via\": \"default dirs\"}");
+        "{\"path\": \"/opt/rocm-5.7.0/lib/libhipblas.so.1.1.0\", \"via\": \"ld.so.conf\"}");
+    run();
+    T_EQ_INT(count("rocm-mixed-path", NULL), 0);
+
+    fresh(); /* Debian's ROCm 5.7 in the multiarch dir next to AMD's 6.0: the system dir
+                itself is no error, a shared SONAME resolving there is */
+    SET("stacks.installs.+", "{\"kind\": \"rocm\", \"layout\": \"distro\", \"prefix\": \"/usr\", "
+                             "\"libdir\": \"/usr/lib/x86_64-linux-gnu\", \"version\": \"5.7.1\"}");
+    SET("loader.conf_files.+", "{\"path\": \"/etc/ld.so.conf.d/x86_64-linux-gnu.conf\", "
+                               "\"dirs\": [\"/usr/lib/x86_64-linux-gnu\"]}");
+    SET("loader/resolved/libamdhip64.so.5",
+        "{\"path\": \"/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.7.31921\", \"via\": \"ld.so.conf\"}");
+    run();
+    T_EQ_INT(count("rocm-mixed-path", NULL), 0);
+    SET("loader/resolved/librocblas.so.4",
+        "{\"path\": \"/usr/lib/x86_64-linux-gnu/librocblas.so.4.0\", \"via\": \"ld.so.conf\"}");
     run();
     T_EQ_INT(count("rocm-mixed-path", "error"), 1);
 
