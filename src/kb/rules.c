@@ -320,6 +320,40 @@ int count_gpus(const json_t *snap, const char *vendor)
     return n;
 }
 
+/* Is any ROCm software installed (a ROCm stack, or a ROCm build of torch)? */
+static int uses_rocm(const json_t *snap)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(jarr(section(snap, "stacks"), "installs"), i, x)
+        if (jstr(x, "kind") && !strcmp(jstr(x, "kind"), "rocm"))
+            return 1;
+    json_array_foreach(jarr(section(snap, "python"), "environments"), i, x) {
+        const json_t *t = jobj(x, "torch");
+        if (jstr(t, "hip") || (jstr(t, "build") && !strcmp(jstr(t, "build"), "rocm")))
+            return 1;
+    }
+    return 0;
+}
+
+int amd_compute_gpus(const json_t *snap)
+{
+    int amd = count_gpus(snap, "amd");
+    if (amd <= 0 || count_gpus(snap, "nvidia") == 0 || uses_rocm(snap))
+        return amd;
+    int n = 0;
+    size_t i;
+    json_t *d;
+    char gfx[32];
+    json_array_foreach(jarr(section(snap, "gpus"), "devices"), i, d) {
+        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx))
+            continue;
+        const struct kb_gpu *g = kb_gpu_by_gfx(gfx);
+        n += !(g && g->apu);
+    }
+    return n;
+}
+
 const char *env_get(const json_t *snap, const char *name, char *path, size_t size)
 {
     const json_t *e = section(snap, "environment");

@@ -45,7 +45,7 @@ static void add_group_fix(json_t *f, const json_t *snap, const json_t *perm)
  * are not reachable (a container given only some, a cgroup device filter). */
 static void check_node_count(struct gv_rule_ctx *c, const json_t *perm)
 {
-    int gpus = count_gpus(c->snap, "amd"), nodes = 0;
+    int gpus = amd_compute_gpus(c->snap), nodes = 0;
     size_t i;
     json_t *d;
     json_array_foreach(jarr(perm, "devices"), i, d) {
@@ -75,7 +75,8 @@ void check_gpu_access(struct gv_rule_ctx *c)
     if (!perm)
         return;
     const json_t *gpus = section(c->snap, "gpus");
-    int amd = gpus ? any_vendor(gpus, "amd") : -1, nv = gpus ? any_vendor(gpus, "nvidia") : -1;
+    int amd = gpus ? amd_compute_gpus(c->snap) > 0 : -1;
+    int nv = gpus ? any_vendor(gpus, "nvidia") : -1;
     if (amd == 0 && nv == 0)
         return; /* no GPU: nothing to access */
     int bad = 0, has_kfd = 0;
@@ -330,7 +331,7 @@ static void visible_one(struct gv_rule_ctx *c, const char *name, const char *ven
     const char *v = env_get(c->snap, name, path, sizeof path);
     if (!v)
         return;
-    int n = count_gpus(c->snap, vendor);
+    int n = !strcmp(vendor, "amd") ? amd_compute_gpus(c->snap) : count_gpus(c->snap, vendor);
     if (n == 0)
         return; /* no GPU of that vendor: the variable hides nothing */
     int vis = visible_count(v, n);
@@ -352,7 +353,7 @@ void check_visible_devices(struct gv_rule_ctx *c)
 {
     if (!need(c, "environment"))
         return;
-    int amd = count_gpus(c->snap, "amd");
+    int amd = amd_compute_gpus(c->snap);
     visible_one(c, "HIP_VISIBLE_DEVICES", "amd");
     visible_one(c, "ROCR_VISIBLE_DEVICES", "amd");
     visible_one(c, "GPU_DEVICE_ORDINAL", "amd");

@@ -46,6 +46,11 @@ int is_vendor(const json_t *dev, const char *vendor);
 const char *dev_gfx(const json_t *dev, char *buf, size_t size);
 /* Number of GPUs of vendor in a collected gpus section (-1 when not collected). */
 int count_gpus(const json_t *snap, const char *vendor);
+/* AMD GPUs meant for compute: all of them, except that next to an NVIDIA GPU,
+ * on a machine without any ROCm software, an AMD integrated GPU (an APU, or
+ * one without KFD data) is only the CPU's display (a Ryzen iGPU in a CUDA
+ * workstation). -1 when not collected. */
+int amd_compute_gpus(const json_t *snap);
 
 /* Environment variable from environment.variables, else from a profile.d
  * file's "sets"; path receives the evidence path. NULL when unset. */

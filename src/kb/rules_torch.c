@@ -150,7 +150,7 @@ void check_torch_build(struct gv_rule_ctx *c)
     const json_t *py = need(c, "python");
     if (!py)
         return;
-    int amd = count_gpus(c->snap, "amd"), nv = count_gpus(c->snap, "nvidia");
+    int amd = amd_compute_gpus(c->snap), nv = count_gpus(c->snap, "nvidia");
     const json_t *rocm = default_rocm(c->snap, NULL);
     size_t i;
     json_t *env;
@@ -163,6 +163,8 @@ void check_torch_build(struct gv_rule_ctx *c)
         char path[128], pub[64], gfx[32];
         env_path(path, sizeof path, i, "torch.version");
         kb_public_version(ver, pub, sizeof pub);
+        if (nv > 0 && amd > 0 && strcmp(build, "cpu") != 0)
+            continue; /* both vendors: a ROCm or a CUDA build each has its GPU */
         if ((amd > 0 || (amd < 0 && rocm)) && strcmp(build, "rocm") != 0) {
             json_t *f = finding(
                 c, amd > 0 ? GV_SEV_ERROR : GV_SEV_WARNING,

@@ -260,6 +260,35 @@ static void torch_build(void)
     run();
     T_EQ_INT(count("torch-build", "error"), 1);
 
+    fresh(); /* a CUDA workstation whose Ryzen CPU has an AMD iGPU (gfx1036): not an AMD
+                machine for torch, /dev/kfd, or visibility */
+    SET("gpus.devices.0.kfd", "{\"node\": 1, \"gfx_target_version\": 100306}");
+    SET("gpus.devices.+", "{\"pci_address\": \"0000:65:00.0\", \"vendor\": \"nvidia\", "
+                          "\"vendor_id\": \"0x10de\", \"driver\": \"nvidia\"}");
+    SET("python.environments.0.torch", "{\"version\": \"2.3.0+cu121\", \"hip\": null, "
+                                       "\"cuda\": \"12.1\", \"build\": \"cuda\"}");
+    SET("python.environments.0.packages.torchvision", NULL);
+    SET("permissions.devices", "[{\"path\": \"/dev/nvidia0\", \"readable\": true, "
+                               "\"writable\": true}]");
+    SET("environment.variables.CUDA_VISIBLE_DEVICES", "\"0\"");
+    SET("stacks.installs", "[]"); /* no ROCm software at all */
+    run();
+    T_EQ_INT(count("torch-build", NULL), 0);
+    T_EQ_INT(count("gpu-access", NULL), 0);
+    T_EQ_INT(count("visible-devices", NULL), 0);
+
+    fresh(); /* AMD and NVIDIA dGPUs: a CUDA build is fine, a CPU build is not */
+    SET("gpus.devices.+", "{\"pci_address\": \"0000:65:00.0\", \"vendor\": \"nvidia\", "
+                          "\"vendor_id\": \"0x10de\", \"driver\": \"nvidia\"}");
+    SET("python.environments.0.torch.build", "\"cuda\"");
+    SET("python.environments.0.torch.version", "\"2.3.0+cu121\"");
+    SET("python.environments.0.packages.torchvision", NULL);
+    run();
+    T_EQ_INT(count("torch-build", NULL), 0);
+    SET("python.environments.0.torch.build", "\"cpu\"");
+    run();
+    T_EQ_INT(count("torch-build", "error"), 1);
+
     fresh();
     run();
     T_EQ_INT(count("torch-build", NULL), 0);
@@ -774,6 +803,11 @@ static void unheld_packages(void)
     SET("packages.manager", "\"rpm\"");
     run();
     T_CHECK(has_fix("unheld-packages", "sudo dnf versionlock add hip-runtime-amd rocblas"));
+    fresh(); /* a held NVIDIA driver says nothing about the ROCm packages */
+    SET("packages.items.+", "{\"name\": \"nvidia-driver-550\", \"version\": \"550.54.15-1\", "
+                            "\"hold\": true, \"gpu\": true}");
+    run();
+    T_EQ_INT(count("unheld-packages", NULL), 0);
     fresh();
     run();
     T_EQ_INT(count("unheld-packages", NULL), 0);
