@@ -246,6 +246,10 @@ static void torch_build(void)
     T_EQ_INT(count("torch-build", "error"), 1);
     T_CHECK(has_fix("torch-build", "--index-url https://download.pytorch.org/whl/rocm6.0 "
                                    "torch==2.4.*"));
+    /* or keep 2.1 with its newest variant the 6.0 driver (5.6-6.2) supports: rocm5.6 */
+    T_CHECK(has_fix("torch-build", "or keep torch 2.1: /home/alice/venv/bin/python3 -m pip "
+                                   "install --index-url https://download.pytorch.org/whl/rocm5.6 "
+                                   "torch==2.1.2+rocm5.6"));
 
     fresh(); /* GPUs not collected, ROCm installed: a warning, not an error */
     SET("gpus", "{\"collected\": false, \"reason\": \"no /sys under --root\"}");
