@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/fs.h"
 #include "base/json.h"
@@ -66,6 +67,16 @@ static json_t *dkms_packages(const json_t *packages)
     return out;
 }
 
+/* A directory that is not a symlink (DKMS keeps kernel-<kver>-<arch> links
+ * next to the version directories; they are not versions). */
+static int real_dir(const struct gv_probe_ctx *ctx, const char *path)
+{
+    char host[GV_PATH_MAX];
+    struct stat st;
+    return gv_sys_path(ctx, path, host, sizeof host) == 0 && lstat(host, &st) == 0 &&
+           S_ISDIR(st.st_mode);
+}
+
 /* Sorted names of the subdirectories of a directory inside the root. */
 static json_t *subdirs(const struct gv_probe_ctx *ctx, const char *dir, int skip_build)
 {
@@ -81,7 +92,7 @@ static json_t *subdirs(const struct gv_probe_ctx *ctx, const char *dir, int skip
         snprintf(sub, sizeof sub, "%s/%s", dir, nm);
         if (nm[0] != '.' && json_array_size(arr) < MAX_DKMS_ENTRIES &&
             !(skip_build && (!strcmp(nm, "source") || !strcmp(nm, "build"))) &&
-            gv_sys_is_dir(ctx, sub))
+            strcmp(nm, "original_module") != 0 && real_dir(ctx, sub))
             json_array_append_new(arr, gv_json_str(nm));
         free(names[i]);
     }

@@ -137,20 +137,30 @@ static const char *cgroup_runtime(const char *data)
     return NULL;
 }
 
-/* The value of container= in pid 1's environment (NUL-separated), or "". */
-static void pid1_container_env(const struct gv_probe_ctx *ctx, char *out, size_t outsz)
+/* The runtime named by container= in pid 1's environment (NUL-separated):
+ * NULL when unset or unreadable, "other" for a value not in the list of
+ * known runtimes (an environment value outside the allowlist is never
+ * copied into the snapshot). */
+static const char *pid1_container_env(const struct gv_probe_ctx *ctx)
 {
+    static const char *const known[] = {"docker", "podman", "lxc", "lxc-libvirt",
+                                        "systemd-nspawn", "rkt", "oci", "wsl", "proot",
+                                        "containerd", "kubernetes", "crio"};
     char *data;
     size_t len;
-    out[0] = '\0';
+    const char *rt = NULL;
     if (gv_sys_read(ctx, "/proc/1/environ", 1 << 20, &data, &len, NULL))
-        return;
-    for (size_t i = 0; i < len; i += strlen(data + i) + 1)
-        if (!strncmp(data + i, "container=", 10)) {
-            snprintf(out, outsz, "%s", data + i + 10);
-            break;
-        }
+        return NULL;
+    for (size_t i = 0; i < len && !rt; i += strlen(data + i) + 1) {
+        if (strncmp(data + i, "container=", 10) != 0)
+            continue;
+        rt = "other";
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+            if (!strcmp(data + i + 10, known[k]))
+                rt = known[k];
+    }
     free(data);
+    return rt;
 }
 
 /* Whether the root mount in mountinfo is an overlay file system. */
@@ -191,13 +201,12 @@ static json_t *probe_container(const struct gv_probe_ctx *ctx)
         return gv_section_missing("/.dockerenv, /run/.containerenv, /proc/1",
                                   "container detection describes a running system; not done "
                                   "for --root");
-    char env[64];
-    pid1_container_env(ctx, env, sizeof env);
+    const char *env = pid1_container_env(ctx);
     if (gv_sys_exists(ctx, "/.dockerenv"))
         return container_found("docker", "/.dockerenv");
     if (gv_sys_exists(ctx, "/run/.containerenv"))
         return container_found("podman", "/run/.containerenv");
-    if (env[0])
+    if (env)
         return container_found(env, "/proc/1/environ container=");
     char *cg;
     if (gv_sys_read(ctx, "/proc/1/cgroup", 1 << 20, &cg, NULL, NULL) == 0) {

@@ -26,6 +26,7 @@ struct scan_dir {
     const char *amd_release;  /* ROCm release of AMD files here (torch/lib), or NULL */
     char hip_version[64];     /* torch.version.hip without the git hash (torch/lib) */
     const json_t *wheels;     /* basename -> {version, wheel}, or NULL */
+    int has_rocm, has_cuda;   /* multiarch dir: the stacks section found ROCm / CUDA here */
 };
 
 struct item {
@@ -49,6 +50,18 @@ struct scan {
     const json_t *installs;
 };
 
+static struct scan_dir *find_dir(struct scan *s, const char *dir)
+{
+    char real[GV_PATH_MAX];
+    if (gv_root_realpath(s->ctx->root, dir, real, sizeof real, NULL) != 0)
+        return NULL;
+    for (size_t i = 0; i < s->n_dirs; i++)
+        if (strcmp(s->dirs[i].dir, real) == 0)
+            return &s->dirs[i];
+    return NULL;
+}
+
+/* NULL when dir is not a directory or is already listed (by its resolved path). */
 static struct scan_dir *add_dir(struct scan *s, const char *dir, const char *origin,
                                 const char *kind)
 {
@@ -56,9 +69,8 @@ static struct scan_dir *add_dir(struct scan *s, const char *dir, const char *ori
     if (gv_root_realpath(s->ctx->root, dir, real, sizeof real, NULL) != 0 ||
         gv_host_path(host, sizeof host, s->ctx, real) != 0 || !gv_is_dir(host))
         return NULL;
-    for (size_t i = 0; i < s->n_dirs; i++)
-        if (strcmp(s->dirs[i].dir, real) == 0)
-            return NULL;
+    if (find_dir(s, real))
+        return NULL;
     if (s->n_dirs == s->cap_dirs) {
         size_t nc = s->cap_dirs ? s->cap_dirs * 2 : 16;
         struct scan_dir *nd = realloc(s->dirs, nc * sizeof *nd);
@@ -146,6 +158,13 @@ static void dirs_from_installs(struct scan *s)
             const char *origin = python ? site : multi ? dir : prefix;
             struct scan_dir *sd =
                 add_dir(s, dir, origin ? origin : dir, python ? "python" : multi ? NULL : kind);
+            if (multi) { /* a distro ROCm and a CUDA driver may share the directory */
+                struct scan_dir *m = sd ? sd : find_dir(s, dir);
+                if (m && kind && strcmp(kind, "rocm") == 0)
+                    m->has_rocm = 1;
+                if (m && kind && strcmp(kind, "cuda") == 0)
+                    m->has_cuda = 1;
+            }
             if (!sd)
                 continue;
             sd->install = inst;
@@ -300,11 +319,9 @@ static const char *origin_kind(const struct item *it)
         return it->sd->origin_kind;
     /* a multiarch directory: ROCm or CUDA when the stacks section found that
      * stack there, else a plain system library */
-    const json_t *inst = it->sd->install;
-    const char *kind = inst ? json_string_value(json_object_get(inst, "kind")) : NULL;
-    if (kind && strcmp(it->ln->vendor, "amd") == 0 && strcmp(kind, "rocm") == 0)
+    if (it->sd->has_rocm && strcmp(it->ln->vendor, "amd") == 0)
         return "rocm";
-    if (kind && strcmp(it->ln->vendor, "nvidia") == 0 && strcmp(kind, "cuda") == 0)
+    if (it->sd->has_cuda && strcmp(it->ln->vendor, "nvidia") == 0)
         return "cuda";
     return "system";
 }
@@ -371,6 +388,7 @@ static void describe(struct scan *s, struct item *it, const struct gv_owner_map 
     if (it->stat_ok)
         json_object_set_new(o, "size", json_integer((json_int_t)it->st.st_size));
     gv_json_set_str(o, "package", pkg);
+    gv_json_set_str(o, "package_version", pv);
     if (!pkg && owners) {
         char dir[GV_PATH_MAX];
         snprintf(dir, sizeof dir, "%s", it->path);

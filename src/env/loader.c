@@ -79,22 +79,36 @@ struct conf_state {
 
 static void parse_conf(struct conf_state *st, const char *path, int depth);
 
+/* The root directory with glob(3) metacharacters escaped, so that only the
+ * pattern from the conf file is a pattern. */
+static void glob_escape(const char *in, char *out, size_t outsz)
+{
+    size_t o = 0;
+    for (; *in && o + 2 < outsz; in++) {
+        if (strchr("*?[]\\", *in))
+            out[o++] = '\\';
+        out[o++] = *in;
+    }
+    out[o] = '\0';
+}
+
 /* include PATTERN...: globbed inside the root; a relative pattern is taken
  * relative to the including file's directory (as ldconfig does). */
 static void conf_include(struct conf_state *st, const char *from, char *args, int depth)
 {
-    char root[GV_PATH_MAX];
+    char root[GV_PATH_MAX], eroot[2 * GV_PATH_MAX];
     gv_sys_path(st->ctx, "/", root, sizeof root);
     size_t rl = strlen(root);
     if (rl > 0 && root[rl - 1] == '/')
-        rl--;
+        root[--rl] = '\0';
+    glob_escape(root, eroot, sizeof eroot);
     for (char *save, *pat = strtok_r(args, " \t", &save); pat; pat = strtok_r(NULL, " \t", &save)) {
-        char rel[GV_PATH_MAX], host[GV_PATH_MAX];
+        char rel[GV_PATH_MAX], host[3 * GV_PATH_MAX];
         if (pat[0] == '/')
             snprintf(rel, sizeof rel, "%s", pat);
         else
             snprintf(rel, sizeof rel, "%.*s/%s", (int)(gv_sys_base(from) - from) - 1, from, pat);
-        if (gv_sys_path(st->ctx, rel, host, sizeof host))
+        if (snprintf(host, sizeof host, "%s%s", eroot, rel) >= (int)sizeof host)
             continue;
         glob_t g;
         if (glob(host, 0, NULL, &g) == 0)

@@ -65,27 +65,68 @@ static int fmt_err(struct gv_err *err, const char *fmt, ...)
 
 /* ---- string sets ---- */
 
+/* Names in insertion order plus an open-addressing index, so that adding is
+ * O(1) however many entries a hostile section has. */
 struct strset {
     char **v;
     size_t n, cap;
+    size_t *slot; /* index + 1 into v; 0 = empty */
+    size_t nslot; /* a power of two, 0 before the first add */
 };
+
+static uint64_t hash_str(const char *str)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (; *str; str++)
+        h = (h ^ (uint8_t)*str) * 0x100000001b3ull;
+    return h;
+}
+
+static size_t *set_find(const struct strset *s, const char *str)
+{
+    size_t mask = s->nslot - 1, i = (size_t)hash_str(str) & mask;
+    while (s->slot[i] && strcmp(s->v[s->slot[i] - 1], str) != 0)
+        i = (i + 1) & mask;
+    return &s->slot[i];
+}
+
+static int set_grow(struct strset *s, struct gv_err *err)
+{
+    size_t nn = s->nslot ? s->nslot * 2 : 16;
+    size_t *ns = calloc(nn, sizeof *ns);
+    char **nv = realloc(s->v, nn / 2 * sizeof *nv);
+    if (!ns || !nv) {
+        free(ns);
+        if (nv)
+            s->v = nv;
+        return gv_err_set(err, GV_E_NOMEM, "out of memory for target names");
+    }
+    free(s->slot);
+    s->slot = ns;
+    s->nslot = nn;
+    s->v = nv;
+    s->cap = nn / 2;
+    for (size_t i = 0; i < s->n; i++)
+        *set_find(s, s->v[i]) = i + 1;
+    return GV_OK;
+}
 
 static int set_add(struct strset *s, const char *str, struct gv_err *err)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->v[i], str) == 0)
-            return GV_OK;
+    if (s->nslot && *set_find(s, str))
+        return GV_OK;
+    if (s->n == GV_OFFLOAD_MAX_TARGETS)
+        return fmt_err(err, "more than %d distinct targets", GV_OFFLOAD_MAX_TARGETS);
     if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 8;
-        char **p = realloc(s->v, nc * sizeof *p);
-        if (!p)
-            return gv_err_set(err, GV_E_NOMEM, "out of memory for target names");
-        s->v = p;
-        s->cap = nc;
+        int rc = set_grow(s, err);
+        if (rc)
+            return rc;
     }
-    if (!(s->v[s->n] = strdup(str)))
+    char *copy = strdup(str);
+    if (!copy)
         return gv_err_set(err, GV_E_NOMEM, "out of memory for target names");
-    s->n++;
+    s->v[s->n++] = copy;
+    *set_find(s, copy) = s->n;
     return GV_OK;
 }
 
@@ -94,6 +135,7 @@ static void set_free(struct strset *s)
     for (size_t i = 0; i < s->n; i++)
         free(s->v[i]);
     free(s->v);
+    free(s->slot);
     memset(s, 0, sizeof *s);
 }
 
@@ -108,6 +150,7 @@ struct scan {
     size_t n_entries, n_skipped, n_bundles, n_compressed, n_mismatch;
     unsigned flags;
     struct gv_err *err;
+    ZSTD_DStream *zs; /* reused by every zstd bundle of a scan */
 };
 
 static void scan_to_out(struct scan *sc, struct gv_offload_targets *out)
@@ -116,6 +159,8 @@ static void scan_to_out(struct scan *sc, struct gv_offload_targets *out)
         qsort(sc->targets.v, sc->targets.n, sizeof(char *), cmp_str);
     if (sc->ids.n)
         qsort(sc->ids.v, sc->ids.n, sizeof(char *), cmp_str);
+    free(sc->targets.slot);
+    free(sc->ids.slot);
     out->targets = sc->targets.v;
     out->n_targets = sc->targets.n;
     out->target_ids = sc->ids.v;
@@ -242,8 +287,10 @@ struct src {
     struct dec *dec;
 };
 
+/* *zs is created on first use and kept for the next bundle (its buffers are
+ * worth reusing: a section can hold thousands of bundles). */
 static int dec_init(struct dec *d, int method, const uint8_t *in, size_t in_len, uint64_t limit,
-                    struct gv_err *err)
+                    ZSTD_DStream **zs, struct gv_err *err)
 {
     memset(d, 0, sizeof *d);
     d->method = method;
@@ -256,9 +303,11 @@ static int dec_init(struct dec *d, int method, const uint8_t *in, size_t in_len,
         d->z_live = 1;
         return GV_OK;
     }
-    d->zs = ZSTD_createDStream();
-    if (!d->zs || ZSTD_isError(ZSTD_initDStream(d->zs)))
+    if (!*zs && !(*zs = ZSTD_createDStream()))
         return gv_err_set(err, GV_E_NOMEM, "ZSTD_createDStream failed");
+    if (ZSTD_isError(ZSTD_DCtx_reset(*zs, ZSTD_reset_session_only)))
+        return gv_err_set(err, GV_E_NOMEM, "ZSTD_DCtx_reset failed");
+    d->zs = *zs;
     return GV_OK;
 }
 
@@ -266,8 +315,6 @@ static void dec_end(struct dec *d)
 {
     if (d->z_live)
         inflateEnd(&d->z);
-    if (d->zs)
-        ZSTD_freeDStream(d->zs);
     d->z_live = 0;
     d->zs = NULL;
 }
@@ -585,6 +632,10 @@ static int read_ccob_header(const uint8_t *p, uint64_t avail, struct ccob *c, st
         return fmt_err(err, "total size %llu does not fit (header %llu, %llu bytes left)",
                        (unsigned long long)c->total, (unsigned long long)c->header,
                        (unsigned long long)avail);
+    uint64_t packed = (c->version > 1 ? c->total : avail) - c->header;
+    if (c->raw > packed * GV_OFFLOAD_MAX_RATIO + 65536)
+        return fmt_err(err, "announced decompressed size %llu from %llu compressed bytes is an implausible ratio",
+                       (unsigned long long)c->raw, (unsigned long long)packed);
     if (c->raw > GV_OFFLOAD_MAX_DECOMPRESSED)
         return fmt_err(err, "announced decompressed size %llu is over the %llu-byte limit",
                        (unsigned long long)c->raw, (unsigned long long)GV_OFFLOAD_MAX_DECOMPRESSED);
@@ -596,7 +647,8 @@ static int scan_ccob_body(struct scan *sc, const uint8_t *p, uint64_t avail, con
 {
     uint64_t in_len = c->version > 1 ? c->total - c->header : avail - c->header;
     struct dec d;
-    int rc = dec_init(&d, (int)c->method, p + c->header, (size_t)in_len, c->raw, sc->err);
+    int rc = dec_init(&d, (int)c->method, p + c->header, (size_t)in_len, c->raw, &sc->zs,
+                      sc->err);
     struct src s = {NULL, c->raw, 0, &d};
     uint64_t end = 0;
     if (!rc)
@@ -633,6 +685,9 @@ static int scan_compressed(struct scan *sc, const uint8_t *data, size_t size, ui
 
 static void hand_out(struct scan *sc, int rc, struct gv_offload_targets *out)
 {
+    if (sc->zs)
+        ZSTD_freeDStream(sc->zs);
+    sc->zs = NULL;
     if (rc)
         scan_free(sc);
     else

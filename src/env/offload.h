@@ -28,6 +28,8 @@ struct gv_offload_targets {
 #define GV_OFFLOAD_MAX_DECOMPRESSED (UINT64_C(1) << 30) /* per compressed bundle */
 #define GV_OFFLOAD_MAX_ENTRIES 65536                   /* per bundle */
 #define GV_OFFLOAD_MAX_ID 4096                         /* bytes of one entry ID */
+#define GV_OFFLOAD_MAX_TARGETS 65536                   /* distinct names per scan */
+#define GV_OFFLOAD_MAX_RATIO 2048 /* decompressed / compressed bytes of one bundle */
 
 /* Flags for the _ex variants.
  * GV_OFFLOAD_QUICK: for compressed bundles, decompress only the bundle header

@@ -119,13 +119,13 @@ static const char *find_rpm(void)
     return NULL;
 }
 
-static json_t *probe_rpm(const struct gv_probe_ctx *ctx, const char *rpm)
+static json_t *probe_rpm(const struct gv_probe_ctx *ctx, const char *rpm, const char *dbpath)
 {
-    char source[GV_PATH_MAX + 64];
-    snprintf(source, sizeof source, "%s --root %s -qa", rpm, ctx->root);
+    char source[GV_PATH_MAX + 128];
+    snprintf(source, sizeof source, "%s --root %s --dbpath %s -qa", rpm, ctx->root, dbpath);
     struct gv_pkg_list l;
     struct gv_err err = {0};
-    if (gv_rpm_query(ctx->root, rpm, RPM_TIMEOUT_S, &l, &err))
+    if (gv_rpm_query(ctx->root, dbpath, rpm, RPM_TIMEOUT_S, &l, &err))
         return gv_section_missing(source, err.msg);
     json_t *s = list_json(&l, source, "rpm");
     gv_pkg_list_free(&l);
@@ -136,13 +136,17 @@ json_t *gv_probe_packages(const struct gv_probe_ctx *ctx)
 {
     if (gv_sys_exists(ctx, DPKG_STATUS))
         return probe_dpkg(ctx);
-    if (gv_sys_is_dir(ctx, "/var/lib/rpm")) {
+    /* newer Fedora/openSUSE keep the database in /usr/lib/sysimage/rpm */
+    static const char *const dbpaths[] = {"/usr/lib/sysimage/rpm", "/var/lib/rpm"};
+    for (size_t i = 0; i < 2; i++) {
+        if (!gv_sys_is_dir(ctx, dbpaths[i]))
+            continue;
         const char *rpm = find_rpm();
         if (!rpm)
-            return gv_section_missing("/var/lib/rpm",
+            return gv_section_missing(dbpaths[i],
                                       "an rpm database exists but no rpm binary to read it");
-        return probe_rpm(ctx, rpm);
+        return probe_rpm(ctx, rpm, dbpaths[i]);
     }
-    return gv_section_missing(DPKG_STATUS ", /var/lib/rpm",
+    return gv_section_missing(DPKG_STATUS ", /var/lib/rpm, /usr/lib/sysimage/rpm",
                               "no dpkg status file and no rpm database");
 }

@@ -189,8 +189,10 @@ json_t *gv_probe_permissions(const struct gv_probe_ctx *ctx)
     }
     if (!ids.group)
         json_object_set_new(nc, "groups", json_string("/etc/group unreadable or missing"));
-    json_object_set_new(s, "render_group", group_info(&ids, "render", gids, ngids, have_user));
-    json_object_set_new(s, "video_group", group_info(&ids, "video", gids, ngids, have_user));
+    if (ids.group) { /* unknown otherwise: named in not_collected */
+        json_object_set_new(s, "render_group", group_info(&ids, "render", gids, ngids, have_user));
+        json_object_set_new(s, "video_group", group_info(&ids, "video", gids, ngids, have_user));
+    }
     if (ctx->live)
         json_object_set_new(s, "devices", devices(&ids));
     else

@@ -31,9 +31,11 @@ struct gv_pkg_list {
  * are left out (as dpkg-query -W does). Linear in len. */
 int gv_dpkg_parse(const char *data, size_t len, struct gv_pkg_list *out, struct gv_err *err);
 
-/* Run `rpm --root ROOT -qa` with a timeout (seconds) and parse its output. */
-int gv_rpm_query(const char *root, const char *rpm_bin, int timeout_s, struct gv_pkg_list *out,
-                 struct gv_err *err);
+/* Run `rpm --root ROOT --dbpath DBPATH -qa` with a timeout (seconds) and
+ * parse its output. DBPATH is inside the root ("/var/lib/rpm"); it is always
+ * given because the host's rpm may default elsewhere (Debian: ~/.rpmdb). */
+int gv_rpm_query(const char *root, const char *dbpath, const char *rpm_bin, int timeout_s,
+                 struct gv_pkg_list *out, struct gv_err *err);
 /* Parse the output of the query format used by gv_rpm_query (tab separated
  * NAME, [EPOCH:]VERSION-RELEASE, ARCH, SOURCERPM). */
 int gv_rpm_parse(const char *data, size_t len, struct gv_pkg_list *out, struct gv_err *err);

@@ -15,7 +15,7 @@
 #define RPM_OUTPUT_MAX ((size_t)64 << 20)
 #define RPM_QF "%{NAME}\\t%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}\\t%{ARCH}\\t%{SOURCERPM}\\n"
 
-static void child(int fd, const char *rpm_bin, const char *root)
+static void child(int fd, const char *rpm_bin, const char *root, const char *dbpath)
 {
     dup2(fd, STDOUT_FILENO);
     int devnull = open("/dev/null", O_RDWR);
@@ -23,7 +23,8 @@ static void child(int fd, const char *rpm_bin, const char *root)
         dup2(devnull, STDIN_FILENO);
         dup2(devnull, STDERR_FILENO);
     }
-    char *const argv[] = {(char *)rpm_bin, (char *)"--root", (char *)root, (char *)"-qa",
+    char *const argv[] = {(char *)rpm_bin, (char *)"--root", (char *)root,
+                          (char *)"--dbpath", (char *)dbpath, (char *)"-qa",
                           (char *)"--qf", (char *)RPM_QF, NULL};
     char *const envp[] = {(char *)"PATH=/usr/bin:/bin", (char *)"LC_ALL=C", NULL};
     execve(rpm_bin, argv, envp);
@@ -75,8 +76,8 @@ static int drain(int fd, double deadline, char **buf, size_t *len)
     return GV_OK;
 }
 
-int gv_rpm_query(const char *root, const char *rpm_bin, int timeout_s, struct gv_pkg_list *out,
-                 struct gv_err *err)
+int gv_rpm_query(const char *root, const char *dbpath, const char *rpm_bin, int timeout_s,
+                 struct gv_pkg_list *out, struct gv_err *err)
 {
     int fds[2];
     memset(out, 0, sizeof *out);
@@ -89,7 +90,7 @@ int gv_rpm_query(const char *root, const char *rpm_bin, int timeout_s, struct gv
         return gv_err_set(err, GV_E_IO, "rpm query: fork: %s", strerror(errno));
     }
     if (pid == 0)
-        child(fds[1], rpm_bin, root);
+        child(fds[1], rpm_bin, root, dbpath);
     close(fds[1]);
     char *buf;
     size_t len;

@@ -13,13 +13,15 @@ build=${1:-build}
 build=$(cd "$build" && pwd)
 [[ -f $build/libgpuvet_core.a ]] || { echo "no $build/libgpuvet_core.a: make build first"; exit 77; }
 v=${GV_CLANG_VERSION:-19}
-command -v clang-offload-bundler-$v >/dev/null || { echo "needs clang-offload-bundler-$v"; exit 77; }
+bundler=clang-offload-bundler-$v
+command -v "$bundler" >/dev/null || { echo "needs clang-offload-bundler-$v"; exit 77; }
 work=${GV_BENCH_TMP:-$(mktemp -d)}
 trap '[[ -z ${GV_BENCH_TMP:-} ]] && rm -rf "$work"' EXIT
 dc=$work/devcode
 bash "$src/tests/fixtures/make-devcode.sh" "$dc"
+read -ra libs <<<"$(pkg-config --libs libzstd jansson)"
 cc -O2 -I"$src/src" "$src/tests/bench/bench_offload.c" "$build/libgpuvet_core.a" \
-    $(pkg-config --libs libzstd jansson) -lz -lopenblas -lm -ldl -lpthread -o "$work/bench_offload"
+    "${libs[@]}" -lz -lopenblas -lm -ldl -lpthread -o "$work/bench_offload"
 
 # Code objects padded to 4 MiB with text-like, compressible bytes.
 python3 - "$dc/amd" "$work" <<'PY'
@@ -35,8 +37,8 @@ PY
 tg=host-x86_64-unknown-linux-gnu-,hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-
 tg+=,hipv4-amdgcn-amd-amdhsa--gfx942,hipv4-amdgcn-amd-amdhsa--gfx1100
 in=(--input=/dev/null --input="$work/gfx90a-big.co" --input="$work/gfx942-big.co" --input="$work/gfx1100-big.co")
-clang-offload-bundler-$v --type=o --targets=$tg "${in[@]}" --output="$work/b.bin"
-clang-offload-bundler-$v --type=o --compress --targets=$tg "${in[@]}" --output="$work/bz.bin"
+"$bundler" --type=o --targets="$tg" "${in[@]}" --output="$work/b.bin"
+"$bundler" --type=o --compress --targets="$tg" "${in[@]}" --output="$work/bz.bin"
 python3 - "$work" <<'PY'
 import sys
 w = sys.argv[1]
@@ -51,7 +53,7 @@ for k in plain zstd; do
         --set-section-alignment .hip_fatbin=4096 "$dc/amd/base.so" "$work/big-$k.so" 2>/dev/null
     rm -f "$work/$k.sec"
 done
-ls -l "$work"/big-*.so | awk '{printf "%s %.0f MB\n", $NF, $5 / 1e6}'
+stat -c '%n %s' "$work"/big-*.so | awk '{printf "%s %.0f MB\n", $1, $2 / 1e6}'
 cat "$work"/big-*.so >/dev/null # page cache warm
 files=("$work/big-plain.so" "$work/big-zstd.so" "$dc/libtorch_hip.so")
 [[ -f $dc/libtorch_cuda.so ]] && files+=("$dc/libtorch_cuda.so")

@@ -86,6 +86,8 @@ for f in files:
     rc, out = dpkg("-S", p)
     if rc == 0:
         check(it.get("package") == out.split(":")[0] and "unowned" not in it, "%s package %r vs %r" % (p, it.get("package"), out))
+        _, pver = dpkg("-W", "-f=${Version}", out.split(":")[0])
+        check(it.get("package_version") == pver, "%s package_version %r vs %r" % (p, it.get("package_version"), pver))
     else:
         check("package" not in it and it.get("unowned") is True, "%s unowned" % p)
     links = sorted(libdir + "/" + os.path.basename(l) for l in glob.glob(host(libdir + "/lib*.so*"))
@@ -117,6 +119,9 @@ for f in "$src/$lib"/libamdhip64.so*; do
 done
 printf 'int gv_leftover(void) { return 1; }\n' >"$tmp/l.c"
 gcc -shared -fPIC -Wl,-soname,libamdhip64.so.6 "$tmp/l.c" -o "$m/$lib/libamdhip64.so.6.0.32830"
+# and an NVIDIA driver's libcuda in the same directory, installed by a .run file (no package)
+gcc -shared -fPIC -Wl,-soname,libcuda.so.1 "$tmp/l.c" -o "$m/$lib/libcuda.so.580.65.06"
+ln -s libcuda.so.580.65.06 "$m/$lib/libcuda.so.1"
 "$GPUVET" snapshot --root "$m" -o "$tmp/mini.json"
 check_root "$m" "$tmp/mini.json"
 python3 - "$tmp/mini.json" <<'PY'
@@ -124,5 +129,13 @@ import json, sys
 snap = json.load(open(sys.argv[1]))
 it = [i for i in snap["libraries"]["items"] if i["path"].endswith("libamdhip64.so.6.0.32830")]
 assert len(it) == 1 and it[0].get("unowned") is True and it[0]["rocm_release"] == "6.0", it
-print("ok: leftover flagged unowned, release 6.0 from its name")
+assert it[0]["origin_kind"] == "rocm", it
+cuda = [i for i in snap["libraries"]["items"] if i["path"].endswith("/libcuda.so.580.65.06")]
+assert len(cuda) == 1 and cuda[0]["origin_kind"] == "cuda" and cuda[0]["name"] == "cuda-driver", cuda
+assert cuda[0]["version"] == "580.65.06" and cuda[0]["soname"] == "libcuda.so.1", cuda
+assert cuda[0]["links"] == ["/usr/lib/x86_64-linux-gnu/libcuda.so.1"], cuda
+drv = [i for i in snap["stacks"]["installs"] if i.get("layout") == "driver"]
+assert len(drv) == 1 and drv[0]["kind"] == "cuda" and drv[0]["version"] == "580.65.06", drv
+assert drv[0]["version_source"] == "file name" and "package" not in drv[0], drv
+print("ok: leftover flagged unowned, release 6.0 from its name; libcuda next to the distro ROCm is the CUDA driver")
 PY

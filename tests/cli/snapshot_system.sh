@@ -39,7 +39,7 @@ snap() { # snap OUT ARGS...: snapshot, under a hang guard
         fail "snapshot $* failed ($?): $(cat "$out.err")"
 }
 
-R="$T/root"
+R="$T/ro[o]t *"   # glob metacharacters and a blank in the root path
 mkdir -p "$R/var/lib/dpkg/info" "$R/var/lib/dpkg/updates"
 touch "$R/var/lib/dpkg/status" "$R/var/lib/dpkg/available"
 
@@ -156,6 +156,8 @@ echo "6.5.0-35-generic" >"$R/proc/sys/kernel/osrelease"
 printf 'processor\t: 0\nmodel name\t: AMD EPYC 7763 64-Core Processor\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 7763 64-Core Processor\n' >"$R/proc/cpuinfo"
 echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024" >"$R/proc/driver/nvidia/version"
 mkdir -p "$R/var/lib/dkms/amdgpu/6.3.6-1697589.22.04/6.5.0-35-generic/x86_64" "$R/var/lib/dkms/amdgpu/6.3.6-1697589.22.04/source"
+ln -s 6.3.6-1697589.22.04/6.5.0-35-generic/x86_64 "$R/var/lib/dkms/amdgpu/kernel-6.5.0-35-generic-x86_64"  # as DKMS does
+mkdir -p "$R/var/lib/dkms/amdgpu/original_module"
 mkdir -p "$R/etc"
 printf 'PRETTY_NAME="Ubuntu 22.04.4 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\nID=ubuntu\nID_LIKE=debian\nUBUNTU_CODENAME=jammy\n' >"$R/etc/os-release"
 snap "$S" --root "$R"
@@ -287,8 +289,33 @@ expect "$T/bad.json" "'not a regular file' in d['packages']['reason']" True
 expect "$T/bad.json" "d['host']['os']['collected']" False
 expect "$T/bad.json" "'larger than' in d['host']['os']['reason']" True
 expect "$T/bad.json" "len(d['gpus']['devices'])" 1
-expect "$T/bad.json" "d['permissions']['render_group']['exists']" False
+expect "$T/bad.json" "'render_group' in d['permissions']" False
+expect "$T/bad.json" "'groups' in d['permissions']['not_collected']" True
 echo "ok: FIFO, huge file, loops and directories handled"
+
+# ---- unreadable files, and the live view of an unprivileged user -------------------
+if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null &&
+    setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$GPUVET"; then
+    U="$T/unreadable"
+    mkdir -p "$U/var/lib/dpkg" "$U/etc"
+    echo "Package: x" >"$U/var/lib/dpkg/status"
+    echo "ID=x" >"$U/etc/os-release"
+    chmod 000 "$U/var/lib/dpkg/status" "$U/etc/os-release"
+    chmod a+rx "$T" "$U" "$U/var" "$U/var/lib" "$U/var/lib/dpkg" "$U/etc"
+    chmod a+rwx "$T"
+    asnobody() { timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+    asnobody "$GPUVET" snapshot --no-hash --root "$U" -o "$T/u.json" 2>"$T/u.err" || fail "unreadable root: snapshot failed: $(cat "$T/u.err")"
+    expect "$T/u.json" "d['packages']['collected']" False
+    expect "$T/u.json" "'Permission denied' in d['packages']['reason']" True
+    expect "$T/u.json" "'Permission denied' in d['host']['os']['reason']" True
+    asnobody "$GPUVET" snapshot --no-hash -o "$T/nobody.json" 2>"$T/u.err" || fail "live snapshot as nobody failed: $(cat "$T/u.err")"
+    expect "$T/nobody.json" "d['permissions']['uid']" 65534
+    expect "$T/nobody.json" "d['permissions']['groups']" "['$(getent group 65534 | cut -d: -f1)']"
+    expect "$T/nobody.json" "d['permissions']['video_group'].get('member')" "$(getent group video >/dev/null && echo False || echo None)"
+    echo "ok: unreadable files and an unprivileged user"
+else
+    echo "note: not root, no setpriv, or $GPUVET not executable by nobody: unreadable-file checks not run"
+fi
 
 # ---- the live snapshot of this machine -------------------------------------------
 timeout 120 "$GPUVET" snapshot --no-hash -o "$T/live.json" 2>"$T/live.err" || fail "live snapshot failed: $(cat "$T/live.err")"
@@ -298,5 +325,6 @@ done
 expect "$T/live.json" "d['host']['kernel']['release']" "$(uname -r)"
 expect "$T/live.json" "d['host']['cpu']['logical_cpus']" "$(grep -c '^processor' /proc/cpuinfo)"
 expect "$T/live.json" "d['permissions']['uid']" "$(id -u)"
-expect "$T/live.json" "sorted(d['permissions']['groups'])" "$(python3 -c "import sys; print(sorted(sys.argv[1:]))" $(id -Gn))"
+read -ra my_groups <<<"$(id -Gn)"
+expect "$T/live.json" "sorted(d['permissions']['groups'])" "$(python3 -c "import sys; print(sorted(sys.argv[1:]))" "${my_groups[@]}")"
 echo "ok: live snapshot"

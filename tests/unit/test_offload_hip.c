@@ -16,6 +16,15 @@ static void path(char *out, size_t outsz, const char *rel)
     snprintf(out, outsz, "%s/%s", dc, rel);
 }
 
+static uint8_t *load_rel(const char *rel, size_t *n)
+{
+    char p[700];
+    uint8_t *d;
+    path(p, sizeof p, rel);
+    T_EQ_INT(tl_read(p, &d, n), 0);
+    return d;
+}
+
 static int scan_file(const char *rel, unsigned flags, struct gv_offload_targets *t)
 {
     char p[700];
@@ -110,6 +119,48 @@ static void test_mixed_section(void)
     T_EQ_INT(t.n_bundles, 3);
     T_EQ_INT(t.n_compressed, 2);
     gv_offload_free(&t);
+}
+
+/* Other ID spellings, written by clang-offload-bundler itself. */
+static void test_entry_ids(void)
+{
+    struct gv_offload_targets t;
+    T_EQ_INT(scan_file("amd/libhip-ids.so", 0, &t), GV_OK);
+    T_CHECK(dc_same_list(t.targets, t.n_targets, "gfx10-3-generic gfx906 gfx90a gfx942"));
+    T_CHECK(dc_same_list(t.target_ids, t.n_target_ids,
+                         "gfx10-3-generic gfx906 gfx90a gfx942:sramecc+:xnack-"));
+    T_EQ_INT(t.n_mismatch, 0);
+    gv_offload_free(&t);
+
+    /* An ID with bytes that are no target name: the code object's e_flags
+     * still name it; without an ELF either, the entry is counted as skipped. */
+    size_t n;
+    uint8_t *d = load_rel("amd/bundle-ids.bin", &n);
+    uint8_t *id = memmem(d, n, "hip-amdgcn-amd-amdhsa--gfx906", 29);
+    T_CHECK(id != NULL && id - d >= 32 + 24);
+    if (!id || id - d < 32 + 24) {
+        free(d);
+        return;
+    }
+    id[25] = 0xff;
+    id[26] = '"';
+    struct gv_err err = {0};
+    T_EQ_INT(gv_offload_scan_hip(d, n, &t, &err), GV_OK);
+    T_CHECK(dc_same_list(t.targets, t.n_targets, "gfx10-3-generic gfx906 gfx90a gfx942"));
+    T_EQ_INT(t.n_skipped, 0);
+    gv_offload_free(&t);
+    /* The entry's code object offset is the u64 24 bytes before its ID. */
+    uint64_t off = 0;
+    for (int i = 0; i < 8; i++)
+        off |= (uint64_t)id[-24 + i] << (8 * i);
+    T_CHECK(off + 4 <= n && memcmp(d + off, "\177ELF", 4) == 0);
+    if (off + 4 <= n)
+        d[off] = 'X';
+    T_EQ_INT(gv_offload_scan_hip(d, n, &t, &err), GV_OK);
+    T_CHECK(dc_same_list(t.targets, t.n_targets, "gfx10-3-generic gfx90a gfx942"));
+    T_EQ_INT(t.n_skipped, 1);
+    gv_offload_free(&t);
+    free(d);
 }
 
 /* An ID naming another processor than the code object's e_flags: the
@@ -248,22 +299,13 @@ static void expect_bad(const uint8_t *data, size_t n, const char *needle, int li
         gv_offload_free(&t);
 }
 
-static uint8_t *load(const char *rel, size_t *n)
-{
-    char p[700];
-    uint8_t *d;
-    path(p, sizeof p, rel);
-    T_EQ_INT(tl_read(p, &d, n), 0);
-    return d;
-}
-
 /* Header fields that lie. Offsets are those of rocm-facts.md 7b. */
 static void test_damaged_headers(void)
 {
     size_t n;
     uint8_t *d;
 
-    d = load("amd/bundle-v2-zstd.bin", &n);
+    d = load_rel("amd/bundle-v2-zstd.bin", &n);
     uint32_t raw = d[12] | d[13] << 8 | d[14] << 16 | (uint32_t)d[15] << 24;
     wr32(d + 12, raw + 1); expect_bad(d, n, "announced", __LINE__);
     wr32(d + 12, raw - 1); expect_bad(d, n, "past the end", __LINE__);
@@ -278,11 +320,21 @@ static void test_damaged_headers(void)
     d[40] ^= 0xff; expect_bad(d, n, NULL, __LINE__);
     free(d);
 
-    d = load("amd/bundle-v3-zlib.bin", &n);
-    wr64(d + 16, UINT64_C(1) << 31); expect_bad(d, n, "limit", __LINE__);
+    d = load_rel("amd/bundle-v3-zlib.bin", &n);
+    wr64(d + 16, UINT64_C(1) << 31); expect_bad(d, n, "ratio", __LINE__);
+    free(d);
+    /* 1 MiB of "compressed" bytes announcing 2 GiB: a plausible ratio, but
+     * over the per-bundle limit. */
+    n = (1u << 20) + 32;
+    d = calloc(1, n);
+    memcpy(d, "CCOB", 4);
+    d[4] = 3;
+    wr64(d + 8, n);
+    wr64(d + 16, UINT64_C(1) << 31);
+    expect_bad(d, n, "limit", __LINE__);
     free(d);
 
-    d = load("amd/bundle.bin", &n);
+    d = load_rel("amd/bundle.bin", &n);
     wr64(d + 24, UINT64_C(1) << 40); expect_bad(d, n, "entry count", __LINE__);
     wr64(d + 24, 4);
     wr64(d + 32 + 16, UINT64_C(1) << 33); expect_bad(d, n, "ID length", __LINE__);
@@ -367,6 +419,7 @@ int main(void)
     T_RUN(test_libtorch_hip);
     T_RUN(test_bundle_forms);
     T_RUN(test_mixed_section);
+    T_RUN(test_entry_ids);
     T_RUN(test_id_disagrees_with_elf);
     T_RUN(test_truncated);
     T_RUN(test_damaged_headers);
