@@ -112,20 +112,7 @@ static json_t *wheel_versions(struct scan *s, const char *parent)
         if (gv_host_path(host, sizeof host, s->ctx, rel) != 0 ||
             gv_read_file(host, 16 << 20, &data, NULL, NULL) != GV_OK)
             continue;
-        for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
-             l = strtok_r(NULL, "\n", &save)) {
-            char *comma = strchr(l, ',');
-            if (comma)
-                *comma = '\0';
-            const char *base = strrchr(l, '/');
-            base = base ? base + 1 : l;
-            if (!gv_libname_for_file(base) || json_object_get(map, base))
-                continue;
-            json_t *w = json_object();
-            gv_json_set_str(w, "version", version);
-            gv_json_set_str(w, "wheel", dn);
-            json_object_set_new(map, base, w);
-        }
+        gv_parse_record_libs(data, version, dn, map);
         free(data);
     }
     json_decref(names);
@@ -287,7 +274,7 @@ static void scan_dir(struct scan *s, struct scan_dir *sd)
         char path[GV_PATH_MAX], host[GV_PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", strcmp(sd->dir, "/") ? sd->dir : "", name);
         struct stat st;
-        if (gv_host_path(host, sizeof host, s->ctx, path) != 0 || lstat(host, &st) != 0) {
+        if (gv_host_path_link(host, sizeof host, s->ctx, path) != 0 || lstat(host, &st) != 0) {
             skip(s, path, "cannot stat");
             continue;
         }
@@ -306,7 +293,7 @@ static void scan_dir(struct scan *s, struct scan_dir *sd)
         char path[GV_PATH_MAX], host[GV_PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", strcmp(sd->dir, "/") ? sd->dir : "", name);
         struct stat st;
-        if (gv_host_path(host, sizeof host, s->ctx, path) == 0 && lstat(host, &st) == 0 &&
+        if (gv_host_path_link(host, sizeof host, s->ctx, path) == 0 && lstat(host, &st) == 0 &&
             S_ISLNK(st.st_mode))
             scan_link(s, sd, path);
     }

@@ -25,7 +25,7 @@ static int rooted_is_dir(const struct gv_probe_ctx *ctx, const char *path)
 static int rooted_exists(const struct gv_probe_ctx *ctx, const char *path)
 {
     char host[GV_PATH_MAX];
-    return gv_host_path(host, sizeof host, ctx, path) == 0 && gv_exists(host);
+    return gv_host_path_link(host, sizeof host, ctx, path) == 0 && gv_exists(host);
 }
 
 /* "python3", "python3.11", "python" (not "python3-config", "python3.11m"). */
@@ -56,7 +56,7 @@ static void python_version_of(const struct gv_probe_ctx *ctx, const char *pyname
     if (!interp)
         return;
     char host[GV_PATH_MAX], target[GV_PATH_MAX];
-    if (gv_host_path(host, sizeof host, ctx, interp) != 0 ||
+    if (gv_host_path_link(host, sizeof host, ctx, interp) != 0 ||
         gv_readlink(host, target, sizeof target) != 0)
         return;
     const char *base = strrchr(target, '/');
@@ -162,7 +162,7 @@ static void add_interpreter(struct finder *f, json_t *interps, const char *dir, 
 {
     char path[GV_PATH_MAX], host[GV_PATH_MAX], target[GV_PATH_MAX], real[GV_PATH_MAX];
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
-        gv_host_path(host, sizeof host, f->ctx, path) != 0)
+        gv_host_path_link(host, sizeof host, f->ctx, path) != 0)
         return;
     json_t *it = json_object();
     gv_json_set_str(it, "path", path);
@@ -189,9 +189,14 @@ static void scan_path(struct finder *f, json_t *interps)
     if (!path)
         path = std_path;
     char *copy = strdup(path);
-    for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        if (d[0] != '/')
+    json_t *seen = json_object(); /* /bin and /usr/bin are one directory with merged /usr */
+    for (char *save = NULL, *d = copy ? strtok_r(copy, ":", &save) : NULL; d;
+         d = strtok_r(NULL, ":", &save)) {
+        char real[GV_PATH_MAX];
+        if (d[0] != '/' || gv_root_realpath(f->ctx->root, d, real, sizeof real, NULL) != 0 ||
+            json_object_get(seen, real))
             continue;
+        json_object_set_new(seen, real, json_true());
         json_t *names = gv_list_dir(f->ctx->root, d, "python");
         size_t k;
         json_t *n;
@@ -210,7 +215,27 @@ static void scan_path(struct finder *f, json_t *interps)
             add_prefix(f, prefix, NULL);
         }
     }
+    json_decref(seen);
     free(copy);
+}
+
+void gv_parse_passwd_homes(char *data, json_t *homes)
+{
+    for (char *save = NULL, *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *field = l; /* name:pw:uid:gid:gecos:HOME:shell */
+        for (int i = 0; i < 5 && field; i++) {
+            field = strchr(field, ':');
+            if (field)
+                field++;
+        }
+        if (!field)
+            continue;
+        char *end = strchr(field, ':');
+        if (end)
+            *end = '\0';
+        if ((strncmp(field, "/home/", 6) == 0 && !strstr(field, "/..")) || strcmp(field, "/root") == 0)
+            json_object_set_new(homes, field, json_true());
+    }
 }
 
 /* Home directories: from the root's /etc/passwd, plus /root and /home/. */
@@ -222,22 +247,7 @@ static json_t *home_dirs(const struct gv_probe_ctx *ctx)
     char *data;
     if (gv_host_path(host, sizeof host, ctx, "/etc/passwd") == 0 &&
         gv_read_file(host, 16 << 20, &data, NULL, NULL) == GV_OK) {
-        for (char *save = NULL, *l = strtok_r(data, "\n", &save); l;
-             l = strtok_r(NULL, "\n", &save)) {
-            char *field = l;
-            for (int i = 0; i < 5 && field; i++) {
-                field = strchr(field, ':');
-                if (field)
-                    field++;
-            }
-            if (!field)
-                continue;
-            char *end = strchr(field, ':');
-            if (end)
-                *end = '\0';
-            if (strncmp(field, "/home/", 6) == 0 || strcmp(field, "/root") == 0)
-                json_object_set_new(homes, field, json_true());
-        }
+        gv_parse_passwd_homes(data, homes);
         free(data);
     }
     json_t *names = gv_list_dir(ctx->root, "/home", NULL);

@@ -30,7 +30,7 @@ static int rel_is_dir(const struct gv_probe_ctx *ctx, const char *rel)
 static int rel_is_symlink(const struct gv_probe_ctx *ctx, const char *rel)
 {
     char h[GV_PATH_MAX], t[GV_PATH_MAX];
-    return host_of(ctx, rel, h, sizeof h) == 0 && gv_readlink(h, t, sizeof t) == 0;
+    return gv_host_path_link(h, sizeof h, ctx, rel) == 0 && gv_readlink(h, t, sizeof t) == 0;
 }
 
 /* Reads the first line of root+rel into out; 0 on success. */
@@ -46,7 +46,7 @@ static int read_rel_line(const struct gv_probe_ctx *ctx, const char *rel, char *
 static json_t *link_info(const struct gv_probe_ctx *ctx, const char *path)
 {
     char h[GV_PATH_MAX], target[GV_PATH_MAX], real[GV_PATH_MAX];
-    if (host_of(ctx, path, h, sizeof h) != 0 || gv_readlink(h, target, sizeof target) != 0)
+    if (gv_host_path_link(h, sizeof h, ctx, path) != 0 || gv_readlink(h, target, sizeof target) != 0)
         return NULL;
     json_t *o = json_object();
     gv_json_set_str(o, "path", path);
@@ -441,7 +441,7 @@ static json_t *alternatives(const struct gv_probe_ctx *ctx, const char *name)
     snprintf(etc, sizeof etc, "/etc/alternatives/%s", name);
     snprintf(db, sizeof db, "/var/lib/dpkg/alternatives/%s", name);
     json_t *o = json_object();
-    if (host_of(ctx, etc, h, sizeof h) == 0 && gv_readlink(h, target, sizeof target) == 0) {
+    if (gv_host_path_link(h, sizeof h, ctx, etc) == 0 && gv_readlink(h, target, sizeof target) == 0) {
         gv_json_set_str(o, "target", target);
         gv_json_set_str(o, "link", etc);
     }

@@ -118,7 +118,7 @@ static void canonical_path(const char *in, char *out, size_t outsz)
     snprintf(out, outsz, "%s", in);
 }
 
-static void add_list_file(struct gv_owner_map *m, const char *pkg, char *data)
+void gv_owner_map_add_list(struct gv_owner_map *m, const char *pkg, char *data)
 {
     for (char *line = data; line && *line;) {
         char *nl = strchr(line, '\n');
@@ -154,7 +154,7 @@ static char *package_of_list_name(const char *name)
 struct gv_owner_map *gv_owner_map_load(const char *root)
 {
     char dir[GV_PATH_MAX];
-    if (gv_root_join(dir, sizeof dir, root, "/var/lib/dpkg/info") != 0 || !gv_is_dir(dir))
+    if (gv_rooted_host(dir, sizeof dir, root, "/var/lib/dpkg/info") != 0 || !gv_is_dir(dir))
         return NULL;
     json_t *names = gv_list_dir(root, "/var/lib/dpkg/info", NULL);
     struct gv_owner_map *m = calloc(1, sizeof *m);
@@ -177,7 +177,7 @@ struct gv_owner_map *gv_owner_map_load(const char *root)
         if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
             gv_read_file(path, (size_t)64 << 20, &data, NULL, NULL) != GV_OK)
             continue;
-        add_list_file(m, pkg, data);
+        gv_owner_map_add_list(m, pkg, data);
         free(data);
     }
     json_decref(names);
@@ -206,6 +206,8 @@ int gv_owner_map_manages_dir(const struct gv_owner_map *m, const char *dir)
 }
 
 size_t gv_owner_map_size(const struct gv_owner_map *m) { return m ? m->files.n : 0; }
+
+struct gv_owner_map *gv_owner_map_new(void) { return calloc(1, sizeof(struct gv_owner_map)); }
 
 void gv_owner_map_free(struct gv_owner_map *m)
 {
@@ -262,7 +264,7 @@ static json_t *dpkg_status_versions(const char *root)
 {
     char path[GV_PATH_MAX];
     char *data;
-    if (gv_root_join(path, sizeof path, root, "/var/lib/dpkg/status") != 0 ||
+    if (gv_rooted_host(path, sizeof path, root, "/var/lib/dpkg/status") != 0 ||
         gv_read_file(path, (size_t)256 << 20, &data, NULL, NULL) != GV_OK)
         return NULL;
     json_t *out = gv_dpkg_status_versions(data);
@@ -326,6 +328,12 @@ json_t *gv_pkg_versions(const json_t *packages, const char *root, const char **s
 
 /* ---- small helpers ---- */
 
+static int is_live_root(const char *root)
+{
+    return !root || !root[0] || strcmp(root, "/") == 0;
+}
+
+
 int gv_version_from_filename(const char *file, char *out, size_t outsz)
 {
     const char *so = strstr(file, ".so.");
@@ -357,7 +365,9 @@ static int cmp_json_str(const void *a, const void *b)
 json_t *gv_list_dir(const char *root, const char *dir, const char *prefix)
 {
     json_t *arr = json_array();
-    char host[GV_PATH_MAX];
+    char host[GV_PATH_MAX], real[GV_PATH_MAX];
+    if (!is_live_root(root) && gv_root_realpath(root, dir, real, sizeof real, NULL) == 0)
+        dir = real;
     if (gv_root_join(host, sizeof host, root, dir) != 0)
         return arr;
     DIR *d = opendir(host);
@@ -395,8 +405,39 @@ json_t *gv_list_dir(const char *root, const char *dir, const char *prefix)
     return arr;
 }
 
+/* root + path, with the directories of path resolved inside root first: an
+ * absolute symlink in an image (/opt/rocm -> /opt/rocm-6.0.0) must lead to
+ * the image's file, not the host's. The last component is kept as it is, so
+ * lstat/readlink still see a link as a link. */
+int gv_rooted_host(char *out, size_t outsz, const char *root, const char *path)
+{
+    if (is_live_root(root))
+        return gv_root_join(out, outsz, root, path);
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return gv_root_join(out, outsz, root, path);
+    char dir[GV_PATH_MAX], real[GV_PATH_MAX], full[GV_PATH_MAX];
+    if ((size_t)(slash - path) >= sizeof dir)
+        return GV_E_USAGE;
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = '\0';
+    if (gv_root_realpath(root, dir, real, sizeof real, NULL) != 0)
+        return GV_E_USAGE;
+    if (snprintf(full, sizeof full, "%s%s", strcmp(real, "/") ? real : "", slash) >= (int)sizeof full)
+        return GV_E_USAGE;
+    return gv_root_join(out, outsz, root, full);
+}
+
+int gv_host_path_link(char *out, size_t outsz, const struct gv_probe_ctx *ctx, const char *path)
+{
+    return gv_rooted_host(out, outsz, ctx->root, path);
+}
+
 int gv_host_path(char *out, size_t outsz, const struct gv_probe_ctx *ctx, const char *path)
 {
+    char real[GV_PATH_MAX];
+    if (!is_live_root(ctx->root) && gv_root_realpath(ctx->root, path, real, sizeof real, NULL) == 0)
+        path = real;
     return gv_root_join(out, outsz, ctx->root, path);
 }
 
@@ -409,4 +450,21 @@ const char *gv_ctx_getenv(const struct gv_probe_ctx *ctx, const char *name)
         if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
             return *e + n + 1;
     return NULL;
+}
+
+void gv_parse_record_libs(char *data, const char *version, const char *wheel, json_t *map)
+{
+    for (char *save = NULL, *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *comma = strchr(l, ','); /* path,hash,size */
+        if (comma)
+            *comma = '\0';
+        const char *base = strrchr(l, '/');
+        base = base ? base + 1 : l;
+        if (!gv_libname_for_file(base) || json_object_get(map, base))
+            continue;
+        json_t *w = json_object();
+        gv_json_set_str(w, "version", version);
+        gv_json_set_str(w, "wheel", wheel);
+        json_object_set_new(map, base, w);
+    }
 }

@@ -35,7 +35,14 @@ int gv_version_from_filename(const char *file, char *out, size_t outsz);
  * Always returns an array (empty when dir cannot be read). */
 json_t *gv_list_dir(const char *root, const char *dir, const char *prefix);
 
-/* Host path of a root-relative path (a static-size buffer the caller gives). */
+/* Host path of a root-relative path. Under --root the directories of path are
+ * resolved inside the root first (absolute links stay in the image); the last
+ * component is not resolved, so lstat/readlink see links. A path that cannot
+ * be resolved (a loop) is joined as it is. */
+int gv_rooted_host(char *out, size_t outsz, const char *root, const char *path);
+/* The same for ctx->root: _link keeps the last component (for lstat and
+ * readlink), gv_host_path resolves it too (for stat, open, opendir). */
+int gv_host_path_link(char *out, size_t outsz, const struct gv_probe_ctx *ctx, const char *path);
 int gv_host_path(char *out, size_t outsz, const struct gv_probe_ctx *ctx, const char *path);
 
 /* Python environments found without running Python: an array of objects
@@ -50,7 +57,14 @@ extern const char *const gv_multiarch_dirs[];
 /* Value of NAME in the recorded environment (envp), or NULL. */
 const char *gv_ctx_getenv(const struct gv_probe_ctx *ctx, const char *name);
 
-/* Parsers of dpkg text, exposed for the fuzz target. They modify data. */
+/* Parsers of dpkg and other text, exposed for the fuzz targets. They modify data. */
+/* An empty map, and one /var/lib/dpkg/info/PKG.list file's lines added to it. */
+struct gv_owner_map *gv_owner_map_new(void);
+void gv_owner_map_add_list(struct gv_owner_map *m, const char *pkg, char *data);
+/* Home directories (/home/..., /root) of /etc/passwd lines, added as keys of homes. */
+void gv_parse_passwd_homes(char *data, json_t *homes);
+/* A wheel's RECORD: GPU library basenames -> {version, wheel}, added to map. */
+void gv_parse_record_libs(char *data, const char *version, const char *wheel, json_t *map);
 /* /var/lib/dpkg/status: installed packages, name -> version. */
 json_t *gv_dpkg_status_versions(char *data);
 /* /var/lib/dpkg/alternatives/NAME: {mode, choices: [{path, priority}]}. */

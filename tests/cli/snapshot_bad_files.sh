@@ -30,6 +30,12 @@ ln -s librocfft.so.9 "$L/libhsa-runtime64.so.1"                # link to a direc
 cp "$L/libamdhip64.so.9.9.99999" "$L/librccl.so.9.9"
 chmod 000 "$L/librccl.so.9.9"
 ln -s /opt/rocm "$r/opt/rocm"                                  # /opt/rocm loops
+# absolute links must resolve inside the root, never to the host's files
+ln -s /etc/passwd "$L/libhipfft.so.9"                          # absent in the root
+mkdir -p "$r/opt/rocm-8.0.0"
+ln -s /usr/lib/x86_64-linux-gnu "$r/opt/rocm-8.0.0/lib"        # absent in the root
+mkdir -p "$r/opt/rocm-8.0.0/.info"
+ln -s /etc/os-release "$r/opt/rocm-8.0.0/.info/version"        # the host has one, the root not
 S=$r/opt/venv/lib/python3.11/site-packages
 mkdir -p "$S/torch/lib" "$S/torch-2.3.0.dist-info"
 head -c 4096 /dev/urandom >"$S/torch/version.py"
@@ -95,6 +101,13 @@ if env:
     check("error" in b.get("libamdhip64.so", {}), "FIFO in torch/lib: error")
     check("error" in env[0]["packages"].get("torch", {}), "FIFO METADATA: error")
 check(snap["stacks"].get("rocm_link", {}).get("error"), "looping /opt/rocm: link with an error")
+skip("libhipfft.so.9", "broken")
+check(not any(p.startswith("/usr/lib/x86_64-linux-gnu") for p in items),
+      "no host file through /opt/rocm-8.0.0/lib -> /usr/lib/x86_64-linux-gnu: %r" % sorted(items))
+check("/usr/lib/x86_64-linux-gnu" not in snap["libraries"]["scanned_dirs"], "host multiarch dir not scanned")
+r8 = [i for i in snap["stacks"]["installs"] if i.get("prefix") == "/opt/rocm-8.0.0"]
+check(len(r8) == 1 and r8[0].get("version") == "8.0.0" and r8[0].get("version_source") == "directory name",
+      "a version file linking out of the root is not read on the host: %r" % r8)
 if fails:
     print("FAILED:\n  " + "\n  ".join(fails)); sys.exit(1)
 print("ok: %d items, %d skipped" % (len(items), len(skipped)))
