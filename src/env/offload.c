@@ -835,14 +835,24 @@ static int merge(struct gv_offload_targets *a, struct gv_offload_targets *b, str
     return rc;
 }
 
+/* A section's bytes inside the mapping (none for SHT_NOBITS or size 0). */
+static size_t section_bytes(const struct gv_elf_map *m, const struct gv_elf_section *sec,
+                            const uint8_t **p)
+{
+    *p = gv_elf_section_data(sec, m->data, m->size);
+    return *p ? (size_t)sec->size : 0;
+}
+
 static int scan_sections(const char *path, const struct gv_elf_map *m,
                          const struct gv_elf_section *hip, const struct gv_elf_section *cuda,
                          unsigned flags, struct gv_offload_targets *out, struct gv_err *err)
 {
+    const uint8_t *p;
+    size_t n;
     int rc = GV_OK;
     if (hip) {
-        rc = gv_offload_scan_hip_ex(gv_elf_section_data(hip, m->data, m->size),
-                                    hip->type == 8 ? 0 : (size_t)hip->size, flags, out, err);
+        n = section_bytes(m, hip, &p);
+        rc = gv_offload_scan_hip_ex(p, n, flags, out, err);
         if (rc) {
             gv_err_prefix(err, "%s: section .hip_fatbin", path);
             return rc;
@@ -850,8 +860,8 @@ static int scan_sections(const char *path, const struct gv_elf_map *m,
     }
     if (cuda) {
         struct gv_offload_targets nv;
-        rc = gv_offload_scan_cuda(gv_elf_section_data(cuda, m->data, m->size),
-                                  cuda->type == 8 ? 0 : (size_t)cuda->size, &nv, err);
+        n = section_bytes(m, cuda, &p);
+        rc = gv_offload_scan_cuda(p, n, &nv, err);
         if (rc) {
             gv_offload_free(out);
             gv_err_prefix(err, "%s: section .nv_fatbin", path);

@@ -3,6 +3,8 @@
  * the ones the build asked for; clang-offload-bundler --list is the second
  * oracle; EF_AMDGPU_MACH names are checked against clang's own output for
  * every processor it knows. */
+#include <unistd.h>
+
 #include "devcode.h"
 #include "env/elf.h"
 
@@ -351,6 +353,24 @@ static void test_damaged_headers(void)
     gv_offload_free(&t);
 }
 
+static void test_both_kinds(void)
+{
+    char p[700];
+    path(p, sizeof p, "amd/libboth.so");
+    if (access(p, R_OK) != 0) {
+        fprintf(stderr, "  no %s (needs nvcc too); not checked\n", p);
+        return;
+    }
+    struct gv_offload_targets t;
+    struct gv_err err = {0};
+    const char *kind = NULL;
+    T_EQ_INT(gv_offload_scan_file(p, &t, &kind, &err), GV_OK);
+    T_EQ_STR(kind, "hip+cuda");
+    T_CHECK(dc_same_list(t.targets, t.n_targets, "compute_90 gfx1100 gfx90a gfx942 sm_80 sm_90"));
+    T_CHECK(t.n_bundles >= 2);
+    gv_offload_free(&t);
+}
+
 static void test_no_device_code(void)
 {
     char p[700];
@@ -423,6 +443,7 @@ int main(void)
     T_RUN(test_id_disagrees_with_elf);
     T_RUN(test_truncated);
     T_RUN(test_damaged_headers);
+    T_RUN(test_both_kinds);
     T_RUN(test_no_device_code);
     T_RUN(test_mach_names_from_clang);
     return t_done();
