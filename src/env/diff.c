@@ -212,6 +212,41 @@ static json_t *key_union(const json_t *a, const json_t *b)
     return arr;
 }
 
+/* An object indexing the objects of arr by their string field key; each value
+ * is the string field val (or val2 when val is absent, or "?"), or with
+ * val == NULL the item's object field obj (an empty object when absent). */
+static json_t *index_by(const json_t *arr, const char *key, const char *val, const char *val2,
+                        const char *obj)
+{
+    json_t *map = json_object(), *it;
+    size_t i;
+    json_array_foreach(arr, i, it) {
+        const char *k = json_string_value(json_object_get(it, key));
+        if (!k)
+            continue;
+        if (val) {
+            const char *v = json_string_value(json_object_get(it, val));
+            if (!v && val2)
+                v = json_string_value(json_object_get(it, val2));
+            json_object_set_new(map, k, json_string(v ? v : "?"));
+        } else {
+            json_t *o = json_object_get(it, obj);
+            json_object_set_new(map, k, json_is_object(o) ? json_incref(o) : json_object());
+        }
+    }
+    return map;
+}
+
+/* An object whose keys are the strings of arr, each with the value v. */
+static json_t *string_set(const json_t *arr, const char *v)
+{
+    json_t *set = json_object(), *it;
+    size_t i;
+    json_array_foreach(arr, i, it) if (json_is_string(it))
+        json_object_set_new(set, json_string_value(it), json_string(v));
+    return set;
+}
+
 /* Join a JSON array of strings with sep into buf; NULL when not an array. */
 static const char *join(const json_t *arr, const char *sep, char *buf, size_t n)
 {
@@ -724,22 +759,13 @@ static const json_t *find_env(const json_t *envs, const char *prefix)
     return NULL;
 }
 
-static void diff_torch(struct dctx *d, const char *prefix, const json_t *ta, const json_t *tb)
+static void diff_bundled(struct dctx *d, const char *prefix, const json_t *ta, const json_t *tb)
 {
-    static const char *const fields[] = {"version", "hip", "cuda", "build"};
-    char subj[1200];
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        snprintf(subj, sizeof subj, "torch %s (%s)", fields[i], prefix);
-        add_pair(d, GV_LAYER_FRAMEWORK, 0, subj, str(ta, fields[i]), str(tb, fields[i]), NULL);
-    }
-    /* bundled libraries by logical name: soname (or file) */
-    json_t *ba = json_object(), *bb = json_object(), *it;
-    size_t i;
-    json_array_foreach(json_object_get(ta, "bundled_libraries"), i, it) if (str(it, "name"))
-        json_object_set_new(ba, str(it, "name"), json_string(str(it, "soname") ? str(it, "soname") : str(it, "file") ? str(it, "file") : "?"));
-    json_array_foreach(json_object_get(tb, "bundled_libraries"), i, it) if (str(it, "name"))
-        json_object_set_new(bb, str(it, "name"), json_string(str(it, "soname") ? str(it, "soname") : str(it, "file") ? str(it, "file") : "?"));
+    json_t *ba = index_by(json_object_get(ta, "bundled_libraries"), "name", "soname", "file", NULL);
+    json_t *bb = index_by(json_object_get(tb, "bundled_libraries"), "name", "soname", "file", NULL);
     json_t *keys = key_union(ba, bb), *k;
+    size_t i;
+    char subj[1200];
     json_array_foreach(keys, i, k) {
         const char *n = json_string_value(k);
         snprintf(subj, sizeof subj, "torch bundled %s (%s)", n, prefix);
@@ -749,30 +775,44 @@ static void diff_torch(struct dctx *d, const char *prefix, const json_t *ta, con
     json_decref(keys);
     json_decref(ba);
     json_decref(bb);
-    const json_t *ga = json_object_get(ta, "gpu_targets"), *gb = json_object_get(tb, "gpu_targets");
-    if (!ga && !gb)
-        return;
+}
+
+static void diff_targets(struct dctx *d, const char *prefix, const json_t *ga, const json_t *gb)
+{
+    char subj[1200];
     snprintf(subj, sizeof subj, "python.torch.gpu_targets (%s)", prefix);
     if (!comparable(d, subj, ga, gb))
         return;
-    json_t *sa = json_object(), *sb = json_object();
-    json_array_foreach(json_object_get(ga, "targets"), i, it) if (json_is_string(it))
-        json_object_set_new(sa, json_string_value(it), json_true());
-    json_array_foreach(json_object_get(gb, "targets"), i, it) if (json_is_string(it))
-        json_object_set_new(sb, json_string_value(it), json_true());
-    keys = key_union(sa, sb);
+    json_t *sa = string_set(json_object_get(ga, "targets"), "");
+    json_t *sb = string_set(json_object_get(gb, "targets"), "");
+    json_t *keys = key_union(sa, sb), *k;
+    size_t i;
     json_array_foreach(keys, i, k) {
         const char *t = json_string_value(k);
         int in_a = json_object_get(sa, t) != NULL, in_b = json_object_get(sb, t) != NULL;
         if (in_a == in_b)
             continue;
         snprintf(subj, sizeof subj, "torch GPU target %s (%s)", t, prefix);
-        add(d, GV_LAYER_FRAMEWORK, 1, in_b ? "added" : "removed", subj, in_a ? t : NULL, in_b ? t : NULL,
-            in_b ? NULL : "kernels for this GPU are no longer compiled into the wheel");
+        add(d, GV_LAYER_FRAMEWORK, 1, in_b ? "added" : "removed", subj, in_a ? t : NULL,
+            in_b ? t : NULL, in_b ? NULL : "kernels for this GPU are no longer compiled into the wheel");
     }
     json_decref(keys);
     json_decref(sa);
     json_decref(sb);
+}
+
+static void diff_torch(struct dctx *d, const char *prefix, const json_t *ta, const json_t *tb)
+{
+    static const char *const fields[] = {"version", "hip", "cuda", "build"};
+    char subj[1200];
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        snprintf(subj, sizeof subj, "torch %s (%s)", fields[i], prefix);
+        add_pair(d, GV_LAYER_FRAMEWORK, 0, subj, str(ta, fields[i]), str(tb, fields[i]), NULL);
+    }
+    diff_bundled(d, prefix, ta, tb);
+    const json_t *ga = json_object_get(ta, "gpu_targets"), *gb = json_object_get(tb, "gpu_targets");
+    if (ga || gb)
+        diff_targets(d, prefix, ga, gb);
 }
 
 static void diff_env_pair(struct dctx *d, const json_t *ea, const json_t *eb)
@@ -901,23 +941,18 @@ static void diff_vars(struct dctx *d, const json_t *va, const json_t *vb, const 
     json_decref(keys);
 }
 
-static void diff_environment(struct dctx *d, const json_t *a, const json_t *b)
+/* Allowlisted names whose values were withheld (secret-looking): by name only. */
+static void diff_withheld(struct dctx *d, const json_t *a, const json_t *b)
 {
-    if (!comparable(d, "environment", a, b))
-        return;
-    diff_vars(d, json_object_get(a, "variables"), json_object_get(b, "variables"), "environment", 1);
-    json_t *wa = json_object(), *wb = json_object(), *v;
-    size_t i;
-    json_array_foreach(json_object_get(a, "withheld"), i, v) if (json_is_string(v))
-        json_object_set_new(wa, json_string_value(v), json_string("set (value withheld)"));
-    json_array_foreach(json_object_get(b, "withheld"), i, v) if (json_is_string(v))
-        json_object_set_new(wb, json_string_value(v), json_string("set (value withheld)"));
+    json_t *wa = string_set(json_object_get(a, "withheld"), "set (value withheld)");
+    json_t *wb = string_set(json_object_get(b, "withheld"), "set (value withheld)");
     json_t *keys = key_union(wa, wb), *k;
+    size_t i;
+    char subj[1200];
     json_array_foreach(keys, i, k) {
         const char *n = json_string_value(k);
         if (!gv_env_allowed(n, strlen(n)))
             continue;
-        char subj[1200];
         snprintf(subj, sizeof subj, "%s (environment)", n);
         add_pair(d, GV_LAYER_LOADER, 1, subj, json_string_value(json_object_get(wa, n)),
                  json_string_value(json_object_get(wb, n)), NULL);
@@ -925,34 +960,46 @@ static void diff_environment(struct dctx *d, const json_t *a, const json_t *b)
     json_decref(keys);
     json_decref(wa);
     json_decref(wb);
-    json_t *pa = json_object(), *pb = json_object(), *it;
-    json_array_foreach(json_object_get(a, "profile_d"), i, it) if (str(it, "path"))
-        json_object_set(pa, str(it, "path"), json_object_get(it, "sets") ? json_object_get(it, "sets") : json_object());
-    json_array_foreach(json_object_get(b, "profile_d"), i, it) if (str(it, "path"))
-        json_object_set(pb, str(it, "path"), json_object_get(it, "sets") ? json_object_get(it, "sets") : json_object());
-    keys = key_union(pa, pb);
+}
+
+/* A profile.d script that appeared or disappeared, with the (allowlisted) names it sets. */
+static void profile_script(struct dctx *d, const char *path, const json_t *x, const json_t *y)
+{
+    char subj[1200], names[1024] = "", what[1100];
+    const char *vn;
+    json_t *vv;
+    json_object_foreach((json_t *)(x ? x : y), vn, vv) if (gv_env_allowed(vn, strlen(vn)))
+        append_text(names, sizeof names, vn);
+    snprintf(what, sizeof what, "sets %s", names[0] ? names : "no recorded variable");
+    snprintf(subj, sizeof subj, "profile script %s", path);
+    add(d, GV_LAYER_LOADER, 1, x ? "removed" : "added", subj, x ? what : NULL, y ? what : NULL, NULL);
+}
+
+static void diff_profile_d(struct dctx *d, const json_t *a, const json_t *b)
+{
+    json_t *pa = index_by(json_object_get(a, "profile_d"), "path", NULL, NULL, "sets");
+    json_t *pb = index_by(json_object_get(b, "profile_d"), "path", NULL, NULL, "sets");
+    json_t *keys = key_union(pa, pb), *k;
+    size_t i;
     json_array_foreach(keys, i, k) {
         const char *p = json_string_value(k);
         json_t *x = json_object_get(pa, p), *y = json_object_get(pb, p);
-        if (x && y) {
-            diff_vars(d, x, y, p, 1);
-        } else {
-            char subj[1200], names[1024] = "";
-            const char *vn;
-            json_t *vv;
-            json_object_foreach(x ? x : y, vn, vv) if (gv_env_allowed(vn, strlen(vn)))
-                append_text(names, sizeof names, vn);
-            char what[1100];
-            snprintf(what, sizeof what, "sets %s", names[0] ? names : "no recorded variable");
-            snprintf(subj, sizeof subj, "profile script %s", p);
-            add(d, GV_LAYER_LOADER, 1, x ? "removed" : "added", subj, x ? what : NULL,
-                y ? what : NULL, NULL);
-            diff_vars(d, x, y, p, 1);
-        }
+        if (!x || !y)
+            profile_script(d, p, x, y);
+        diff_vars(d, x, y, p, 1);
     }
     json_decref(keys);
     json_decref(pa);
     json_decref(pb);
+}
+
+static void diff_environment(struct dctx *d, const json_t *a, const json_t *b)
+{
+    if (!comparable(d, "environment", a, b))
+        return;
+    diff_vars(d, json_object_get(a, "variables"), json_object_get(b, "variables"), "environment", 1);
+    diff_withheld(d, a, b);
+    diff_profile_d(d, a, b);
 }
 
 /* ---- packages ---- */

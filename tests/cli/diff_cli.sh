@@ -141,7 +141,10 @@ printf '{"schema": "gpuvet.snapshot", "schema_version": 1, "host": {' >"$T/trunc
 printf '\x00\xff garbage' >"$T/bin.json"
 printf '{"schema": "gpuvet.result", "schema_version": 1}\n' >"$T/other.json"
 printf '{"schema": "gpuvet.snapshot", "schema_version": 99}\n' >"$T/newer.json"
-for f in trunc bin other newer missing; do
+ln -s loop2.json "$T/loop1.json"; ln -s loop1.json "$T/loop2.json"
+mkdir "$T/dir.json"
+: >"$T/empty.json"
+for f in trunc bin other newer missing loop1 dir empty; do
     set +e; "$GPUVET" diff "$D/before.json" "$T/$f.json" >/dev/null 2>"$T/err"; rc=$?; set -e
     [[ $rc == 3 ]] || fail "$f.json: exit $rc, expected 3"
     grep -q "$f.json" "$T/err" || fail "$f.json: message does not name the file: $(cat "$T/err")"

@@ -23,6 +23,9 @@ for r in trixie:"$TRIXIE" sid:"$SID"; do
     dpkg-query --admindir="$root/var/lib/dpkg" -W \
         -f='${db:Status-Status}\t${Package}\t${Architecture}\t${Version}\n' >"$T/$name.dpkg"
 done
+# two snapshots of the same root diff clean (nothing spurious such as times or order)
+env -i PATH=/usr/bin:/bin "$GPUVET" snapshot --no-hash --root "$SID" -o "$T/sid2.json"
+"$GPUVET" diff "$T/sid.json" "$T/sid2.json" >"$T/same.txt" || fail "sid vs sid: $(cat "$T/same.txt")"
 rc=0
 "$GPUVET" diff --json "$T/trixie.json" "$T/sid.json" >"$T/diff.json" || rc=$?
 [[ $rc == 1 ]] || fail "diff exited $rc, expected 1 (differences)"

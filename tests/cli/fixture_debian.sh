@@ -66,6 +66,17 @@ debs=("$pool"/libamdhip64-5_5.7.1-*_amd64.deb)
 deb=${debs[0]}
 [[ $(dpkg-deb -f "$deb" Package) == libamdhip64-5 ]] || fail "$deb is not a valid .deb"
 
+# every package installed in either root has its .deb in the pool: both states can be
+# restored offline (file names are name_version_arch.deb, the epoch colon as %3a)
+for root in "$TRIXIE" "$SID"; do
+    # shellcheck disable=SC2016 # dpkg-query's own ${field} syntax
+    missing=$(dpkg-query --admindir="$root/var/lib/dpkg" -W \
+                  -f='${db:Status-Status} ${Package} ${Version} ${Architecture}\n' |
+              awk '$1 == "installed" { v = $3; gsub(":", "%3a", v); print $2 "_" v "_" $4 ".deb" }' |
+              while read -r f; do [[ -e $pool/$f ]] || echo "$f"; done)
+    [[ -z $missing ]] || fail "not in the pool ($root): $missing"
+done
+
 # a cache hit is quiet and fast: only the paths on stdout, nothing on stderr
 t0=$(date +%s%N)
 out=$("$GV_SRC/tests/fixtures/debian-rocm.sh" all 2>"${GV_TEST_TMP:-/tmp}/fixture_err")
