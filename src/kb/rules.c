@@ -46,6 +46,9 @@ static const struct gv_rule rules[] = {
      check_rocm_unowned, "seed 000 (diff the .so lists after a rollback)", "issue 4 rule 8"},
     {"rocm-link", GV_SEV_ERROR, "/opt/rocm points at a release other than the installed rocm-core",
      check_rocm_link, "rocm-facts §5 (update-alternatives, .info/version)", "issue 4 rule 9"},
+    {"rocm-path-env", GV_SEV_WARNING, "ROCM_PATH/HIP_PATH select a release other than /opt/rocm",
+     check_rocm_path_env, "seed 000 (restore ROCM_PATH in /etc/profile.d/rocm.sh); rocm-facts §5",
+     "seed 000"},
     {"rocm-support", GV_SEV_INFO, "the GPU is not on the ROCm release's official support list",
      check_rocm_support, "rocm-facts §2b", "rocm-facts §2b"},
     {"igpu-dgpu", GV_SEV_WARNING, "an AMD integrated GPU next to a discrete one",
@@ -314,6 +317,40 @@ int count_gpus(const json_t *snap, const char *vendor)
     json_t *d;
     json_array_foreach(jarr(g, "devices"), i, d)
         n += is_vendor(d, vendor);
+    return n;
+}
+
+/* Is any ROCm software installed (a ROCm stack, or a ROCm build of torch)? */
+static int uses_rocm(const json_t *snap)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(jarr(section(snap, "stacks"), "installs"), i, x)
+        if (jstr(x, "kind") && !strcmp(jstr(x, "kind"), "rocm"))
+            return 1;
+    json_array_foreach(jarr(section(snap, "python"), "environments"), i, x) {
+        const json_t *t = jobj(x, "torch");
+        if (jstr(t, "hip") || (jstr(t, "build") && !strcmp(jstr(t, "build"), "rocm")))
+            return 1;
+    }
+    return 0;
+}
+
+int amd_compute_gpus(const json_t *snap)
+{
+    int amd = count_gpus(snap, "amd");
+    if (amd <= 0 || count_gpus(snap, "nvidia") == 0 || uses_rocm(snap))
+        return amd;
+    int n = 0;
+    size_t i;
+    json_t *d;
+    char gfx[32];
+    json_array_foreach(jarr(section(snap, "gpus"), "devices"), i, d) {
+        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx))
+            continue;
+        const struct kb_gpu *g = kb_gpu_by_gfx(gfx);
+        n += !(g && g->apu);
+    }
     return n;
 }
 

@@ -206,37 +206,51 @@ void check_process_libs(struct gv_rule_ctx *c)
 
 /* ---- holds ---- */
 
-void check_unheld_packages(struct gv_rule_ctx *c)
+/* The GPU stack a package belongs to, for holds: NVIDIA/CUDA or AMD/ROCm. */
+static int nvidia_pkg(const char *name)
 {
-    const json_t *pk = need(c, "packages");
-    if (!pk)
-        return;
+    return strstr(name, "nvidia") || strstr(name, "cuda") || !strncmp(name, "libcu", 5) ||
+           !strncmp(name, "libnv", 5) || !strncmp(name, "libnccl", 7) || strstr(name, "cudnn");
+}
+
+static void unheld_family(struct gv_rule_ctx *c, const json_t *pk, int nvidia)
+{
     int held = 0, unheld = 0;
     char list[1500] = "";
     size_t used = 0, i;
     json_t *it;
     json_array_foreach(jarr(pk, "items"), i, it) {
-        if (!jbool(it, "gpu"))
+        const char *n = jstr(it, "name");
+        if (!n || !jbool(it, "gpu") || nvidia_pkg(n) != nvidia)
             continue;
         if (jbool(it, "hold")) {
             held++;
             continue;
         }
         unheld++;
-        const char *n = jstr(it, "name");
-        if (n && used + strlen(n) + 2 < sizeof list - 8 && !strpbrk(n, " '\"$`\\;&|"))
+        if (used + strlen(n) + 2 < sizeof list - 8 && !strpbrk(n, " '\"$`\\;&|"))
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? " " : "", n);
     }
     if (!held || !unheld)
         return;
     json_t *f = finding(c, GV_SEV_WARNING,
-                        "%d GPU-stack package%s held but %d %s not: an upgrade moves the "
-                        "unheld ones and breaks the pinned combination",
-                        held, held == 1 ? " is" : "s are", unheld, unheld == 1 ? "is" : "are");
+                        "%d %s package%s held but %d %s not: an upgrade moves the unheld ones "
+                        "and breaks the pinned combination",
+                        held, nvidia ? "NVIDIA/CUDA" : "ROCm/AMD GPU", held == 1 ? " is" : "s are",
+                        unheld, unheld == 1 ? "is" : "are");
     evidencef(f, "packages.items[gpu=true]", "%d held, %d not held: %s", held, unheld, list);
     const char *mgr = jstr(pk, "manager");
     if (mgr && !strcmp(mgr, "rpm"))
         fix(f, "sudo dnf versionlock add %s", list);
     else
         fix(f, "sudo apt-mark hold %s", list);
+}
+
+void check_unheld_packages(struct gv_rule_ctx *c)
+{
+    const json_t *pk = need(c, "packages");
+    if (!pk)
+        return;
+    unheld_family(c, pk, 0);
+    unheld_family(c, pk, 1);
 }

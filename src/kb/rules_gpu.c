@@ -41,13 +41,42 @@ static void add_group_fix(json_t *f, const json_t *snap, const json_t *perm)
     fix(f, "log out and in again (or run 'newgrp render') so the new group applies");
 }
 
+/* DCGM's device-count check: fewer render nodes than AMD GPUs means some GPUs
+ * are not reachable (a container given only some, a cgroup device filter). */
+static void check_node_count(struct gv_rule_ctx *c, const json_t *perm)
+{
+    int gpus = amd_compute_gpus(c->snap), nodes = 0;
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(perm, "devices"), i, d) {
+        const char *p = jstr(d, "path");
+        nodes += p && !strncmp(p, "/dev/dri/renderD", 16);
+    }
+    if (gpus <= 0 || nodes >= gpus)
+        return;
+    int inside = jbool(jobj(section(c->snap, "host"), "container"), "inside");
+    json_t *f = finding(c, inside ? GV_SEV_INFO : GV_SEV_WARNING,
+                        "%d AMD GPU(s) on the PCI bus but %d render node(s) in /dev: %d GPU(s) "
+                        "cannot be used here",
+                        gpus, nodes, gpus - nodes);
+    evidencef(f, "gpus.devices", "%d AMD GPU(s)", gpus);
+    evidence(f, "permissions.devices", json_object_get(perm, "devices"));
+    if (inside)
+        fix(f, "if the container should see every GPU: --device /dev/dri (all render nodes)");
+    else
+        fix(f, "check 'ls -l /dev/dri' and 'dmesg | grep -i amdgpu' for GPUs that failed to "
+               "initialise");
+    reference(f, "anchor-tools §2.2 (DCGM device count), §10");
+}
+
 void check_gpu_access(struct gv_rule_ctx *c)
 {
     const json_t *perm = need(c, "permissions");
     if (!perm)
         return;
     const json_t *gpus = section(c->snap, "gpus");
-    int amd = gpus ? any_vendor(gpus, "amd") : -1, nv = gpus ? any_vendor(gpus, "nvidia") : -1;
+    int amd = gpus ? amd_compute_gpus(c->snap) > 0 : -1;
+    int nv = gpus ? any_vendor(gpus, "nvidia") : -1;
     if (amd == 0 && nv == 0)
         return; /* no GPU: nothing to access */
     int bad = 0, has_kfd = 0;
@@ -83,6 +112,8 @@ void check_gpu_access(struct gv_rule_ctx *c)
         reference(f, "rocm-facts §8 (/dev/kfd: No such file or directory)");
         bad = 1;
     }
+    if (amd == 1 && jarr(perm, "devices") && jbool(c->snap, "live"))
+        check_node_count(c, perm);
     if (bad || amd != 1)
         return;
     /* device list gave no verdict: fall back to group membership */
@@ -300,7 +331,7 @@ static void visible_one(struct gv_rule_ctx *c, const char *name, const char *ven
     const char *v = env_get(c->snap, name, path, sizeof path);
     if (!v)
         return;
-    int n = count_gpus(c->snap, vendor);
+    int n = !strcmp(vendor, "amd") ? amd_compute_gpus(c->snap) : count_gpus(c->snap, vendor);
     if (n == 0)
         return; /* no GPU of that vendor: the variable hides nothing */
     int vis = visible_count(v, n);
@@ -322,7 +353,7 @@ void check_visible_devices(struct gv_rule_ctx *c)
 {
     if (!need(c, "environment"))
         return;
-    int amd = count_gpus(c->snap, "amd");
+    int amd = amd_compute_gpus(c->snap);
     visible_one(c, "HIP_VISIBLE_DEVICES", "amd");
     visible_one(c, "ROCR_VISIBLE_DEVICES", "amd");
     visible_one(c, "GPU_DEVICE_ORDINAL", "amd");

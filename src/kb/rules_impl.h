@@ -46,6 +46,11 @@ int is_vendor(const json_t *dev, const char *vendor);
 const char *dev_gfx(const json_t *dev, char *buf, size_t size);
 /* Number of GPUs of vendor in a collected gpus section (-1 when not collected). */
 int count_gpus(const json_t *snap, const char *vendor);
+/* AMD GPUs meant for compute: all of them, except that next to an NVIDIA GPU,
+ * on a machine without any ROCm software, an AMD integrated GPU (an APU, or
+ * one without KFD data) is only the CPU's display (a Ryzen iGPU in a CUDA
+ * workstation). -1 when not collected. */
+int amd_compute_gpus(const json_t *snap);
 
 /* Environment variable from environment.variables, else from a profile.d
  * file's "sets"; path receives the evidence path. NULL when unset. */
@@ -81,7 +86,7 @@ const char *torch_targets(const json_t *torch, char *buf, size_t size, int *from
 #define GV_RULE_CHECKS(X)                                                                    \
     X(gpu_access) X(kernel_driver) X(nouveau) X(no_gpu) X(torch_build) X(torch_runtime)      \
     X(ld_preload) X(gfx_not_in_wheel) X(rocblas_kernels) X(torch_companions) X(hsa_override) \
-    X(kmd_window) X(rocm_mixed_path) X(rocm_unowned) X(rocm_link) X(rocm_support)           \
+    X(kmd_window) X(rocm_mixed_path) X(rocm_unowned) X(rocm_link) X(rocm_path_env) X(rocm_support)           \
     X(igpu_dgpu) X(numerics_env) X(debug_env) X(tooling_env) X(visible_devices)              \
     X(cuda_stub) X(cuda_driver) X(process_libs) X(unheld_packages)
 #define GV_DECLARE_CHECK(name) void check_##name(struct gv_rule_ctx *c);

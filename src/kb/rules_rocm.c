@@ -311,10 +311,30 @@ struct dir_rel {
     char path[256];
 };
 
+/* The release of an AMD-layout install holding dir. A distribution's ROCm
+ * lives in the system library directory, which is on every loader path:
+ * whether it shadows anything is judged per SONAME (mixed_resolved). */
 static const char *dir_release(const json_t *snap, const char *dir)
 {
     const json_t *in = install_of_path(snap, dir);
-    return in ? jstr(in, "version") : NULL;
+    const char *layout = jstr(in, "layout");
+    if (!in || (layout && !strcmp(layout, "distro")))
+        return NULL;
+    return jstr(in, "version");
+}
+
+/* Does the default install ship a library with this SONAME? */
+static int default_provides(const json_t *snap, const json_t *def, const char *soname)
+{
+    const json_t *libs = section(snap, "libraries");
+    size_t i;
+    json_t *it;
+    json_array_foreach(jarr(libs, "items"), i, it) {
+        const char *so = jstr(it, "soname"), *p = jstr(it, "path");
+        if (so && p && !strcmp(so, soname) && install_of_path(snap, p) == def)
+            return 1;
+    }
+    return 0;
 }
 
 /* A profile file's value with shell expansions removed:
@@ -407,8 +427,11 @@ static void mixed_dirs(struct gv_rule_ctx *c, const char *want, const char *want
     }
 }
 
-/* loader.resolved: GPU libraries resolving into several releases. */
-static void mixed_resolved(struct gv_rule_ctx *c, const char *want, const char *want_path)
+/* loader.resolved: a SONAME the default release ships resolving into another
+ * release (the classic: a 6.0 libamdhip64 next to 5.7's libhsa-runtime64.so.1).
+ * SONAMEs only another release has (libamdhip64.so.5) are no mix. */
+static void mixed_resolved(struct gv_rule_ctx *c, const json_t *def, const char *want,
+                           const char *want_path)
 {
     const json_t *ld = section(c->snap, "loader");
     const char *k;
@@ -421,6 +444,8 @@ static void mixed_resolved(struct gv_rule_ctx *c, const char *want, const char *
             continue;
         if (via && !strcmp(via, "LD_LIBRARY_PATH"))
             continue; /* already reported as an LD_LIBRARY_PATH entry */
+        if (!default_provides(c->snap, def, k))
+            continue;
         json_t *f = finding(c, GV_SEV_ERROR, "%s resolves to ROCm %s (%s), not the default %s",
                             k, rel, p, want);
         char path[160];
@@ -443,7 +468,7 @@ void check_rocm_mixed_path(struct gv_rule_ctx *c)
     char want_path[64];
     snprintf(want_path, sizeof want_path, "stacks.installs[%d].version", idx);
     mixed_dirs(c, jstr(in, "version"), want_path);
-    mixed_resolved(c, jstr(in, "version"), want_path);
+    mixed_resolved(c, in, jstr(in, "version"), want_path);
 }
 
 /* ---- unowned files ---- */
@@ -553,4 +578,45 @@ void check_rocm_link(struct gv_rule_ctx *c)
     else
         fix(f, "sudo ln -sfn %s /opt/rocm", prefix);
     fix(f, "sudo ldconfig");
+}
+
+/* ---- ROCM_PATH / HIP_PATH pointing at another release ---- */
+
+static void path_var(struct gv_rule_ctx *c, const char *name, const char *want,
+                     const char *want_path)
+{
+    char path[256], clean[1024];
+    const char *v = env_get(c->snap, name, path, sizeof path);
+    if (!v)
+        return;
+    strip_shell(v, clean, sizeof clean);
+    const json_t *in = install_of_path(c->snap, clean);
+    const char *rel = in ? jstr(in, "version") : NULL;
+    if (!rel || kb_vercmp(rel, want) == 0)
+        return;
+    json_t *f = finding(c, GV_SEV_WARNING,
+                        "%s=%s selects ROCm %s while /opt/rocm is ROCm %s: hipcc, CMake and "
+                        "torch.utils.cpp_extension build against %s",
+                        name, v, rel, want, rel);
+    evidence_str(f, path, v);
+    evidence_str(f, want_path, want);
+    char file[256];
+    if (profile_file(path, file, sizeof file))
+        fix(f, "set %s=/opt/rocm in %s (or the release you mean), then log in again", name,
+            file);
+    else
+        fix(f, "export %s=/opt/rocm   (or unset it)", name);
+}
+
+void check_rocm_path_env(struct gv_rule_ctx *c)
+{
+    int idx = -1;
+    const json_t *in = default_rocm(c->snap, &idx);
+    if (!in || !jstr(in, "version") || !section(c->snap, "environment"))
+        return;
+    char want_path[64];
+    snprintf(want_path, sizeof want_path, "stacks.installs[%d].version", idx);
+    path_var(c, "ROCM_PATH", jstr(in, "version"), want_path);
+    path_var(c, "ROCM_HOME", jstr(in, "version"), want_path);
+    path_var(c, "HIP_PATH", jstr(in, "version"), want_path);
 }

@@ -124,6 +124,24 @@ static void add_wheel_fix(json_t *f, const json_t *env, const struct wheel_pick 
         has_pkg(env, "torchaudio") ? " torchaudio" : "");
 }
 
+/* When the pick changes the torch line, offer to keep the installed line with
+ * its own newest ROCm variant the driver supports: official wheels bundle
+ * their ROCm user space, so the system ROCm does not have to match. */
+static void keep_line_fix(json_t *f, const json_t *snap, const json_t *env, const char *pub,
+                          const char *gfx, const struct wheel_pick *p)
+{
+    const struct kb_torch_line *cur = kb_torch_line(pub);
+    if (!cur || cur == p->line)
+        return;
+    const char *v = variant_in_window(cur, kmd_of(snap));
+    if (!v || !wheel_has(cur->torch, v, gfx))
+        return;
+    char pip[600];
+    fix(f, "or keep torch %s: %s install --index-url %s%s torch==%s+rocm%s (the wheel bundles "
+           "its own ROCm %s user space)",
+        cur->torch, pip_cmd(env, pip, sizeof pip), KB_WHEEL_INDEX, v, pub, v, v);
+}
+
 static void env_path(char *buf, size_t size, size_t i, const char *rest)
 {
     snprintf(buf, size, "python.environments[%zu].%s", i, rest);
@@ -150,7 +168,7 @@ void check_torch_build(struct gv_rule_ctx *c)
     const json_t *py = need(c, "python");
     if (!py)
         return;
-    int amd = count_gpus(c->snap, "amd"), nv = count_gpus(c->snap, "nvidia");
+    int amd = amd_compute_gpus(c->snap), nv = count_gpus(c->snap, "nvidia");
     const json_t *rocm = default_rocm(c->snap, NULL);
     size_t i;
     json_t *env;
@@ -163,6 +181,8 @@ void check_torch_build(struct gv_rule_ctx *c)
         char path[128], pub[64], gfx[32];
         env_path(path, sizeof path, i, "torch.version");
         kb_public_version(ver, pub, sizeof pub);
+        if (nv > 0 && amd > 0 && strcmp(build, "cpu") != 0)
+            continue; /* both vendors: a ROCm or a CUDA build each has its GPU */
         if ((amd > 0 || (amd < 0 && rocm)) && strcmp(build, "rocm") != 0) {
             json_t *f = finding(
                 c, amd > 0 ? GV_SEV_ERROR : GV_SEV_WARNING,
@@ -177,10 +197,15 @@ void check_torch_build(struct gv_rule_ctx *c)
             if (rocm)
                 evidence_str(f, "stacks.installs[default].version", jstr(rocm, "version"));
             struct wheel_pick p;
-            if (!pick_wheel(c->snap, pub, first_amd_gfx(c->snap, gfx, sizeof gfx), &p)) {
+            const char *g = first_amd_gfx(c->snap, gfx, sizeof gfx);
+            if (!pick_wheel(c->snap, pub, g, &p)) {
                 add_wheel_fix(f, env, &p);
-                fix(f, "check: python3 -c 'import torch; print(torch.version.hip, "
-                       "torch.cuda.is_available())'");
+                keep_line_fix(f, c->snap, env, pub, g, &p);
+                char pip[600];
+                pip_cmd(env, pip, sizeof pip);
+                fix(f, "check: %.*s -c 'import torch; print(torch.version.hip, "
+                       "torch.cuda.is_available())'",
+                    (int)(strlen(pip) - strlen(" -m pip")), pip);
             } else {
                 fix(f, "install a ROCm build of torch: pip install --index-url "
                        "https://download.pytorch.org/whl/rocmX.Y torch (the kb has no wheel "

@@ -34,16 +34,16 @@ PY
 measure() { # LABEL CMD... : wall and CPU (user+sys) ms over $runs runs
     local label=$1; shift
     python3 - "$runs" "$label" "$@" <<'PY'
-import os, subprocess, sys, time
+import resource, subprocess, sys, time
 runs, label, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
 wall, cpu = [], []
 for _ in range(runs):
-    r0 = os.times()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     a = time.perf_counter()
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall.append((time.perf_counter() - a) * 1000)
-    r1 = os.times()
-    cpu.append((r1.children_user + r1.children_system - r0.children_user - r0.children_system) * 1000)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu.append(max(0.0, (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1000))
     if r.returncode not in (0, 1):
         sys.exit("%s: exit %d" % (label, r.returncode))
 wall.sort(); cpu.sort()

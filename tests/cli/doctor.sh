@@ -123,5 +123,20 @@ if [[ $rc != 0 && $rc != 1 ]]; then echo "FAIL: live doctor exit $rc"; cat "$tmp
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="gpuvet.doctor"' "$tmp/live.json" ||
     { echo "FAIL: live JSON"; fails=$((fails + 1)); }
 
+# the live environment is read (allowlisted names only) and secrets never reach the output
+AMD_SERIALIZE_KERNEL=3 HF_TOKEN=sekrit-hf-4711 HIP_SECRET_KEY=sekrit-hip-4712 \
+    "$GPUVET" doctor --json >"$tmp/live2.json" 2>"$tmp/err"
+python3 - "$tmp/live2.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+raw = open(sys.argv[1]).read()
+d = json.loads(raw)
+ok = any(f["rule"] == "debug-env" and "AMD_SERIALIZE_KERNEL=3" in f["title"] for f in d["findings"])
+if not ok:
+    print("FAIL: live AMD_SERIALIZE_KERNEL=3 not reported")
+if "sekrit" in raw:
+    print("FAIL: a secret value reached the doctor output"); ok = False
+sys.exit(0 if ok else 1)
+PY
+
 [[ $fails == 0 ]] && echo "doctor cli: all checks passed"
 exit $((fails > 0))

@@ -37,7 +37,9 @@ print(" ".join(sorted("%s:%s" % (f["rule"], f["severity"]) for f in d["findings"
 }
 
 bash "$GV_SRC/tests/fixtures/amd-layout.sh" "$tmp/clean" >/dev/null || { echo "FAIL: amd-layout.sh"; exit 1; }
-doctor_root clean "$tmp/clean"
+# this shell's environment is not the image's: it must not leak into --root
+HSA_OVERRIDE_GFX_VERSION=10.3 AMD_SERIALIZE_KERNEL=3 LD_LIBRARY_PATH=/opt/rocm-5.7.0/lib \
+    doctor_root clean "$tmp/clean"
 clean=$(verdicts clean)
 [[ -z $clean ]] || { echo "FAIL: clean AMD layout has findings: $clean"; fails=$((fails + 1)); }
 
@@ -69,6 +71,33 @@ for name, rule, text in [("link", "rocm-link", "sudo update-alternatives --set r
         print("FAIL: %s: no fix with %r in %r" % (name, text, fixes(name, rule))); ok = False
 sys.exit(0 if ok else 1)
 PY
+
+# the AMD layout with make-pyenv.sh's Python environments copied in: a ROCm
+# 2.3.0+rocm6.0 venv (bundled runtime: no finding) and a CUDA 2.9.0+cu130 venv,
+# which on a ROCm install whose GPUs were not collected is a warning with the
+# matching wheel and a keep-the-line alternative
+if bash "$GV_SRC/tests/fixtures/make-pyenv.sh" "$tmp/py" >/dev/null 2>&1; then
+    bash "$GV_SRC/tests/fixtures/amd-layout.sh" "$tmp/combo" >/dev/null
+    cp -a "$tmp/py/opt/." "$tmp/combo/opt/"
+    mkdir -p "$tmp/combo/root" && cp -a "$tmp/py/root/." "$tmp/combo/root/"
+    doctor_root combo "$tmp/combo"
+    got=$(verdicts combo)
+    [[ $got == "torch-build:warning" ]] || { echo "FAIL: combo: got '$got'"; fails=$((fails + 1)); }
+    python3 - "$tmp/combo.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["findings"] if x["rule"] == "torch-build"]
+want = ["/root/.venv/bin/python3 -m pip install --index-url https://download.pytorch.org/whl/rocm6.0 torch==2.4.*",
+        "torch==2.9.0+rocm6.4"]
+ok = len(f) == 1 and all(any(w in x for x in f[0]["fix"]) for w in want)
+ok = ok and any(e["value"] == "2.9.0+cu130" for e in f[0]["evidence"])
+if not ok:
+    print("FAIL: combo torch-build finding: %r" % f)
+sys.exit(0 if ok else 1)
+PY
+else
+    echo "FAIL: make-pyenv.sh"; fails=$((fails + 1))
+fi
 
 # Debian roots, only when already built (a cache hit prints only paths)
 cache=${GV_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuvet-fixtures}

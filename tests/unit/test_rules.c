@@ -246,6 +246,10 @@ static void torch_build(void)
     T_EQ_INT(count("torch-build", "error"), 1);
     T_CHECK(has_fix("torch-build", "--index-url https://download.pytorch.org/whl/rocm6.0 "
                                    "torch==2.4.*"));
+    /* or keep 2.1 with its newest variant the 6.0 driver (5.6-6.2) supports: rocm5.6 */
+    T_CHECK(has_fix("torch-build", "or keep torch 2.1: /home/alice/venv/bin/python3 -m pip "
+                                   "install --index-url https://download.pytorch.org/whl/rocm5.6 "
+                                   "torch==2.1.2+rocm5.6"));
 
     fresh(); /* GPUs not collected, ROCm installed: a warning, not an error */
     SET("gpus", "{\"collected\": false, \"reason\": \"no /sys under --root\"}");
@@ -257,6 +261,35 @@ static void torch_build(void)
     fresh(); /* ROCm wheel on an NVIDIA machine */
     SET("gpus.devices.0", "{\"pci_address\": \"0000:65:00.0\", \"vendor\": \"nvidia\", "
                           "\"vendor_id\": \"0x10de\", \"driver\": \"nvidia\"}");
+    run();
+    T_EQ_INT(count("torch-build", "error"), 1);
+
+    fresh(); /* a CUDA workstation whose Ryzen CPU has an AMD iGPU (gfx1036): not an AMD
+                machine for torch, /dev/kfd, or visibility */
+    SET("gpus.devices.0.kfd", "{\"node\": 1, \"gfx_target_version\": 100306}");
+    SET("gpus.devices.+", "{\"pci_address\": \"0000:65:00.0\", \"vendor\": \"nvidia\", "
+                          "\"vendor_id\": \"0x10de\", \"driver\": \"nvidia\"}");
+    SET("python.environments.0.torch", "{\"version\": \"2.3.0+cu121\", \"hip\": null, "
+                                       "\"cuda\": \"12.1\", \"build\": \"cuda\"}");
+    SET("python.environments.0.packages.torchvision", NULL);
+    SET("permissions.devices", "[{\"path\": \"/dev/nvidia0\", \"readable\": true, "
+                               "\"writable\": true}]");
+    SET("environment.variables.CUDA_VISIBLE_DEVICES", "\"0\"");
+    SET("stacks.installs", "[]"); /* no ROCm software at all */
+    run();
+    T_EQ_INT(count("torch-build", NULL), 0);
+    T_EQ_INT(count("gpu-access", NULL), 0);
+    T_EQ_INT(count("visible-devices", NULL), 0);
+
+    fresh(); /* AMD and NVIDIA dGPUs: a CUDA build is fine, a CPU build is not */
+    SET("gpus.devices.+", "{\"pci_address\": \"0000:65:00.0\", \"vendor\": \"nvidia\", "
+                          "\"vendor_id\": \"0x10de\", \"driver\": \"nvidia\"}");
+    SET("python.environments.0.torch.build", "\"cuda\"");
+    SET("python.environments.0.torch.version", "\"2.3.0+cu121\"");
+    SET("python.environments.0.packages.torchvision", NULL);
+    run();
+    T_EQ_INT(count("torch-build", NULL), 0);
+    SET("python.environments.0.torch.build", "\"cpu\"");
     run();
     T_EQ_INT(count("torch-build", "error"), 1);
 
@@ -519,10 +552,32 @@ static void rocm_mixed_path(void)
     run();
     T_EQ_INT(count("rocm-mixed-path", "error"), 1);
 
-    fresh(); /* a library resolving into 5.7 by another way */
+    fresh(); /* a SONAME the default 6.0 ships (librocblas.so.4) resolving into 5.7's tree */
+    SET("stacks.installs.+", install57);
+    SET("loader/resolved/librocblas.so.4",
+        "{\"path\": \"/opt/rocm-5.7.0/lib/librocblas.so.4.0.0\", \"via\": \"ld.so.cache\"}");
+    run();
+    T_EQ_INT(count("rocm-mixed-path", "error"), 1);
+
+    fresh(); /* a SONAME only 5.7 has (libhipblas.so.1): the only choice, no mix */
     SET("stacks.installs.+", install57);
     SET("loader/resolved/libhipblas.so.1",
-        "{\"path\": \"/opt/rocm-5.7.0/lib/libhipblas.so.1.1.0\", \"via\": \"default dirs\"}");
+        "{\"path\": \"/opt/rocm-5.7.0/lib/libhipblas.so.1.1.0\", \"via\": \"ld.so.conf\"}");
+    run();
+    T_EQ_INT(count("rocm-mixed-path", NULL), 0);
+
+    fresh(); /* Debian's ROCm 5.7 in the multiarch dir next to AMD's 6.0: the system dir
+                itself is no error, a shared SONAME resolving there is */
+    SET("stacks.installs.+", "{\"kind\": \"rocm\", \"layout\": \"distro\", \"prefix\": \"/usr\", "
+                             "\"libdir\": \"/usr/lib/x86_64-linux-gnu\", \"version\": \"5.7.1\"}");
+    SET("loader.conf_files.+", "{\"path\": \"/etc/ld.so.conf.d/x86_64-linux-gnu.conf\", "
+                               "\"dirs\": [\"/usr/lib/x86_64-linux-gnu\"]}");
+    SET("loader/resolved/libamdhip64.so.5",
+        "{\"path\": \"/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.7.31921\", \"via\": \"ld.so.conf\"}");
+    run();
+    T_EQ_INT(count("rocm-mixed-path", NULL), 0);
+    SET("loader/resolved/librocblas.so.4",
+        "{\"path\": \"/usr/lib/x86_64-linux-gnu/librocblas.so.4.0\", \"via\": \"ld.so.conf\"}");
     run();
     T_EQ_INT(count("rocm-mixed-path", "error"), 1);
 
@@ -567,6 +622,41 @@ static void rocm_link(void)
     fresh();
     run();
     T_EQ_INT(count("rocm-link", NULL), 0);
+}
+
+static void rocm_path_env(void)
+{
+    fresh();
+    SET("stacks.installs.+", install57);
+    SET("environment.profile_d.0.sets.ROCM_PATH", "\"/opt/rocm-5.7.0\"");
+    SET("environment.variables.ROCM_PATH", NULL);
+    run();
+    T_EQ_INT(count("rocm-path-env", "warning"), 1);
+    T_CHECK(has_fix("rocm-path-env", "set ROCM_PATH=/opt/rocm in /etc/profile.d/rocm.sh"));
+    T_EQ_INT(others("rocm-path-env"), 0);
+    fresh(); /* /opt/rocm and the default release's own prefix are both fine */
+    SET("stacks.installs.+", install57);
+    SET("environment.variables.HIP_PATH", "\"/opt/rocm-6.0.0\"");
+    run();
+    T_EQ_INT(count("rocm-path-env", NULL), 0);
+}
+
+static void render_node_count(void)
+{
+    fresh(); /* two AMD GPUs, one render node */
+    SET("gpus.devices.+", "{\"pci_address\": \"0000:04:00.0\", \"vendor\": \"amd\", "
+                          "\"driver\": \"amdgpu\", \"kfd\": {\"node\": 2, "
+                          "\"gfx_target_version\": 90010}}");
+    run();
+    T_EQ_INT(count("gpu-access", "warning"), 1);
+    SET("host.container.inside", "true");
+    run();
+    T_EQ_INT(count("gpu-access", "info"), 1);
+    T_EQ_INT(count("gpu-access", "warning"), 0);
+    SET("permissions.devices.+", "{\"path\": \"/dev/dri/renderD129\", \"readable\": true, "
+                                 "\"writable\": true}");
+    run();
+    T_EQ_INT(count("gpu-access", NULL), 0);
 }
 
 static void rocm_support_igpu(void)
@@ -717,6 +807,11 @@ static void unheld_packages(void)
     SET("packages.manager", "\"rpm\"");
     run();
     T_CHECK(has_fix("unheld-packages", "sudo dnf versionlock add hip-runtime-amd rocblas"));
+    fresh(); /* a held NVIDIA driver says nothing about the ROCm packages */
+    SET("packages.items.+", "{\"name\": \"nvidia-driver-550\", \"version\": \"550.54.15-1\", "
+                            "\"hold\": true, \"gpu\": true}");
+    run();
+    T_EQ_INT(count("unheld-packages", NULL), 0);
     fresh();
     run();
     T_EQ_INT(count("unheld-packages", NULL), 0);
@@ -757,6 +852,8 @@ int main(void)
     T_RUN(rocm_mixed_path);
     T_RUN(rocm_unowned);
     T_RUN(rocm_link);
+    T_RUN(rocm_path_env);
+    T_RUN(render_node_count);
     T_RUN(rocm_support_igpu);
     T_RUN(env_rules);
     T_RUN(visible_devices);
