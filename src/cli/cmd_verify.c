@@ -158,9 +158,11 @@ static void print_human(const json_t *r)
     json_array_foreach(json_object_get(r, "not_comparable"), i, c)
         printf("  cannot compare %s: %s\n", json_string_value(json_object_get(c, "section")),
                json_string_value(json_object_get(c, "reason")));
-    json_int_t others = json_integer_value(json_object_get(r, "other_package_changes"));
+    json_int_t others = json_integer_value(json_object_get(r, "other_changes"));
     if (others)
-        printf("  (%lld changes of non-GPU packages not counted)\n", (long long)others);
+        printf("  (%lld changes outside the GPU stack not counted: other packages, Python "
+               "environments without a GPU framework)\n",
+               (long long)others);
     json_t *left = json_object_get(r, "leftovers");
     if (json_array_size(left)) {
         printf("%sleftovers%s (GPU library files no package owns):\n", cli_bold(), cli_reset());

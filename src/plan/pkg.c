@@ -226,6 +226,149 @@ static void add_note(json_t *step, const char *fmt, ...)
     json_array_append_new(json_object_get(step, "notes"), json_string(buf));
 }
 
+/* name -> item for every installed package (GPU or not). */
+static json_t *installed_packages(const json_t *snap)
+{
+    json_t *map = json_object();
+    size_t i;
+    json_t *it;
+    json_array_foreach(gv_json_path(snap, "packages.items"), i, it)
+    {
+        const char *name = json_string_value(json_object_get(it, "name"));
+        const char *state = json_string_value(json_object_get(it, "state"));
+        if (name && (!state || !strcmp(state, "installed")))
+            json_object_set(map, name, it);
+    }
+    return map;
+}
+
+/* Package names of a Depends/Pre-Depends field, one array per group of
+ * alternatives ("a (>= 1) | b:any" -> ["a", "b"]). */
+static json_t *parse_depends(const char *field)
+{
+    json_t *groups = json_array();
+    char *copy = strdup(field), *save = NULL;
+    for (char *g = strtok_r(copy, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+        json_t *alts = json_array();
+        char *save2 = NULL;
+        for (char *a = strtok_r(g, "|", &save2); a; a = strtok_r(NULL, "|", &save2)) {
+            while (*a == ' ' || *a == '\n' || *a == '\t')
+                a++;
+            size_t n = strcspn(a, " (:\n\t[<");
+            if (n)
+                json_array_append_new(alts, json_stringn(a, n));
+        }
+        json_array_append_new(groups, alts);
+    }
+    free(copy);
+    return groups;
+}
+
+/* Dependencies of the baseline packages that the upgrade removed (e.g. an old
+ * LLVM that only the 5.x libraries needed) must come back in the same
+ * transaction, or APT cannot install the baseline versions. Follows the
+ * Depends of every locally cached .deb in specs, transitively. */
+static void add_removed_deps(json_t *plan, const json_t *baseline, const json_t *current,
+                             const struct gv_plan_opts *o, json_t *specs)
+{
+    json_t *now = installed_packages(current), *then = installed_packages(baseline);
+    json_t *added = json_object();
+    /* what the transaction already installs */
+    for (size_t q = 0; q < json_array_size(specs); q++) {
+        const char *sp = json_string_value(json_array_get(specs, q));
+        const char *base = strrchr(sp, '/') ? strrchr(sp, '/') + 1 : sp;
+        size_t n = strcspn(base, sp[0] == '/' ? "_" : ":=");
+        char name[256];
+        if (n < sizeof name && (sp[0] == '/' || base[n] == '=' || base[n] == ':')) {
+            memcpy(name, base, n);
+            name[n] = '\0';
+            json_object_set_new(added, name, json_true());
+        }
+    }
+    for (size_t q = 0; q < json_array_size(specs); q++) {
+        const char *spec = json_string_value(json_array_get(specs, q));
+        char host[GV_PATH_MAX];
+        if (spec[0] != '/' || gv_root_join(host, sizeof host, o->root, spec) != 0)
+            continue;
+        char *argv[] = {(char *)"dpkg-deb", (char *)"-f", host, (char *)"Depends",
+                        (char *)"Pre-Depends", NULL};
+        char *out = NULL;
+        if (gv_run_capture(argv, 60, 1 << 20, &out) != 0) {
+            free(out);
+            continue;
+        }
+        /* "Depends: ...\nPre-Depends: ..." or, for one field, the bare value */
+        json_t *groups = json_array();
+        for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+            char *colon = strstr(line, "Depends: ");
+            json_t *g = parse_depends(colon ? colon + 9 : line);
+            json_array_extend(groups, g);
+            json_decref(g);
+        }
+        free(out);
+        size_t gi;
+        json_t *alts;
+        json_array_foreach(groups, gi, alts)
+        {
+            int satisfied = 0;
+            size_t ai;
+            json_t *a;
+            json_array_foreach(alts, ai, a)
+            {
+                const char *n = json_string_value(a);
+                int removing = 0;
+                for (size_t k = 0; k < json_array_size(specs); k++) {
+                    const char *sp = json_string_value(json_array_get(specs, k));
+                    size_t l = strlen(n);
+                    if (!strncmp(sp, n, l) && sp[l] == '-' && sp[l + 1] == '\0')
+                        removing = 1;
+                }
+                if ((json_object_get(now, n) && !removing) || json_object_get(added, n))
+                    satisfied = 1;
+            }
+            if (satisfied)
+                continue;
+            json_array_foreach(alts, ai, a)
+            {
+                const char *n = json_string_value(a);
+                json_t *it = json_object_get(then, n);
+                const char *ver = it ? json_string_value(json_object_get(it, "version")) : NULL;
+                const char *arch = it ? json_string_value(json_object_get(it, "arch")) : NULL;
+                if (!ver || json_object_get(now, n) || !gv_valid_deb_name(n) ||
+                    !gv_valid_deb_version(ver))
+                    continue;
+                char local[GV_PATH_MAX] = "";
+                char spec2[400];
+                snprintf(spec2, sizeof spec2, "%s=%s", n, ver);
+                json_object_set_new(added, n, json_true());
+                if (gv_apt_available(o->root, n, ver, arch, local, sizeof local)) {
+                    json_array_append_new(specs, json_string(local[0] ? local : spec2));
+                    json_array_append_new(json_object_get(plan, "restored_dependencies"),
+                                          json_string(spec2));
+                } else {
+                    char msg[600];
+                    snprintf(msg, sizeof msg,
+                             "the baseline packages need %s %s, which the upgrade removed, and "
+                             "no APT source or local cache offers it",
+                             n, ver);
+                    json_array_append_new(json_object_get(plan, "problems"),
+                                          json_pack("{s:s, s:s, s:s}", "subject", spec2,
+                                                    "message", msg, "how",
+                                                    "add the APT source of the baseline release, "
+                                                    "or copy the .deb into "
+                                                    "/var/cache/apt/archives; then plan again"));
+                    json_object_set_new(plan, "complete", json_false());
+                }
+                break;
+            }
+        }
+        json_decref(groups);
+    }
+    json_decref(now);
+    json_decref(then);
+    json_decref(added);
+}
+
 /* Fills specs ("name=ver", "/var/cache/apt/archives/x.deb", "name-") and the
  * hold list; checks availability. */
 static int apt_targets(json_t *plan, const json_t *baseline, const json_t *current,
@@ -316,6 +459,10 @@ static int plan_apt(json_t *plan, json_t *steps, const json_t *baseline, const j
     int rc = apt_targets(plan, baseline, current, o, 0, specs, holds, err);
     if (rc)
         goto out;
+    if (o->check_availability) {
+        json_object_set_new(plan, "restored_dependencies", json_array());
+        add_removed_deps(plan, baseline, current, o, specs);
+    }
     if (json_array_size(specs)) {
         json_t *s = new_step(
             steps, 2, "GPU packages back to the baseline versions, in one transaction",

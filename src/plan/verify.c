@@ -22,6 +22,43 @@ static int is_gpu_package(const json_t *snap, const char *subject)
     return 0;
 }
 
+/* Does the Python environment PREFIX hold a GPU framework in snap? */
+static int env_has_framework(const json_t *snap, const char *prefix)
+{
+    static const char *const fw[] = {"torch", "tensorflow", "tensorflow-rocm", "jax", "jaxlib",
+                                     "onnxruntime", "onnxruntime-gpu", "onnxruntime-rocm", "vllm",
+                                     "triton", "pytorch-triton-rocm"};
+    size_t i;
+    json_t *e;
+    json_array_foreach(gv_json_path(snap, "python.environments"), i, e)
+    {
+        const char *p = json_string_value(json_object_get(e, "prefix"));
+        if (!p || strcmp(p, prefix))
+            continue;
+        for (size_t k = 0; k < sizeof fw / sizeof fw[0]; k++)
+            if (json_object_get(json_object_get(e, "packages"), fw[k]))
+                return 1;
+    }
+    return 0;
+}
+
+/* Framework-layer subjects end with "(PREFIX)". Environments without any GPU
+ * framework (the system python3, say) are not part of the GPU stack. */
+static int gpu_framework_change(const json_t *baseline, const json_t *current, const char *subject)
+{
+    const char *open = subject ? strrchr(subject, '(') : NULL;
+    const char *close = open ? strrchr(open, ')') : NULL;
+    if (!open || !close || close[1])
+        return 1;
+    char prefix[4096];
+    size_t n = (size_t)(close - open - 1);
+    if (n >= sizeof prefix)
+        return 1;
+    memcpy(prefix, open + 1, n);
+    prefix[n] = '\0';
+    return env_has_framework(baseline, prefix) || env_has_framework(current, prefix);
+}
+
 static int in_baseline(const json_t *baseline, const char *path)
 {
     size_t i;
@@ -45,7 +82,7 @@ int gv_verify_stack(const json_t *baseline, const json_t *current, const char *b
     json_t *r = json_pack("{s:s, s:i, s:s, s:b, s:[], s:[], s:[], s:i}", "schema",
                           GV_VERIFY_SCHEMA, "schema_version", GV_VERIFY_SCHEMA_VERSION,
                           "baseline", baseline_name ? baseline_name : "", "stack_matches", 1,
-                          "differences", "leftovers", "not_comparable", "other_package_changes",
+                          "differences", "leftovers", "not_comparable", "other_changes",
                           0);
     json_t *diffs = json_object_get(r, "differences");
     int others = 0;
@@ -58,14 +95,24 @@ int gv_verify_stack(const json_t *baseline, const json_t *current, const char *b
         const char *subject = json_string_value(json_object_get(c, "subject"));
         if (kind && !strcmp(kind, "unowned"))
             continue; /* listed as leftovers below */
+        const char *before = json_string_value(json_object_get(c, "before"));
+        const char *after = json_string_value(json_object_get(c, "after"));
         if (layer && !strcmp(layer, "packages") && subject &&
             !is_gpu_package(baseline, subject) && !is_gpu_package(current, subject)) {
             others++;
             continue;
         }
+        /* Same version, now held: the hold is part of the rollback. */
+        if (layer && !strcmp(layer, "packages") && before && after && !strcmp(before, after))
+            continue;
+        if (layer && !strcmp(layer, "framework") &&
+            !gpu_framework_change(baseline, current, subject)) {
+            others++;
+            continue;
+        }
         json_array_append(diffs, c);
     }
-    json_object_set_new(r, "other_package_changes", json_integer(others));
+    json_object_set_new(r, "other_changes", json_integer(others));
     json_t *nc;
     json_array_foreach(json_object_get(diff, "not_comparable"), i, nc)
     {
