@@ -733,6 +733,24 @@ static int run_sdpa(const struct gv_device *d, const struct gv_case *c,
 
 /* ---------- unary and convert ---------- */
 
+/* 1/(1+e^-x) without overflow: for x < 0, e^x/(1+e^x) keeps the tiny
+ * (subnormal) results that the naive form flushes to 0. */
+static float sigmoid_f(float x)
+{
+    if (x >= 0)
+        return 1.0f / (1.0f + expf(-x));
+    float e = expf(x);
+    return e / (1.0f + e);
+}
+
+static double sigmoid_d(double x)
+{
+    if (x >= 0)
+        return 1.0 / (1.0 + exp(-x));
+    double e = exp(x);
+    return e / (1.0 + e);
+}
+
 static float unary_f(enum gv_unary u, float x)
 {
     switch (u) {
@@ -741,8 +759,8 @@ static float unary_f(enum gv_unary u, float x)
     case GV_UN_TANH: return tanhf(x);
     case GV_UN_ERF: return erff(x);
     case GV_UN_GELU: return x * 0.5f * (1.0f + erff(x * (float)M_SQRT1_2));
-    case GV_UN_SILU: return x / (1.0f + expf(-x));
-    case GV_UN_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case GV_UN_SILU: return x * sigmoid_f(x);
+    case GV_UN_SIGMOID: return sigmoid_f(x);
     case GV_UN_RSQRT: return 1.0f / sqrtf(x);
     default: return NAN;
     }
@@ -756,8 +774,8 @@ static double unary_d(enum gv_unary u, double x)
     case GV_UN_TANH: return tanh(x);
     case GV_UN_ERF: return erf(x);
     case GV_UN_GELU: return x * 0.5 * (1.0 + erf(x * M_SQRT1_2));
-    case GV_UN_SILU: return x / (1.0 + exp(-x));
-    case GV_UN_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case GV_UN_SILU: return x * sigmoid_d(x);
+    case GV_UN_SIGMOID: return sigmoid_d(x);
     case GV_UN_RSQRT: return 1.0 / sqrt(x);
     default: return NAN;
     }
