@@ -110,8 +110,8 @@ static int parse_spec(const char *spec, struct gv_device *d, struct gv_err *err)
         } else if (!strncmp(t, "threads=", 8)) {
             char *end;
             long n = strtol(t + 8, &end, 10);
-            if (*end || n < 1 || n > 256)
-                return gv_err_set(err, GV_E_USAGE, "--device cpu: threads=%s is not 1..256",
+            if (*end || n < 1 || n > 64)
+                return gv_err_set(err, GV_E_USAGE, "--device cpu: threads=%s is not 1..64",
                                   t + 8);
             d->nthreads = (int)n;
         } else {
@@ -208,7 +208,7 @@ static void *worker_main(void *arg)
  * the floating-point work with round-toward-zero (EMU_TRUNC). */
 static void parallel_for(const struct gv_device *d, long n, int rz, range_fn fn, void *ctx)
 {
-    int t = d->nthreads;
+    int t = d->nthreads > 64 ? 64 : d->nthreads;
     if (t > n)
         t = (int)(n > 0 ? n : 1);
     struct worker w[64];
