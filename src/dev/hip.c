@@ -146,8 +146,8 @@ static int p_finish(void *ctx, struct gv_err *err)
         if (gv_now() - t0 > d->timeout) {
             d->broken = 1;
             return gv_err_set(err, GV_E_TIMEOUT,
-                              "still running after %.0f s (GPUVET_CASE_TIMEOUT); the device is "
-                              "reset and the next case runs", d->timeout);
+                              "still running after %.0f s (GPUVET_CASE_TIMEOUT); the worker "
+                              "process is replaced and the next case runs", d->timeout);
         }
         struct timespec ts = {0, (long)(wait * 1e9)};
         nanosleep(&ts, NULL);
