@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "dev/gpu.h"
+#include "dev/worker.h"
 
 #define NFUNC 16
 
@@ -35,8 +36,6 @@ struct gv_device {
     struct gv_rtc_out code;
     double timeout;
     int broken;      /* a sticky error or timeout: the context must be recreated */
-    int resets;
-    char last_reset[1024];
     struct gv_gpu_ops ops;
 };
 
@@ -165,8 +164,8 @@ static int p_finish(void *ctx, struct gv_err *err)
         if (gv_now() - t0 > d->timeout) {
             d->broken = 1;
             return gv_err_set(err, GV_E_TIMEOUT,
-                              "still running after %.0f s (GPUVET_CASE_TIMEOUT); the context "
-                              "is reset and the next case runs", d->timeout);
+                              "still running after %.0f s (GPUVET_CASE_TIMEOUT); the worker "
+                              "process is replaced and the next case runs", d->timeout);
         }
         nap(wait);
         if (wait < 1e-3)
@@ -362,19 +361,6 @@ static int ctx_setup(struct gv_device *d, struct gv_err *err)
     return GV_OK;
 }
 
-/* After a fault or a timeout: drop everything and start a fresh context. */
-static int ctx_recover(struct gv_device *d, struct gv_err *err)
-{
-    ctx_teardown(d);
-    d->cu.cuDevicePrimaryCtxReset(d->dev);
-    d->broken = 0;
-    d->resets++;
-    int rc = ctx_setup(d, err);
-    if (rc)
-        snprintf(d->last_reset, sizeof d->last_reset, "context reset failed: %s", err->msg);
-    return rc;
-}
-
 /* ---- open ---- */
 
 static int parse_spec(const char *spec, int *ordinal, struct gv_err *err)
@@ -548,9 +534,6 @@ static json_t *describe(struct gv_device *d)
                         json_string(d->have_dnn ? "cuDNN (CUDNN_FMA_MATH), kernel fallback"
                                                 : "gpuvet kernel (cuDNN unavailable)"));
     json_object_set_new(o, "case_timeout_s", json_real(d->timeout));
-    json_object_set_new(o, "context_resets", json_integer(d->resets));
-    if (d->last_reset[0])
-        json_object_set_new(o, "last_reset", json_string(d->last_reset));
     const char *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
     json_object_set_new(o, "NVIDIA_TF32_OVERRIDE", tf32 ? json_string(tf32) : json_null());
     return o;
@@ -564,19 +547,14 @@ static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err 
 static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buffer *in, int nin,
                struct gv_buffer *out, struct gv_run_info *info, struct gv_err *err)
 {
-    if (d->broken) {
-        int rc = ctx_recover(d, err);
-        if (rc)
-            return gv_err_prefix(err, "%s: the CUDA context could not be recreated", c->id);
-    }
+    /* After a sticky error the process is unusable; the worker is replaced
+     * by its parent (worker.c). */
+    if (d->broken)
+        return gv_err_set(err, GV_E_DEVICE, "%s: the CUDA context is unusable after an earlier "
+                          "fault", c->id);
     d->cu.cuCtxSetCurrent(d->ctx);
-    int rc = gv_gpu_run(&d->ops, d, c, in, nin, out, info, err);
-    if (d->broken) {
-        struct gv_err e2 = {0};
-        if (ctx_recover(d, &e2) == GV_OK)
-            snprintf(d->last_reset, sizeof d->last_reset, "after %s: %s", c->id, err->msg);
-    }
-    return rc;
+    return gv_gpu_run(&d->ops, d, c, in, nin, out, info, err);
 }
 
-const struct gv_backend gv_backend_cuda = {"cuda", open_dev, close_dev, describe, supports, run};
+/* In-process backend: used inside the worker process (worker.h). */
+const struct gv_backend gv_backend_cuda_inproc = {"cuda", open_dev, close_dev, describe, supports, run};

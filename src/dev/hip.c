@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "dev/gpu.h"
+#include "dev/worker.h"
 #include "dev/hip_probe.h"
 
 #define NFUNC 16
@@ -34,8 +35,7 @@ struct gv_device {
     size_t total_mem;
     struct gv_rtc_out code;
     double timeout;
-    int broken, resets;
-    char last_reset[1024];
+    int broken;
     struct gv_gpu_ops ops;
 };
 
@@ -146,8 +146,8 @@ static int p_finish(void *ctx, struct gv_err *err)
         if (gv_now() - t0 > d->timeout) {
             d->broken = 1;
             return gv_err_set(err, GV_E_TIMEOUT,
-                              "still running after %.0f s (GPUVET_CASE_TIMEOUT); the device is "
-                              "reset and the next case runs", d->timeout);
+                              "still running after %.0f s (GPUVET_CASE_TIMEOUT); the worker "
+                              "process is replaced and the next case runs", d->timeout);
         }
         struct timespec ts = {0, (long)(wait * 1e9)};
         nanosleep(&ts, NULL);
@@ -228,15 +228,6 @@ static int ctx_setup(struct gv_device *d, struct gv_err *err)
         }
     }
     return GV_OK;
-}
-
-static int ctx_recover(struct gv_device *d, struct gv_err *err)
-{
-    ctx_teardown(d);
-    d->hip.hipDeviceReset();
-    d->broken = 0;
-    d->resets++;
-    return ctx_setup(d, err);
 }
 
 /* gcnArchName without relying on the layout of hipDeviceProp_t (which changed
@@ -436,9 +427,6 @@ static json_t *describe(struct gv_device *d)
     json_object_set_new(o, "gemm", json_string(d->have_blas ? "rocBLAS" : "gpuvet kernel (fp32)"));
     json_object_set_new(o, "conv2d", json_string("gpuvet kernel (MIOpen not called)"));
     json_object_set_new(o, "case_timeout_s", json_real(d->timeout));
-    json_object_set_new(o, "context_resets", json_integer(d->resets));
-    if (d->last_reset[0])
-        json_object_set_new(o, "last_reset", json_string(d->last_reset));
     return o;
 }
 
@@ -450,18 +438,15 @@ static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err 
 static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buffer *in, int nin,
                struct gv_buffer *out, struct gv_run_info *info, struct gv_err *err)
 {
-    if (d->broken && ctx_recover(d, err) != GV_OK)
-        return gv_err_prefix(err, "%s: the HIP device could not be reset", c->id);
-    int rc = gv_gpu_run(&d->ops, d, c, in, nin, out, info, err);
-    if (d->broken) {
-        struct gv_err e2 = {0};
-        if (ctx_recover(d, &e2) == GV_OK)
-            snprintf(d->last_reset, sizeof d->last_reset, "after %s: %s", c->id, err->msg);
-    }
-    return rc;
+    /* after a sticky error the worker process is replaced (worker.c) */
+    if (d->broken)
+        return gv_err_set(err, GV_E_DEVICE, "%s: the HIP device is unusable after an earlier "
+                          "fault", c->id);
+    return gv_gpu_run(&d->ops, d, c, in, nin, out, info, err);
 }
 
-const struct gv_backend gv_backend_hip = {"hip", open_dev, close_dev, describe, supports, run};
+/* In-process backend: used inside the worker process (worker.h). */
+const struct gv_backend gv_backend_hip_inproc = {"hip", open_dev, close_dev, describe, supports, run};
 
 /* ---- probe without a device (see hip_probe.h) ---- */
 

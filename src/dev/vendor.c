@@ -241,9 +241,10 @@ static void toolkit_dirs(const struct lib_spec *sp, char *out, size_t outsz)
                      sp->nvidia ? "lib64" : "lib");
         }
     }
+    const char *def = sp->nvidia ? "/usr/local/cuda/lib64" : "/opt/rocm/lib";
     size_t used = strlen(out);
-    snprintf(out + used, outsz - used, "%s%s", used ? ":" : "",
-             sp->nvidia ? "/usr/local/cuda/lib64" : "/opt/rocm/lib");
+    if (!strstr(out, def)) /* CUDA_HOME=/usr/local/cuda would list it twice */
+        snprintf(out + used, outsz - used, "%s%s", used ? ":" : "", def);
 }
 
 /* site-packages of the active virtual environment / conda, the user's and the system's. */

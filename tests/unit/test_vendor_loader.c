@@ -118,6 +118,44 @@ static void versioned_alias(void)
     gv_vlib_close(&lib);
 }
 
+/* A library found only as a framework wheel's copy: a real shared object
+ * named libMIOpen.so.1 under $VIRTUAL_ENV/lib/python3.X/site-packages/torch/lib. */
+static void wheel_copy(void)
+{
+    if (!have_cc)
+        return;
+    char dir[512], file[600];
+    snprintf(dir, sizeof dir, "%s/venv/lib/python3.99/site-packages/torch/lib", tmp);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    T_EQ_INT(system(cmd), 0);
+    snprintf(file, sizeof file, "venv/lib/python3.99/site-packages/torch/lib/libMIOpen.so.1");
+    T_EQ_INT(build_so(file, "libMIOpen.so.1",
+                      "#include <stddef.h>\nint miopenGetVersion(size_t *a, size_t *b, size_t *c)"
+                      " { *a = 3; *b = 4; *c = 0; return 0; }\n"), 0);
+    char venv[600];
+    snprintf(venv, sizeof venv, "%s/venv", tmp);
+    setenv("VIRTUAL_ENV", venv, 1);
+    unsetenv("GPUVET_LIB_NO_SYSTEM");
+    gv_vendor_set_lib_path(NULL);
+    struct gv_vlib lib;
+    struct gv_api_miopen api;
+    struct gv_err err = {0};
+    int rc = gv_vlib_open(GV_LIB_MIOPEN, &lib, &api, &err);
+    if (rc == GV_OK && strcmp(lib.how, "wheel") != 0) {
+        fprintf(stderr, "  note: a system libMIOpen exists (%s), wheel check not meaningful\n",
+                lib.path);
+        return;
+    }
+    T_EQ_INT(rc, GV_OK);
+    T_EQ_STR(lib.how, "wheel");
+    T_CHECK(strstr(lib.path, "site-packages/torch/lib/libMIOpen.so.1") != NULL);
+    size_t a = 0, b = 0, c = 0;
+    T_CHECK(api.miopenGetVersion && api.miopenGetVersion(&a, &b, &c) == 0 && a == 3 && b == 4);
+    gv_vlib_close(&lib);
+    unsetenv("VIRTUAL_ENV");
+}
+
 static void stub_libcuda(void)
 {
     const char *stubs = "/usr/local/cuda/lib64/stubs";
@@ -155,6 +193,7 @@ int main(void)
     T_RUN(missing_library);
     T_RUN(missing_symbol);
     T_RUN(versioned_alias);
+    T_RUN(wheel_copy);
     T_RUN(stub_libcuda);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
