@@ -52,9 +52,14 @@ int gv_device_open(const char *spec, const struct gv_backend **be, struct gv_dev
                 snprintf(note, notesz, "using %s:0 (first GPU found)", backends[i]->name);
             return GV_OK;
         }
+        /* The short form of the reason: the details (every path tried) stay
+         * available from --device NAME:0, which reports the full message. */
         size_t used = strlen(why);
-        snprintf(why + used, sizeof why - used, "%s%s: %s", used ? "; " : "", backends[i]->name,
-                 e.msg);
+        int keep = (int)strcspn(e.msg, "(;");
+        while (keep > 0 && e.msg[keep - 1] == ' ')
+            keep--;
+        snprintf(why + used, sizeof why - used, "%s%s: %.*s", used ? "; " : "", backends[i]->name,
+                 keep, e.msg);
     }
     int rc = gv_backend_cpu.open("", dev, err);
     if (rc)
