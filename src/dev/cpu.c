@@ -110,8 +110,8 @@ static int parse_spec(const char *spec, struct gv_device *d, struct gv_err *err)
         } else if (!strncmp(t, "threads=", 8)) {
             char *end;
             long n = strtol(t + 8, &end, 10);
-            if (*end || n < 1 || n > 256)
-                return gv_err_set(err, GV_E_USAGE, "--device cpu: threads=%s is not 1..256",
+            if (*end || n < 1 || n > 64)
+                return gv_err_set(err, GV_E_USAGE, "--device cpu: threads=%s is not 1..64",
                                   t + 8);
             d->nthreads = (int)n;
         } else {
@@ -208,7 +208,7 @@ static void *worker_main(void *arg)
  * the floating-point work with round-toward-zero (EMU_TRUNC). */
 static void parallel_for(const struct gv_device *d, long n, int rz, range_fn fn, void *ctx)
 {
-    int t = d->nthreads;
+    int t = d->nthreads > 64 ? 64 : d->nthreads;
     if (t > n)
         t = (int)(n > 0 ? n : 1);
     struct worker w[64];
@@ -733,6 +733,24 @@ static int run_sdpa(const struct gv_device *d, const struct gv_case *c,
 
 /* ---------- unary and convert ---------- */
 
+/* 1/(1+e^-x) without overflow: for x < 0, e^x/(1+e^x) keeps the tiny
+ * (subnormal) results that the naive form flushes to 0. */
+static float sigmoid_f(float x)
+{
+    if (x >= 0)
+        return 1.0f / (1.0f + expf(-x));
+    float e = expf(x);
+    return e / (1.0f + e);
+}
+
+static double sigmoid_d(double x)
+{
+    if (x >= 0)
+        return 1.0 / (1.0 + exp(-x));
+    double e = exp(x);
+    return e / (1.0 + e);
+}
+
 static float unary_f(enum gv_unary u, float x)
 {
     switch (u) {
@@ -741,8 +759,8 @@ static float unary_f(enum gv_unary u, float x)
     case GV_UN_TANH: return tanhf(x);
     case GV_UN_ERF: return erff(x);
     case GV_UN_GELU: return x * 0.5f * (1.0f + erff(x * (float)M_SQRT1_2));
-    case GV_UN_SILU: return x / (1.0f + expf(-x));
-    case GV_UN_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case GV_UN_SILU: return x * sigmoid_f(x);
+    case GV_UN_SIGMOID: return sigmoid_f(x);
     case GV_UN_RSQRT: return 1.0f / sqrtf(x);
     default: return NAN;
     }
@@ -756,8 +774,8 @@ static double unary_d(enum gv_unary u, double x)
     case GV_UN_TANH: return tanh(x);
     case GV_UN_ERF: return erf(x);
     case GV_UN_GELU: return x * 0.5 * (1.0 + erf(x * M_SQRT1_2));
-    case GV_UN_SILU: return x / (1.0 + exp(-x));
-    case GV_UN_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case GV_UN_SILU: return x * sigmoid_d(x);
+    case GV_UN_SIGMOID: return sigmoid_d(x);
     case GV_UN_RSQRT: return 1.0 / sqrt(x);
     default: return NAN;
     }

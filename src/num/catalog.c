@@ -30,8 +30,10 @@ static struct gv_catalog_entry *add(enum gv_suite s, const char *prec)
 /* Joins op.prec.shape[.variant].dist.sSEED into e->id. */
 static void finish(struct gv_catalog_entry *e, const char *op, const char *variant)
 {
-    snprintf(e->id, sizeof e->id, "%s.%s.%s%s%s.%s.s%u", op, e->prec, e->shape,
-             variant ? "." : "", variant ? variant : "", gv_dist_name(e->c.dist), e->c.seed);
+    char id[sizeof e->id];
+    snprintf(id, sizeof id, "%s.%s.%s%s%s.%s.s%u", op, e->prec, e->shape, variant ? "." : "",
+             variant ? variant : "", gv_dist_name(e->c.dist), e->c.seed);
+    memcpy(e->id, id, sizeof id);
     e->c.id = e->id;
 }
 

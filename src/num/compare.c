@@ -316,6 +316,8 @@ int gv_compare_results(const struct gv_results *a, const struct gv_results *b,
         struct gv_cmp_case c = {.id = a->cases[i].id, .a = &a->cases[i]};
         c.b = gv_results_find(b, c.id);
         c.status = c.b ? judge_case(c.a, c.b, &c.dbits) : GV_CH_MISSING_AFTER;
+        if (c.b && c.a->has_metrics && c.b->has_metrics && c.status != GV_CH_INPUTS_DIFFER)
+            c.dbits = bits_of(c.b) - bits_of(c.a);
         if (c.b && oa && ob && c.status != GV_CH_INPUTS_DIFFER) {
             int rc = elementwise(oa, ob, &c, err);
             if (rc) {
