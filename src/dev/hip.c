@@ -499,6 +499,21 @@ json_t *gv_hip_probe(const char *const *archs, int *compiled, int *failed)
         json_array_append_new(arr, r);
     }
     json_object_set_new(o, "compile", arr);
+    /* the math libraries the backend would use, resolved against their real files */
+    struct gv_device *d = calloc(1, sizeof *d);
+    if (d) {
+        load_optional(d);
+        json_t *libs = json_array();
+        for (int i = L_ROCBLAS; i < L_N; i++) {
+            d->lib[i].id = i == L_ROCBLAS ? GV_LIB_ROCBLAS
+                           : i == L_HIPBLASLT ? GV_LIB_HIPBLASLT
+                                              : GV_LIB_MIOPEN;
+            json_array_append_new(libs, gv_vlib_describe(&d->lib[i], d->liberr[i]));
+            gv_vlib_close(&d->lib[i]);
+        }
+        json_object_set_new(o, "libraries", libs);
+        free(d);
+    }
     gv_vlib_close(&rlib);
     gv_vlib_close(&lib);
     return o;

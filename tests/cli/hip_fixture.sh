@@ -8,7 +8,9 @@
 #   - report "no AMD GPU" cleanly (hipGetDeviceCount: hipErrorNoDevice, 100),
 #   - find hipRTC (5.7: inside libamdhip64.so.5; 6.4: libhiprtc.so.6),
 #   - compile every embedded kernel for gfx90a, gfx942 and gfx1100 into an ELF
-#     code object that names every entry point.
+#     code object that names every entry point,
+#   - resolve rocBLAS's symbol list against the root's real librocblas and read
+#     its version (hipBLASLt and MIOpen are reported where the root has them).
 # Skips (77) when not root (chroot) or when no fixture root can be had.
 set -uo pipefail
 : "${GV_SRC:?}" "${GV_BUILD:?}" "${GV_TEST_TMP:=/tmp}"
@@ -63,9 +65,12 @@ for c in d.get("compile", []):
     if "error" in c: bad.append("%s: %s" % (c["arch"], c["error"][:400]))
     elif not c.get("elf") or c.get("missing_entries") or c.get("bytes", 0) < 10000:
         bad.append("%s: code object %s bytes, elf=%s, missing %s" % (c["arch"], c.get("bytes"), c.get("elf"), c.get("missing_entries")))
+libs = {l.get("name"): l for l in d.get("libraries", [])}
+rb = libs.get("rocblas", {})
+if not rb.get("path") or not rb.get("version"): bad.append("rocBLAS not resolved: %s" % rb)
 for b in bad: print("FAIL %s: %s" % (name, b))
 if not bad:
-    print("ok %s: HIP %s (%s), %s, hipRTC %s compiled %s" % (name, rt.get("version"), rt.get("path"), dev.split(":")[0], d["hiprtc"].get("version"), ", ".join("%s (%d bytes)" % (c["arch"], c["bytes"]) for c in d["compile"])))
+    print("ok %s: HIP %s (%s), %s, hipRTC %s compiled %s; %s" % (name, rt.get("version"), rt.get("path"), dev.split(":")[0], d["hiprtc"].get("version"), ", ".join("%s (%d bytes)" % (c["arch"], c["bytes"]) for c in d["compile"]), "; ".join("%s %s" % (k, v.get("version") or v.get("error", "")[:80]) for k, v in libs.items())))
 sys.exit(1 if bad else 0)
 PY
     [[ $rc == 0 ]] || { echo "FAIL $name: probe exited $rc"; fail=1; }
