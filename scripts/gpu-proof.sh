@@ -2,10 +2,10 @@
 # The GPU proof, in one go, on a machine with an NVIDIA GPU: every GPU test,
 # the standard suite cold and warm, the TF32 override, ab against the CUDA
 # libraries PyTorch bundles, snapshot and doctor. Logs go to $OUT (or ./gpu-proof).
-# Usage: tests/gpu/device-proof.sh BUILD_DIR   (a Release build with BUILD_TESTING=ON,
-#        packed with tests/gpu/pack-runtime.sh when the machine lacks our libraries)
+# Usage: scripts/gpu-proof.sh BUILD_DIR   (a Release build with BUILD_TESTING=ON,
+#        packed with scripts/pack-runtime.sh when the machine lacks our libraries)
 set -uo pipefail
-build=$(cd "${1:?usage: device-proof.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: gpu-proof.sh BUILD_DIR}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$PWD/gpu-proof}
 mkdir -p "$out"
@@ -20,14 +20,16 @@ g=$GPUVET
 
 run() { # NAME CMD... : run, keep output and exit status
     local name=$1; shift
-    local t0=$(date +%s.%N)
+    local t0 t1 rc
+    t0=$(date +%s%N)
     "$@" >"$out/$name.log" 2>&1
-    local rc=$?
-    printf '%-28s rc=%-3s %6.1f s\n' "$name" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)" | tee -a "$out/summary.txt"
+    rc=$?
+    t1=$(date +%s%N)
+    printf '%-28s rc=%-3s %6.1f s\n' "$name" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print (b-a)/1e9}')" |
+        tee -a "$out/summary.txt"
 }
 
 for t in "$src"/tests/gpu/*.sh; do
-    case $(basename "$t") in device-proof.sh|pack-runtime.sh) continue ;; esac
     run "gpu-$(basename "$t" .sh)" bash "$t"
 done
 [[ -x $build/tests/test_gpu_cuda ]] && run unit-test_gpu_cuda "$build/tests/test_gpu_cuda"

@@ -2,7 +2,7 @@
 # Copies the non-libc shared libraries a gpuvet build needs into BUILD/rt, so
 # that the build can run on a GPU machine that lacks jansson/OpenBLAS (the
 # device machines have a GPU stack but not our build dependencies).
-# Usage: tests/gpu/pack-runtime.sh BUILD_DIR
+# Usage: scripts/pack-runtime.sh BUILD_DIR
 set -euo pipefail
 build=${1:?usage: pack-runtime.sh BUILD_DIR}
 mkdir -p "$build/rt"
