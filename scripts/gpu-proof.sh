@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The GPU proof, in one go, on a machine with an NVIDIA GPU: every GPU test,
+# the standard suite cold and warm, the TF32 override, ab against the CUDA
+# libraries PyTorch bundles, snapshot and doctor. Logs go to $OUT (or ./gpu-proof).
+# Usage: scripts/gpu-proof.sh BUILD_DIR   (a Release build with BUILD_TESTING=ON,
+#        packed with scripts/pack-runtime.sh when the machine lacks our libraries)
+set -uo pipefail
+build=$(cd "${1:?usage: gpu-proof.sh BUILD_DIR}" && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-$PWD/gpu-proof}
+mkdir -p "$out"
+[[ -d $build/rt ]] && export LD_LIBRARY_PATH=$build/rt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export GPUVET=$build/gpuvet GV_SRC=$src GV_BUILD=$build GV_TEST_TMP=/tmp/gv-proof
+mkdir -p "$GV_TEST_TMP"
+g=$GPUVET
+{
+    nvidia-smi -L; nvidia-smi --query-gpu=driver_version,memory.total --format=csv
+    "$g" --version
+} >"$out/device.txt" 2>&1
+
+run() { # NAME CMD... : run, keep output and exit status
+    local name=$1; shift
+    local t0 t1 rc
+    t0=$(date +%s%N)
+    "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    t1=$(date +%s%N)
+    printf '%-28s rc=%-3s %6.1f s\n' "$name" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{print (b-a)/1e9}')" |
+        tee -a "$out/summary.txt"
+}
+
+for t in "$src"/tests/gpu/*.sh; do
+    run "gpu-$(basename "$t" .sh)" bash "$t"
+done
+[[ -x $build/tests/test_gpu_cuda ]] && run unit-test_gpu_cuda "$build/tests/test_gpu_cuda"
+
+export XDG_CACHE_HOME=/tmp/gv-proof/cache-cold
+rm -rf "$XDG_CACHE_HOME"
+run standard-cold "$g" check --device cuda:0 --suite standard -o "$out/standard.json"
+run standard-warm "$g" check --device cuda:0 --suite standard -o "$out/standard-warm.json"
+run quick-default "$g" check -o "$out/quick.json"
+NVIDIA_TF32_OVERRIDE=1 run standard-tf32-override "$g" check --device cuda:0 --suite standard \
+    -o "$out/standard-tf32.json"
+run compare-tf32 "$g" compare "$out/standard.json" "$out/standard-tf32.json"
+run compare-repeat "$g" compare "$out/standard.json" "$out/standard-warm.json"
+run snapshot "$g" snapshot -o "$out/snapshot.json"
+run doctor "$g" doctor
+cat "$out/summary.txt"
