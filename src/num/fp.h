@@ -10,6 +10,8 @@
 
 enum gv_round { GV_RNE = 0, GV_RTZ = 1 };
 
+/* F64 has no 32-bit encoding: encode/decode with t = GV_F64 use the fp32
+ * pattern; gv_fp_round(x, GV_F64, r) is the identity. */
 /* Encode x in format t (F16/BF16 -> 16-bit pattern, F8 -> 8-bit pattern,
  * F32/TF32 -> 32-bit pattern of the float; TF32 keeps 10 fraction bits).
  * F8E4M3 saturates to +-448 and maps inf to NaN (OCP "fn" variant, saturating
@@ -28,7 +30,8 @@ float gv_bf16_to_f32(uint16_t h);
 
 /* Read element i of a buffer of format t as double. */
 double gv_fp_load(const void *data, enum gv_dtype t, size_t i);
-/* Store x (already representable or to be rounded RNE) as element i. */
+/* Store x (already representable or to be rounded RNE) as element i. TF32
+ * elements are fp32 words holding x rounded to 10 fraction bits. */
 void gv_fp_store(void *data, enum gv_dtype t, size_t i, double x);
 
 /* Unit roundoff u of the format (fp64 2^-53, fp32 2^-24, tf32 2^-11, fp16

@@ -31,6 +31,7 @@ struct prec {
     double u_out;   /* output format */
     double u_store; /* input format (intermediates such as attention P stored in it) */
     double sub_acc; /* subnormal spacing of the accumulation format */
+    double min_acc; /* smallest normal of the accumulation format */
     double sub_out; /* subnormal spacing of the output format */
     double min_out; /* smallest normal of the output format (scale floor) */
 };
@@ -49,6 +50,7 @@ static void prec_of(const struct gv_case *c, struct prec *p)
     p->u_out = gv_fp_unit_roundoff(c->out_dtype);
     p->u_store = ui;
     p->sub_acc = sub_spacing(acc);
+    p->min_acc = gv_fp_min_normal(acc);
     p->sub_out = sub_spacing(c->out_dtype);
     p->min_out = gv_fp_min_normal(c->out_dtype);
 }
@@ -76,10 +78,13 @@ static double dot_bound(double c, double S, double R, double k, const struct pre
     return acc + prod + inr + under;
 }
 
-/* Adds output rounding and the output's subnormal spacing. */
+/* Adds output rounding and the output's subnormal spacing. Rounding to
+ * nearest costs at most u_out |y|; the factor 1.5 leaves a correctly rounded
+ * output at <= 2/3 of the bound while rounding toward zero (up to 2 u_out |y|)
+ * still exceeds it on enough elements. */
 static double out_bound(double e, double y, const struct prec *p)
 {
-    return e * (1 + p->u_out) + p->u_out * fabs(y) + p->sub_out;
+    return e * (1 + p->u_out) + 1.5 * p->u_out * fabs(y) + p->sub_out;
 }
 
 static double scale_floor(double s, const struct prec *p) { return s > p->min_out ? s : p->min_out; }
@@ -202,12 +207,15 @@ static int threads_of(int nthreads)
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
-/* fn over [0, n) in nt contiguous pieces; a thread that cannot be started
- * runs its piece on the caller's thread. */
-static void par_for(int nt, size_t n, range_fn fn, void *ctx)
+/* Elementwise work below this many items per thread is not worth a thread. */
+#define GRAIN 32768
+
+/* fn over [0, n) in at most nt contiguous pieces of at least grain items; a
+ * thread that cannot be started runs its piece on the caller's thread. */
+static void par_for(int nt, size_t n, size_t grain, range_fn fn, void *ctx)
 {
-    if (nt > 1 && (size_t)nt > n)
-        nt = n ? (int)n : 1;
+    if (nt > 1 && (size_t)nt > n / grain)
+        nt = n / grain > 1 ? (int)(n / grain) : 1;
     if (nt <= 1) {
         fn(ctx, 0, n);
         return;
@@ -248,7 +256,7 @@ static void load_range(void *ctx, size_t lo, size_t hi)
 static void load_slice(const struct gv_buffer *b, size_t off, size_t n, double *out, int nt)
 {
     struct load_job j = {b, off, out};
-    par_for(nt, n, load_range, &j);
+    par_for(nt, n, GRAIN, load_range, &j);
 }
 
 enum map_kind { MAP_ABS, MAP_SQUARE };
@@ -268,7 +276,7 @@ static void map_range(void *ctx, size_t lo, size_t hi)
 static void map_all(double *v, size_t n, enum map_kind k, int nt)
 {
     struct map_job j = {v, k};
-    par_for(nt, n, map_range, &j);
+    par_for(nt, n, GRAIN, map_range, &j);
 }
 
 static void dgemm(int m, int n, int k, const double *a, int transb, const double *b, double *c)
@@ -334,7 +342,7 @@ static int ref_gemm(const struct gv_case *c, const struct gv_buffer *in, double 
         size_t o = (size_t)bi * sc;
         gemm3((int)c->m, (int)c->n, (int)c->k, a, b, ref + o, scale + o, bound + o, nt);
         struct dot_job j = {ref + o, scale + o, bound + o, (double)c->k, &p};
-        par_for(nt, sc, dot_range, &j);
+        par_for(nt, sc, GRAIN, dot_range, &j);
     }
     free(a);
     free(b);
@@ -387,7 +395,7 @@ static int ref_conv(const struct gv_case *c, const struct gv_buffer *in, double 
         size_t o = (size_t)img * no;
         gemm3((int)c->k, (int)(P * Q), (int)K, w, col, ref + o, scale + o, bound + o, nt);
         struct dot_job j = {ref + o, scale + o, bound + o, (double)K, &p};
-        par_for(nt, no, dot_range, &j);
+        par_for(nt, no, GRAIN, dot_range, &j);
     }
     free(col);
     free(w);
@@ -565,7 +573,9 @@ static double unary_ref(enum gv_unary u, double x)
 
 /* Error of a compute-precision implementation of f at x, before output
  * rounding: a few ulps relative to |y| plus, where the function is
- * ill-conditioned or usually computed with cancellation, an allowance. */
+ * ill-conditioned or usually computed with cancellation, an allowance.
+ * The caller adds the compute format's smallest normal: a result in the
+ * underflow range may be lost (1/(1 + exp(100)) is 0 in fp32). */
 static double unary_err(enum gv_unary u, double x, double y, double uc)
 {
     double ay = fabs(y), ax = fabs(x);
@@ -602,7 +612,7 @@ static void elem_range(void *ctx, size_t lo, size_t hi)
             j->bound[i] = 0;
         } else {
             y = unary_ref(j->c->unary, x);
-            e = unary_err(j->c->unary, x, y, j->p.u_acc);
+            e = unary_err(j->c->unary, x, y, j->p.u_acc) + j->p.min_acc;
             j->bound[i] = out_bound(e, y, &j->p);
         }
         j->ref[i] = y;
@@ -787,13 +797,13 @@ int gv_ref_compute(const struct gv_case *c, const struct gv_buffer *in, int nin,
     case GV_OP_CONVERT: {
         struct elem_job j = {.c = c, .x = &in[0], .ref = ref, .bound = bound, .scale = scale};
         prec_of(c, &j.p);
-        par_for(nt, (size_t)c->len, elem_range, &j);
+        par_for(nt, (size_t)c->len, 4096, elem_range, &j);
         return GV_OK;
     }
     default: {
         struct rows_job j = {.c = c, .in = in, .ref = ref, .bound = bound, .scale = scale};
         prec_of(c, &j.p);
-        par_for(nt, (size_t)c->rows, rows_range, &j);
+        par_for(nt, (size_t)c->rows, 1, rows_range, &j);
         return GV_OK;
     }
     }

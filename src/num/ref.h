@@ -30,7 +30,7 @@ int gv_ref_cached(const struct gv_case *c, const struct gv_buffer *in, int nin,
 
 /* Version of the bound model (docs/numerics.md); part of every cache key, so
  * changing the model invalidates cached references. */
-#define GV_REF_MODEL_VERSION 1
+#define GV_REF_MODEL_VERSION 2
 /* Version of the cache file layout. */
 #define GV_REFCACHE_VERSION 1
 /* Size of the cache file header in bytes. */

@@ -21,7 +21,11 @@
  *
  * Bit-identical results need each expression evaluated exactly as written:
  * no fused multiply-add contraction (GCC contracts by default in GNU mode when
- * the target has FMA, e.g. aarch64) and no excess precision (x87). */
+ * the target has FMA, e.g. aarch64; clang with -ffp-contract=fast ignores the
+ * pragmas) and no excess precision (x87). Every inexact product that feeds an
+ * addition goes through mul(), whose result passes an empty asm statement:
+ * the compiler cannot fuse what it cannot see. The pragmas below are a second
+ * line of defence. */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
@@ -36,9 +40,27 @@
 
 #include "num/fp.h"
 
+#ifdef __FAST_MATH__
+#error "rng.c must not be compiled with -ffast-math: the inputs would depend on the compiler"
+#endif
 _Static_assert(FLT_EVAL_METHOD == 0, "rng.c needs double arithmetic without excess precision");
 
 #define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
+
+/* a * b rounded to double, never fused with a following addition. */
+static inline double mul(double a, double b)
+{
+    double p = a * b;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __asm__("" : "+x"(p));
+#elif defined(__GNUC__) && defined(__aarch64__)
+    __asm__("" : "+w"(p));
+#else
+    volatile double v = p;
+    p = v;
+#endif
+    return p;
+}
 
 static uint64_t mix64(uint64_t z)
 {
@@ -116,13 +138,13 @@ static double log_exact_ops(double x)
         e++;
     }
     double s = (m - 1) / (m + 1);
-    double s2 = s * s;
+    double s2 = mul(s, s);
     double poly = 2.0 / 25;
     for (int k = 11; k >= 0; k--)
-        poly = 2.0 / (2 * k + 1) + s2 * poly;
+        poly = 2.0 / (2 * k + 1) + mul(s2, poly);
     const double ln2_hi = 6.93147180369123816490e-01; /* 0x3fe62e42fee00000 */
     const double ln2_lo = 1.90821492927058770002e-10; /* 0x3dea39ef35793c76 */
-    return e * ln2_hi + (e * ln2_lo + s * poly);
+    return mul(e, ln2_hi) + (mul(e, ln2_lo) + mul(s, poly));
 }
 
 double gv_rng_normal_quantile(double p)
@@ -144,14 +166,25 @@ double gv_rng_normal_quantile(double p)
     if (p < plow || p > 1 - plow) {
         double t = p < plow ? p : 1 - p; /* 1 - p is exact for p > 1/2 */
         double q = sqrt(-2 * log_exact_ops(t));
-        double num = ((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5];
-        double den = (((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1;
+        double num = c[0];
+        for (int i = 1; i < 6; i++)
+            num = mul(num, q) + c[i];
+        double den = d[0];
+        for (int i = 1; i < 4; i++)
+            den = mul(den, q) + d[i];
+        den = mul(den, q) + 1;
         return p < plow ? num / den : -(num / den);
     }
     double q = p - 0.5;
-    double r = q * q;
-    double num = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q;
-    double den = ((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1;
+    double r = mul(q, q);
+    double num = a[0];
+    for (int i = 1; i < 6; i++)
+        num = mul(num, r) + a[i];
+    num = mul(num, q);
+    double den = b[0];
+    for (int i = 1; i < 5; i++)
+        den = mul(den, r) + b[i];
+    den = mul(den, r) + 1;
     return num / den;
 }
 
@@ -224,7 +257,7 @@ static double draw_cancel(enum gv_dtype t, uint64_t base, uint64_t index)
 
 static double draw_positive(uint64_t w0)
 {
-    return 0x1p-6 + (4.0 - 0x1p-6) * unit(w0);
+    return 0x1p-6 + mul(4.0 - 0x1p-6, unit(w0));
 }
 
 static double draw_at(enum gv_dist d, enum gv_dtype t, uint64_t base, uint64_t index)
