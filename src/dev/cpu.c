@@ -343,30 +343,61 @@ struct gemm_job {
 #define KB 128
 #define JB 256
 
+/* c[j] += a * b[j] for four rows at once (one load of b[j] feeds four
+ * accumulators); each element still adds its products in k order. */
+static void axpy4(float *restrict c0, float *restrict c1, float *restrict c2,
+                  float *restrict c3, const float *restrict b, float a0, float a1, float a2,
+                  float a3, long n)
+{
+    for (long j = 0; j < n; j++) {
+        float bj = b[j];
+        c0[j] += a0 * bj;
+        c1[j] += a1 * bj;
+        c2[j] += a2 * bj;
+        c3[j] += a3 * bj;
+    }
+}
+
+static void axpy1(float *restrict c, const float *restrict b, float a, long n)
+{
+    for (long j = 0; j < n; j++)
+        c[j] += a * b[j];
+}
+
+static void axpy16(float *restrict c, const float *restrict b, float a, long n, int rz)
+{
+    for (long j = 0; j < n; j++)
+        c[j] = round16(c[j] + a * b[j], rz);
+}
+
 /* Rows [lo, hi) of one GEMM in float: c[i][j] = sum over k in order. Blocked
  * over j and k; each element still accumulates k = 0..K-1 in sequence. */
 static void gemm_rows(void *ctx, long lo, long hi)
 {
     const struct gemm_job *g = ctx;
+    const long K = g->k, N = g->n;
     for (long i = lo; i < hi; i++)
-        memset(g->c + i * g->n, 0, (size_t)g->n * sizeof(float));
-    for (long j0 = 0; j0 < g->n; j0 += JB) {
-        long jn = g->n - j0 < JB ? g->n - j0 : JB;
-        for (long k0 = 0; k0 < g->k; k0 += KB) {
-            long kn = g->k - k0 < KB ? g->k - k0 : KB;
-            for (long i = lo; i < hi; i++) {
-                float *c = g->c + i * g->n + j0;
-                const float *arow = g->a + i * g->k;
+        memset(g->c + i * N, 0, (size_t)N * sizeof(float));
+    for (long j0 = 0; j0 < N; j0 += JB) {
+        long jn = N - j0 < JB ? N - j0 : JB;
+        for (long k0 = 0; k0 < K; k0 += KB) {
+            long kn = K - k0 < KB ? K - k0 : KB;
+            long i = lo;
+            for (; !g->acc16 && i + 4 <= hi; i += 4) {
+                float *c = g->c + i * N + j0;
+                const float *a = g->a + i * K;
+                for (long k = k0; k < k0 + kn; k++)
+                    axpy4(c, c + N, c + 2 * N, c + 3 * N, g->b + k * N + j0, a[k], a[K + k],
+                          a[2 * K + k], a[3 * K + k], jn);
+            }
+            for (; i < hi; i++) {
+                float *c = g->c + i * N + j0;
+                const float *a = g->a + i * K;
                 for (long k = k0; k < k0 + kn; k++) {
-                    const float a = arow[k];
-                    const float *b = g->b + k * g->n + j0;
-                    if (g->acc16) {
-                        for (long j = 0; j < jn; j++)
-                            c[j] = round16(c[j] + a * b[j], g->rz);
-                    } else {
-                        for (long j = 0; j < jn; j++)
-                            c[j] += a * b[j];
-                    }
+                    if (g->acc16)
+                        axpy16(c, g->b + k * N + j0, a[k], jn, g->rz);
+                    else
+                        axpy1(c, g->b + k * N + j0, a[k], jn);
                 }
             }
         }

@@ -24,7 +24,7 @@ for suite in quick standard; do
             echo "$suite ($temp): check failed"; tail -3 "$W/out"; status=1; }
         wall=$(( ($(date +%s%N) - s) / 1000000 ))
         read -r u sy < "$W/t"
-        python3 - "$W/$suite-$temp.json" "$suite" "$temp" "$wall" "$u" "$sy" "$target" <<'PY'
+        python3 - "$W/$suite-$temp.json" "$suite" "$temp" "$wall" "$u" "$sy" "$target" <<'PY' || status=1
 import json, sys
 f, suite, temp, wall, u, s, target = sys.argv[1:]
 d = json.load(open(f))
@@ -39,7 +39,6 @@ print(f"{suite:8s} {temp}: {len(cases)} cases, {passed} passed, wall {w:.2f} s "
       f"{hits} cache hits){'' if temp == 'warm' or w < float(target) else '  MISSES TARGET ' + target + ' s'}")
 sys.exit(0 if temp == "warm" or w < float(target) else 1)
 PY
-        [ $? -eq 0 ] || status=1
     done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

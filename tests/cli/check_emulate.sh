@@ -20,7 +20,7 @@ for e in tf32 fp16acc ftz trunc bf16gemm; do
     [ $rc -eq 1 ] || fail "emulate=$e: compare should flag it (exit 1), got $rc"
 done
 
-python3 - "$T" <<'PY'
+python3 - "$T" <<'PY' || fail "emulation expectations"
 import json, sys
 t = sys.argv[1]
 def load(n): return {c["id"]: c for c in json.load(open(f"{t}/{n}.json"))["cases"]}
@@ -86,5 +86,4 @@ if not fa["err_over_bound"] > 10: errors.append(f"fp16acc: large-K case only {fa
 if errors:
     print("\n".join(errors), file=sys.stderr); sys.exit(1)
 PY
-[ $? -eq 0 ] || fail "emulation expectations"
 echo ok
