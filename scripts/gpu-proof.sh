@@ -6,7 +6,7 @@
 #        packed with scripts/pack-runtime.sh when the machine lacks our libraries)
 set -uo pipefail
 build=$(cd "${1:?usage: gpu-proof.sh BUILD_DIR}" && pwd)
-src=$(cd "$(dirname "$0")/../.." && pwd)
+src=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$PWD/gpu-proof}
 mkdir -p "$out"
 [[ -d $build/rt ]] && export LD_LIBRARY_PATH=$build/rt${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -36,11 +36,12 @@ done
 
 export XDG_CACHE_HOME=/tmp/gv-proof/cache-cold
 rm -rf "$XDG_CACHE_HOME"
-run standard-cold "$g" check --device cuda:0 --suite standard -o "$out/standard.json"
+run standard-cold "$g" check --device cuda:0 --suite standard -o "$out/standard.json" \
+    --save-outputs "$out/standard.safetensors"
 run standard-warm "$g" check --device cuda:0 --suite standard -o "$out/standard-warm.json"
 run quick-default "$g" check -o "$out/quick.json"
 NVIDIA_TF32_OVERRIDE=1 run standard-tf32-override "$g" check --device cuda:0 --suite standard \
-    -o "$out/standard-tf32.json"
+    -o "$out/standard-tf32.json" --save-outputs "$out/standard-tf32.safetensors"
 run compare-tf32 "$g" compare "$out/standard.json" "$out/standard-tf32.json"
 run compare-repeat "$g" compare "$out/standard.json" "$out/standard-warm.json"
 run snapshot "$g" snapshot -o "$out/snapshot.json"

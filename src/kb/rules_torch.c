@@ -519,13 +519,23 @@ static void companion_one(struct gv_rule_ctx *c, size_t ei, const json_t *env,
         return;
     const char *tl = kb_local_label(tver), *cl = kb_local_label(tv);
     const struct kb_torch_line *line = kb_torch_line(tver);
-    int label_bad = (tl || cl) && (!tl || !cl || strcmp(tl, cl) != 0);
+    /* Both labelled and different: certainly another build. Only one
+     * labelled (a plain PyPI wheel next to an index wheel): likely, not certain. */
+    const char *one = tl ? tl : cl; /* the label present when only one is */
+    int label_bad = (tl && cl && strcmp(tl, cl) != 0) ||
+                    (!tl != !cl && !strncmp(one, "rocm", 4)); /* PyPI has no ROCm builds */
+    int label_unsure = !label_bad && (!tl != !cl);
     int line_bad = !strcmp(name, "torchvision") && line && line->torchvision &&
                    kb_vercmp_n(tv, line->torchvision, 2) != 0;
-    if (!label_bad && !line_bad)
+    if (!label_bad && !line_bad && !label_unsure)
         return;
     json_t *f;
-    if (label_bad)
+    if (label_unsure && !line_bad)
+        f = finding(c, GV_SEV_WARNING,
+                    "%s %s carries no build label while torch is %s (or the reverse): if the two "
+                    "came from different indexes, %s's compiled operators may fail to load",
+                    name, tv, tver, name);
+    else if (label_bad)
         f = finding(c, GV_SEV_ERROR,
                     "%s %s was built for another torch variant than torch %s (import fails "
                     "with 'undefined symbol' or missing operators)",
@@ -542,6 +552,7 @@ static void companion_one(struct gv_rule_ctx *c, size_t ei, const json_t *env,
     pip_cmd(env, pip, sizeof pip);
     kb_public_version(tver, pub, sizeof pub);
     const char *idx = tl && !strncmp(tl, "rocm", 4) ? tl + 4 : NULL;
+    int cuda_idx = tl && (!strncmp(tl, "cu", 2) || !strcmp(tl, "cpu"));
     char spec[64] = "";
     if (!strcmp(name, "torchvision") && line && line->torchvision)
         snprintf(spec, sizeof spec, "==%s.*", line->torchvision);
@@ -549,6 +560,10 @@ static void companion_one(struct gv_rule_ctx *c, size_t ei, const json_t *env,
     if (idx)
         fix(f, "%s install --index-url %s%s %s%s  (torch==%s stays)", pip, KB_WHEEL_INDEX, idx,
             name, spec, tver);
+    else if (cuda_idx)
+        fix(f, "%s install --index-url https://download.pytorch.org/whl/%s %s%s  (torch==%s "
+               "stays)",
+            pip, tl, name, spec, tver);
     else
         fix(f, "%s install %s%s from the same index torch %s came from", pip, name, spec, tver);
 }

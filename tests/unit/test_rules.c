@@ -433,6 +433,13 @@ static void torch_companions(void)
     SET("python.environments.0.packages.torchvision.version", "\"0.18.0\"");
     run();
     T_EQ_INT(count("torch-companions", "error"), 1);
+    fresh(); /* a PyPI torchvision next to a CUDA-index torch: likely, not certain */
+    SET("python.environments.0.torch.version", "\"2.11.0+cu130\"");
+    SET("python.environments.0.packages.torch.version", "\"2.11.0+cu130\"");
+    SET("python.environments.0.packages.torchvision.version", "\"0.26.0\"");
+    run();
+    T_EQ_INT(count("torch-companions", "error"), 0);
+    T_EQ_INT(count("torch-companions", "warning"), 1);
     fresh();
     run();
     T_EQ_INT(count("torch-companions", NULL), 0);
