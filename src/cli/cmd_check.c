@@ -1,6 +1,7 @@
 /* gpuvet check: run the numerics suite on a device and judge every case
  * against its fp64 reference. */
 #include <getopt.h>
+#include <pthread.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -291,14 +292,38 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
     return GV_EXIT_OK;
 }
 
-static json_t *collect_snapshot(void)
+/* The snapshot embedded in the result file is collected in a thread while
+ * the cases run (it reads files only; nothing it calls is shared with the
+ * runner), so it costs no wall time. */
+static void *collect_snapshot(void *unused)
 {
+    (void)unused;
     struct gv_probe_ctx ctx = {.root = "/", .live = 1, .pid = 0, .envp = environ,
                                .hash_files = 0};
     json_t *doc = NULL;
     struct gv_err err = {0};
     if (gv_snapshot_collect(&ctx, &doc, &err))
         return gv_section_missing("gv_snapshot_collect", err.msg);
+    return doc;
+}
+
+struct snapshot_job {
+    pthread_t thread;
+    int started;
+};
+
+static void snapshot_start(struct snapshot_job *j)
+{
+    j->started = pthread_create(&j->thread, NULL, collect_snapshot, NULL) == 0;
+}
+
+static json_t *snapshot_finish(struct snapshot_job *j)
+{
+    void *doc = NULL;
+    if (!j->started)
+        return collect_snapshot(NULL);
+    pthread_join(j->thread, &doc);
+    j->started = 0;
     return doc;
 }
 
@@ -309,7 +334,8 @@ static void abs_path(const char *path, char *out, size_t n)
     snprintf(out, n, "%s", realpath(path, buf) ? buf : path);
 }
 
-static int finish(const struct check_opts *o, const struct gv_backend *be, struct gv_device *dev,
+static int finish(const struct check_opts *o, struct snapshot_job *job,
+                  const struct gv_backend *be, struct gv_device *dev,
                   const char *note, struct gv_case_result *res, size_t n)
 {
     struct gv_err err = {0};
@@ -320,7 +346,7 @@ static int finish(const struct check_opts *o, const struct gv_backend *be, struc
         abs_path(o->save_outputs, outputs_abs, sizeof outputs_abs);
     }
     json_t *desc = be->describe(dev);
-    json_t *snap = (o->output || o->json) ? collect_snapshot() : NULL;
+    json_t *snap = (o->output || o->json) ? snapshot_finish(job) : NULL;
     struct gv_results_meta meta = {o->suite, o->only, o->device, note, desc, snap,
                                    o->save_outputs ? outputs_abs : NULL};
     json_t *doc = gv_results_build(&meta, res, n);
@@ -387,13 +413,18 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "gpuvet: %s\n", note);
     struct gv_case_result *res = calloc(n, sizeof *res);
     struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};
+    struct snapshot_job job = {0};
+    if (o.output || o.json)
+        snapshot_start(&job);
     if (!res || gv_run_cases(sel, n, &ro, res, &err)) {
+        if (job.started)
+            json_decref(snapshot_finish(&job));
         free(res);
         free(sel);
         be->close(dev);
         return res ? cli_fail(&err) : cli_failf("out of memory");
     }
-    rc = finish(&o, be, dev, note, res, n);
+    rc = finish(&o, &job, be, dev, note, res, n);
     gv_run_results_free(res, n);
     free(res);
     free(sel);

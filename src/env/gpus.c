@@ -119,7 +119,8 @@ static void nvidia_model(const struct gv_probe_ctx *ctx, const char *addr, json_
     snprintf(path, sizeof path, "/proc/driver/nvidia/gpus/%s/information", addr);
     if (gv_sys_read(ctx, path, 1 << 16, &data, NULL, NULL))
         return;
-    for (char *l = strtok(data, "\n"); l; l = strtok(NULL, "\n"))
+    char *save = NULL;
+    for (char *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
         if (!strncmp(l, "Model:", 6)) {
             gv_json_put_str(o, "model", gv_sys_trim(l + 6));
             break;

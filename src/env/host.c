@@ -170,7 +170,8 @@ static int root_is_overlay(const struct gv_probe_ctx *ctx)
     if (gv_sys_read(ctx, "/proc/self/mountinfo", 8 << 20, &data, NULL, NULL))
         return 0;
     int overlay = 0;
-    for (char *line = strtok(data, "\n"); line; line = strtok(NULL, "\n")) {
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         /* id parent major:minor root mountpoint opts [optional...] - fstype src opts */
         char mnt[8];
         if (sscanf(line, "%*s %*s %*s %*s %7s", mnt) == 1 && !strcmp(mnt, "/")) {
