@@ -340,10 +340,14 @@ static int finish(const struct check_opts *o, const struct gv_backend *be, struc
     json_decref(snap);
     if (rc)
         return rc;
-    for (size_t i = 0; i < n; i++)
-        if (res[i].verdict == GV_FAIL || res[i].verdict == GV_ERROR)
-            return GV_EXIT_FINDINGS;
-    return GV_EXIT_OK;
+    size_t errors = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        errors += res[i].verdict == GV_ERROR;
+        bad += res[i].verdict == GV_FAIL || res[i].verdict == GV_ERROR;
+    }
+    if (errors == n) /* nothing could run: a device or library problem, not a finding */
+        return cli_failf("no case could run on %s (first error: %s)", be->name, res[0].error);
+    return bad ? GV_EXIT_FINDINGS : GV_EXIT_OK;
 }
 
 int cmd_check(int argc, char **argv)
@@ -382,11 +386,13 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "gpuvet: %s\n", note);
     struct gv_case_result *res = calloc(n, sizeof *res);
     struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};
+    if (!res)
+        gv_err_set(&err, GV_E_NOMEM, "out of memory for %zu results", n);
     if (!res || gv_run_cases(sel, n, &ro, res, &err)) {
         free(res);
         free(sel);
         be->close(dev);
-        return res ? cli_fail(&err) : cli_failf("out of memory");
+        return cli_fail(&err);
     }
     rc = finish(&o, be, dev, note, res, n);
     gv_run_results_free(res, n);
