@@ -371,10 +371,14 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
     json_decref(snap);
     if (rc)
         return rc;
-    for (size_t i = 0; i < n; i++)
-        if (res[i].verdict == GV_FAIL || res[i].verdict == GV_ERROR)
-            return GV_EXIT_FINDINGS;
-    return GV_EXIT_OK;
+    size_t errors = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        errors += res[i].verdict == GV_ERROR;
+        bad += res[i].verdict == GV_FAIL || res[i].verdict == GV_ERROR;
+    }
+    if (errors == n) /* nothing could run: a device or library problem, not a finding */
+        return cli_failf("no case could run on %s (first error: %s)", be->name, res[0].error);
+    return bad ? GV_EXIT_FINDINGS : GV_EXIT_OK;
 }
 
 int cmd_check(int argc, char **argv)
@@ -416,13 +420,15 @@ int cmd_check(int argc, char **argv)
     struct snapshot_job job = {0};
     if (o.output || o.json)
         snapshot_start(&job);
+    if (!res)
+        gv_err_set(&err, GV_E_NOMEM, "out of memory for %zu results", n);
     if (!res || gv_run_cases(sel, n, &ro, res, &err)) {
         if (job.started)
             json_decref(snapshot_finish(&job));
         free(res);
         free(sel);
         be->close(dev);
-        return res ? cli_fail(&err) : cli_failf("out of memory");
+        return cli_fail(&err);
     }
     rc = finish(&o, &job, be, dev, note, res, n);
     gv_run_results_free(res, n);

@@ -24,6 +24,12 @@ grep -q "quick, standard or full" "$T/err" || fail "no explanation for a bad --s
 "$GPUVET" check --device cpu:emulate=bogus 2> "$T/err"; [ $? -eq 2 ] || fail "bad emulation should exit 2"
 grep -q "unknown emulation 'bogus'" "$T/err" || fail "bad emulation not named: $(cat "$T/err")"
 "$GPUVET" check --device nosuch 2> "$T/err"; [ $? -eq 2 ] || fail "unknown device kind should exit 2"
+# a device that cannot be opened (no CUDA GPU or library here) is an error, exit 3
+if ! ls /dev/nvidia0 > /dev/null 2>&1; then
+    "$GPUVET" check --device cuda:0 --only 'convert.*' > /dev/null 2> "$T/err"
+    rc=$?; [ $rc -eq 3 ] || fail "--device cuda:0 without a GPU: exit $rc, expected 3"
+    grep -q "error" "$T/err" || fail "--device cuda:0 without a GPU: no message"
+fi
 
 # the help documents the emulations as a testing aid
 "$GPUVET" check --help > "$T/help" || fail "--help"
