@@ -62,9 +62,11 @@ static void check_target(const struct target *t)
 
     /* Every shorter copy loses part of the section header table, which
      * ld.lld writes last (readelf tells where it is). */
-    uint8_t *img;
-    size_t n;
+    uint8_t *img = NULL;
+    size_t n = 0;
     T_EQ_INT(tl_read(lib, &img, &n), 0);
+    if (!img)
+        return;
     long long shoff = tl_readelf_header_num(lib, "Start of section headers");
     long long shsz = tl_readelf_header_num(lib, "Size of section headers");
     long long shn = tl_readelf_header_num(lib, "Number of section headers");
