@@ -20,6 +20,8 @@ void gv_sha256_final(struct gv_sha256 *s, uint8_t out[32]);
 /* Lower-case hex of the digest, 65 bytes with the NUL. */
 void gv_sha256_hex(const uint8_t digest[32], char out[65]);
 void gv_sha256_buf_hex(const void *data, size_t len, char out[65]);
+/* 1 when the CPU's SHA extensions are used (GPUVET_NO_SHANI=1 turns them off). */
+int gv_sha256_accelerated(void);
 /* Hash a file's contents by streaming it (never loads it whole). */
 int gv_sha256_file_hex(const char *path, char out[65], struct gv_err *err);
 

@@ -1,15 +1,12 @@
-/* Content hashes of (large) library files: SHA-256 streamed through a big
- * buffer, with the x86 SHA extensions when the CPU has them, and a parallel
- * driver that hashes a list of files in a few threads. */
+/* Content hashes of (large) library files: a parallel driver that hashes a
+ * list of files in a few threads (gv_sha256_file_hex, src/base/sha256.h), and
+ * a persistent digest cache. */
 #ifndef GV_ENV_FILEHASH_H
 #define GV_ENV_FILEHASH_H
 
 #include <stddef.h>
 
 #include "base/err.h"
-
-/* Hex SHA-256 of the file at path (a host path). Never blocks on FIFOs. */
-int gv_filehash_sha256(const char *path, char out[65], struct gv_err *err);
 
 struct gv_hash_job {
     const char *path; /* host path, owned by the caller */
@@ -22,9 +19,6 @@ struct gv_hash_job {
 /* Hash every job, using up to nthreads threads (jobs are taken largest first
  * when the caller sorts them so). */
 void gv_filehash_run(struct gv_hash_job *jobs, size_t n, int nthreads);
-
-/* 1 when the SHA-NI code path is in use (for the benchmark report). */
-int gv_filehash_accelerated(void);
 
 /* A persistent cache of digests of big files, so that the next snapshot of
  * an unchanged stack does not read gigabytes again. An entry is used only

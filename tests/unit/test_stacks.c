@@ -26,12 +26,23 @@ static int write_tmp(const void *data, size_t len, char *path, size_t pathsz)
     return ok ? 0 : -1;
 }
 
+/* want NULL: sha256sum (coreutils) is the oracle. */
 static void file_hash_is(const void *data, size_t len, const char *want)
 {
-    char path[64], hex[65];
+    char path[64], hex[65], cmd[128], oracle[65] = "";
     struct gv_err err = {0};
     T_CHECK(write_tmp(data, len, path, sizeof path) == 0);
-    T_EQ_INT(gv_filehash_sha256(path, hex, &err), 0);
+    T_EQ_INT(gv_sha256_file_hex(path, hex, &err), 0);
+    if (!want) {
+        snprintf(cmd, sizeof cmd, "sha256sum %s", path);
+        FILE *p = popen(cmd, "r");
+        if (p) {
+            if (fscanf(p, "%64s", oracle) != 1)
+                oracle[0] = '\0';
+            pclose(p);
+        }
+        want = oracle;
+    }
     T_EQ_STR(hex, want);
     unlink(path);
 }
@@ -46,7 +57,8 @@ static void test_vectors(void)
 }
 
 /* Every tail length around the 64-byte block and the 56-byte padding limit,
- * and lengths that cross the 1 MiB read buffer, against the portable code. */
+ * and lengths that cross the 1 MiB read buffer, against coreutils' sha256sum
+ * (the file path uses the SHA extensions where the CPU has them). */
 static void test_against_portable(void)
 {
     size_t big = (1u << 20) + 4099;
@@ -66,12 +78,9 @@ static void test_against_portable(void)
     lens[n++] = 1u << 20;
     lens[n++] = (1u << 20) - 1;
     lens[n++] = big;
-    for (size_t i = 0; i < n; i++) {
-        char want[65];
-        gv_sha256_buf_hex(buf, lens[i], want);
-        file_hash_is(buf, lens[i], want);
-    }
-    fprintf(stderr, "  (SHA extensions in use: %s)\n", gv_filehash_accelerated() ? "yes" : "no");
+    for (size_t i = 0; i < n; i++)
+        file_hash_is(buf, lens[i], NULL);
+    fprintf(stderr, "  (SHA extensions in use: %s)\n", gv_sha256_accelerated() ? "yes" : "no");
     free(buf);
 }
 
