@@ -28,8 +28,8 @@ static int is_rpm(const json_t *snap)
     return m && !strcmp(m, "rpm");
 }
 
-/* name -> item, for installed GPU packages. */
-static json_t *gpu_packages(const json_t *snap)
+/* name[:arch] -> item for installed packages (only the GPU ones when gpu_only). */
+static json_t *installed_packages(const json_t *snap, int gpu_only)
 {
     json_t *map = json_object();
     size_t i;
@@ -38,18 +38,20 @@ static json_t *gpu_packages(const json_t *snap)
     {
         const char *name = json_string_value(json_object_get(it, "name"));
         const char *state = json_string_value(json_object_get(it, "state"));
-        if (!name || !json_is_true(json_object_get(it, "gpu")))
+        if (!name || (gpu_only && !json_is_true(json_object_get(it, "gpu"))))
             continue;
         if (state && strcmp(state, "installed"))
             continue;
         const char *arch = json_string_value(json_object_get(it, "arch"));
         char key[300];
-        snprintf(key, sizeof key, "%s%s%s", name, arch && strcmp(arch, "all") ? ":" : "",
-                 arch && strcmp(arch, "all") ? arch : "");
+        int qualify = gpu_only && arch && strcmp(arch, "all");
+        snprintf(key, sizeof key, "%s%s%s", name, qualify ? ":" : "", qualify ? arch : "");
         json_object_set(map, key, it);
     }
     return map;
 }
+
+static json_t *gpu_packages(const json_t *snap) { return installed_packages(snap, 1); }
 
 /* The architecture most packages have: the native one. */
 static const char *native_arch(const json_t *snap)
@@ -199,48 +201,6 @@ static int apt_simulate(const char *root, const json_t *specs, char *why, size_t
     return 1;
 }
 
-static void add_problem(json_t *plan, const char *subject, const char *message, const char *how)
-{
-    json_array_append_new(json_object_get(plan, "problems"),
-                          json_pack("{s:s, s:s, s:s}", "subject", subject, "message", message,
-                                    "how", how));
-    json_object_set_new(plan, "complete", json_false());
-}
-
-static json_t *new_step(json_t *steps, int phase, const char *title, const char *why)
-{
-    json_t *s = json_pack("{s:i, s:s, s:s, s:[], s:[]}", "phase", phase, "title", title, "why",
-                          why, "commands", "notes");
-    json_array_append_new(steps, s);
-    return s;
-}
-
-static void add_note(json_t *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_note(json_t *step, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    json_array_append_new(json_object_get(step, "notes"), json_string(buf));
-}
-
-/* name -> item for every installed package (GPU or not). */
-static json_t *installed_packages(const json_t *snap)
-{
-    json_t *map = json_object();
-    size_t i;
-    json_t *it;
-    json_array_foreach(gv_json_path(snap, "packages.items"), i, it)
-    {
-        const char *name = json_string_value(json_object_get(it, "name"));
-        const char *state = json_string_value(json_object_get(it, "state"));
-        if (name && (!state || !strcmp(state, "installed")))
-            json_object_set(map, name, it);
-    }
-    return map;
-}
 
 /* Package names of a Depends/Pre-Depends field, one array per group of
  * alternatives ("a (>= 1) | b:any" -> ["a", "b"]). */
@@ -271,7 +231,7 @@ static json_t *parse_depends(const char *field)
 static void add_removed_deps(json_t *plan, const json_t *baseline, const json_t *current,
                              const struct gv_plan_opts *o, json_t *specs)
 {
-    json_t *now = installed_packages(current), *then = installed_packages(baseline);
+    json_t *now = installed_packages(current, 0), *then = installed_packages(baseline, 0);
     json_t *added = json_object();
     /* what the transaction already installs */
     for (size_t q = 0; q < json_array_size(specs); q++) {
@@ -418,7 +378,7 @@ static int apt_targets(json_t *plan, const json_t *baseline, const json_t *curre
                      "installed from) and run 'apt-get update', or copy %s_%s_%s.deb into "
                      "/var/cache/apt/archives; then plan again",
                      name, ver, arch ? arch : native);
-            add_problem(plan, spec, msg, how);
+            gv_plan_problem(plan, spec, msg, how);
             continue;
         }
         json_array_append_new(specs, json_string(local[0] ? local : spec));
@@ -464,7 +424,7 @@ static int plan_apt(json_t *plan, json_t *steps, const json_t *baseline, const j
         add_removed_deps(plan, baseline, current, o, specs);
     }
     if (json_array_size(specs)) {
-        json_t *s = new_step(
+        json_t *s = gv_plan_step(
             steps, 2, "GPU packages back to the baseline versions, in one transaction",
             "One apt transaction installs the baseline versions and removes what the baseline "
             "did not have, so dependencies are never left broken half way (never "
@@ -476,18 +436,18 @@ static int plan_apt(json_t *plan, json_t *steps, const json_t *baseline, const j
             char why[256];
             int sim = apt_simulate(o->root, specs, why, sizeof why);
             if (sim == 0)
-                add_problem(plan, "apt transaction",
+                gv_plan_problem(plan, "apt transaction",
                             "APT cannot resolve the transaction (its simulation failed)",
                             "run the apt-get install line of step 2 with -s to see why; a "
                             "package it needs may be missing from the configured sources");
             else if (sim < 0)
-                add_note(s, "apt-get could not be run to simulate the transaction");
+                gv_plan_note(s, "apt-get could not be run to simulate the transaction");
             else
-                add_note(s, "apt-get -s (simulation) resolves this transaction");
+                gv_plan_note(s, "apt-get -s (simulation) resolves this transaction");
         }
     }
     if (json_array_size(holds)) {
-        json_t *s = new_step(steps, 3, "Hold the GPU packages",
+        json_t *s = gv_plan_step(steps, 3, "Hold the GPU packages",
                              "Holding them keeps the next 'apt upgrade' from redoing the upgrade.");
         json_t *argv = json_pack("[s,s]", "apt-mark", "hold");
         json_array_extend(argv, holds);
@@ -544,18 +504,18 @@ static int plan_dnf(json_t *plan, json_t *steps, const json_t *baseline, const j
     }
     if (json_array_size(lines)) {
         json_array_append_new(lines, json_string("run"));
-        json_t *s = new_step(steps, 2, "GPU packages back to the baseline versions, in one transaction",
+        json_t *s = gv_plan_step(steps, 2, "GPU packages back to the baseline versions, in one transaction",
                              "One dnf transaction (dnf shell) installs the baseline versions and "
                              "removes what the baseline did not have.");
         json_array_append_new(json_object_get(s, "commands"),
                               json_pack("{s:[s,s,s], s:O}", "argv", "dnf", "shell", "-y", "stdin",
                                         lines));
         if (o->check_availability)
-            add_note(s, "availability of the baseline versions was not checked: run 'dnf list "
+            gv_plan_note(s, "availability of the baseline versions was not checked: run 'dnf list "
                         "--showduplicates NAME' for each before running this plan");
     }
     if (json_array_size(locks) > 3) {
-        json_t *s = new_step(steps, 3, "Version-lock the GPU packages",
+        json_t *s = gv_plan_step(steps, 3, "Version-lock the GPU packages",
                              "dnf versionlock keeps the next update from redoing the upgrade "
                              "(needs the versionlock plugin).");
         json_array_append_new(json_object_get(s, "commands"), json_pack("{s:O}", "argv", locks));
@@ -591,7 +551,7 @@ int gv_plan_driver(json_t *plan, json_t *steps, const json_t *baseline, const js
         goto out;
     int changed = json_array_size(specs) > 0;
     if (changed) {
-        json_t *s = new_step(steps, 6, "The kernel driver, because it changed",
+        json_t *s = gv_plan_step(steps, 6, "The kernel driver, because it changed",
                              "The kernel driver serves every user space on the machine; it goes "
                              "back only because the baseline had another version. A reboot is "
                              "required.");
@@ -602,14 +562,14 @@ int gv_plan_driver(json_t *plan, json_t *steps, const json_t *baseline, const js
         json_t *hold = json_pack("[s,s]", "apt-mark", "hold");
         json_array_extend(hold, holds);
         json_array_append_new(json_object_get(s, "commands"), json_pack("{s:o}", "argv", hold));
-        add_note(s, "reboot after this step; then run step 7");
+        gv_plan_note(s, "reboot after this step; then run step 7");
         json_object_set_new(s, "requires_reboot", json_true());
         json_object_set_new(plan, "requires_reboot", json_true());
     } else if (bmod && cmod && strcmp(bmod, cmod)) {
-        json_t *s = new_step(steps, 6, "The kernel driver changed without a driver package",
+        json_t *s = gv_plan_step(steps, 6, "The kernel driver changed without a driver package",
                              "The loaded amdgpu module differs from the baseline but no "
                              "amdgpu-dkms package records it: it comes with the kernel.");
-        add_note(s, "amdgpu module %s at the baseline, %s now: boot the baseline kernel", bmod,
+        gv_plan_note(s, "amdgpu module %s at the baseline, %s now: boot the baseline kernel", bmod,
                  cmod);
     }
 out:

@@ -15,6 +15,14 @@ int gv_plan_packages(json_t *plan, json_t *steps, const json_t *baseline, const 
 int gv_plan_driver(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
                    const struct gv_plan_opts *opts, struct gv_err *err);
 
+/* Plan document builders (steps.c). */
+json_t *gv_plan_argv(const char *first, ...); /* {"argv": [...]}; NULL-terminated */
+json_t *gv_plan_step(json_t *steps, int phase, const char *title, const char *why);
+void gv_plan_cmd(json_t *step, json_t *cmd);
+void gv_plan_note(json_t *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Marks the plan incomplete. */
+void gv_plan_problem(json_t *plan, const char *subject, const char *message, const char *how);
+
 /* Is version v of package name installable in root? Sets *local to the
  * in-root path of a cached .deb when only the local cache has it. */
 int gv_apt_available(const char *root, const char *name, const char *version, const char *arch,

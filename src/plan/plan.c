@@ -16,51 +16,6 @@
 #include "plan/pkg.h"
 #include "plan/plan.h"
 
-/* ---- small JSON builders ------------------------------------------------ */
-
-static json_t *argv_cmd(const char *first, ...)
-{
-    json_t *argv = json_array();
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *))
-        json_array_append_new(argv, json_string(a));
-    va_end(ap);
-    return json_pack("{s:o}", "argv", argv);
-}
-
-static json_t *new_step(json_t *steps, int phase, const char *title, const char *why)
-{
-    json_t *s = json_pack("{s:i, s:s, s:s, s:[], s:[]}", "phase", phase, "title", title, "why",
-                          why, "commands", "notes");
-    json_array_append_new(steps, s);
-    return s;
-}
-
-static void add_cmd(json_t *step, json_t *cmd)
-{
-    json_array_append_new(json_object_get(step, "commands"), cmd);
-}
-
-static void add_note(json_t *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_note(json_t *step, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    json_array_append_new(json_object_get(step, "notes"), json_string(buf));
-}
-
-static void add_problem(json_t *plan, const char *subject, const char *message, const char *how)
-{
-    json_array_append_new(json_object_get(plan, "problems"),
-                          json_pack("{s:s, s:s, s:s}", "subject", subject, "message", message,
-                                    "how", how));
-    json_object_set_new(plan, "complete", json_false());
-}
-
 static int collected(const json_t *snap, const char *section)
 {
     return json_is_true(gv_json_path(snap, section) ? json_object_get(gv_json_path(snap, section),
@@ -73,28 +28,28 @@ static int collected(const json_t *snap, const char *section)
 static void step_backup(json_t *steps, const json_t *current, const struct gv_plan_opts *o,
                         const char *gpuvet_path)
 {
-    json_t *s = new_step(steps, 0, "Preconditions and a backup",
+    json_t *s = gv_plan_step(steps, 0, "Preconditions and a backup",
                          "Record the state being replaced, so this rollback can itself be undone.");
-    add_cmd(s, json_pack("{s:s}", "require", "root"));
-    add_cmd(s, json_pack("{s:s}", "mkdir_backup", "/var/backups/gpuvet"));
+    gv_plan_cmd(s, json_pack("{s:s}", "require", "root"));
+    gv_plan_cmd(s, json_pack("{s:s}", "mkdir_backup", "/var/backups/gpuvet"));
     /* For a chroot or image (--root), the script runs inside it, where gpuvet
      * may not be installed: those invocations are then optional. */
     int chroot_mode = o->root && strcmp(o->root, "/");
-    json_t *snap = argv_cmd(chroot_mode || !gpuvet_path ? "gpuvet" : gpuvet_path, "snapshot", "-o",
+    json_t *snap = gv_plan_argv(chroot_mode || !gpuvet_path ? "gpuvet" : gpuvet_path, "snapshot", "-o",
                             "@BACKUP@/snapshot-before.json", NULL);
     if (chroot_mode || !gpuvet_path)
         json_object_set_new(snap, "optional", json_true());
-    add_cmd(s, snap);
+    gv_plan_cmd(s, snap);
     const char *mgr = gv_json_path_str(current, "packages.manager");
     if (mgr && !strcmp(mgr, "rpm"))
-        add_cmd(s, json_pack("{s:[s,s,s,s], s:s}", "argv", "rpm", "-qa", "--qf",
+        gv_plan_cmd(s, json_pack("{s:[s,s,s,s], s:s}", "argv", "rpm", "-qa", "--qf",
                              "%{NAME}\t%{EPOCHNUM}:%{VERSION}-%{RELEASE}\t%{ARCH}\n", "stdout",
                              "@BACKUP@/packages.txt"));
     else
-        add_cmd(s, json_pack("{s:[s,s,s], s:s}", "argv", "dpkg-query", "-W",
+        gv_plan_cmd(s, json_pack("{s:[s,s,s], s:s}", "argv", "dpkg-query", "-W",
                              "-f=${Package}\t${Version}\t${Architecture}\n", "stdout",
                              "@BACKUP@/packages.txt"));
-    add_cmd(s, json_pack("{s:[s,s]}", "backup_paths", "/etc/profile.d", "/etc/ld.so.conf.d"));
+    gv_plan_cmd(s, json_pack("{s:[s,s]}", "backup_paths", "/etc/profile.d", "/etc/ld.so.conf.d"));
     if (o->archive_tree) {
         json_t *installs = gv_json_path(current, "stacks.installs");
         size_t i;
@@ -106,7 +61,7 @@ static void step_backup(json_t *steps, const json_t *current, const struct gv_pl
             const char *prefix = json_string_value(json_object_get(in, "prefix"));
             if (kind && layout && prefix && !strcmp(kind, "rocm") && !strcmp(layout, "amd") &&
                 gv_valid_abs_path(prefix))
-                add_cmd(s, json_pack("{s:s}", "archive_tree", prefix));
+                gv_plan_cmd(s, json_pack("{s:s}", "archive_tree", prefix));
         }
     }
 }
@@ -192,11 +147,11 @@ static int step_wheels(json_t *plan, json_t *steps, const json_t *baseline, cons
             continue;
         }
         if (!s)
-            s = new_step(steps, 4, "Framework wheels back to the baseline versions",
+            s = gv_plan_step(steps, 4, "Framework wheels back to the baseline versions",
                          "The wheel is built against one ROCm/CUDA release and bundles its own "
                          "libraries: it must match the baseline, from the index of that build.");
         if (!interp || !gv_valid_abs_path(interp)) {
-            add_problem(plan, prefix, "the baseline does not record this environment's interpreter",
+            gv_plan_problem(plan, prefix, "the baseline does not record this environment's interpreter",
                         "run the pip command below with that environment's python");
             interp = "python3";
         }
@@ -211,8 +166,8 @@ static int step_wheels(json_t *plan, json_t *steps, const json_t *baseline, cons
         }
         json_array_extend(cmd, argv);
         json_decref(argv);
-        add_cmd(s, json_pack("{s:o}", "argv", cmd));
-        add_note(s, "%s: wheel availability on %s is not checked offline", prefix,
+        gv_plan_cmd(s, json_pack("{s:o}", "argv", cmd));
+        gv_plan_note(s, "%s: wheel availability on %s is not checked offline", prefix,
                  have_index ? index : "PyPI");
     }
     return GV_OK;
@@ -254,7 +209,7 @@ static json_t *profile_lines(const json_t *entry, json_t *step)
     size_t i;
     json_t *w;
     json_array_foreach(json_object_get(entry, "withheld"), i, w)
-        add_note(step, "%s: %s was withheld from the snapshot (a secret): set it again by hand",
+        gv_plan_note(step, "%s: %s was withheld from the snapshot (a secret): set it again by hand",
                  json_string_value(json_object_get(entry, "path")), json_string_value(w));
     return lines;
 }
@@ -283,7 +238,7 @@ static int same_dirs(const json_t *a, const json_t *b)
 static json_t *step5(json_t **s, json_t *steps)
 {
     if (!*s)
-        *s = new_step(steps, 5, "Environment and loader files as they were",
+        *s = gv_plan_step(steps, 5, "Environment and loader files as they were",
                       "Files in /etc/profile.d and /etc/ld.so.conf.d that point at the new "
                       "release keep loading it after the packages are back.");
     return *s;
@@ -313,14 +268,14 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
             return gv_err_set(err, GV_E_FORMAT, "baseline: refusing variable name '%s' in %s",
                               name, path);
         json_t *st = step5(&s, steps);
-        add_cmd(st, json_pack("{s:s, s:o, s:s}", "write_file", path, "lines",
+        gv_plan_cmd(st, json_pack("{s:s, s:o, s:s}", "write_file", path, "lines",
                               profile_lines(e, st), "mode", "0644"));
     }
     json_array_foreach(cp, i, e)
     {
         const char *path = json_string_value(json_object_get(e, "path"));
         if (gv_valid_abs_path(path) && !find_by_path(bp, path))
-            add_cmd(step5(&s, steps), json_pack("{s:s}", "remove_file", path));
+            gv_plan_cmd(step5(&s, steps), json_pack("{s:s}", "remove_file", path));
     }
     /* Leftovers: GPU library files no package owns that the baseline did not
      * have (e.g. a 6.x library left in a 5.7 directory) are moved into the
@@ -339,10 +294,10 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
         {
             const char *lp = json_string_value(l);
             if (gv_valid_abs_path(lp) && !find_by_path(bl_items, lp))
-                add_cmd(st, json_pack("{s:s}", "move_to_backup", lp));
+                gv_plan_cmd(st, json_pack("{s:s}", "move_to_backup", lp));
         }
-        add_cmd(st, json_pack("{s:s}", "move_to_backup", path));
-        add_note(st, "%s is owned by no package and was not there at the baseline: moved to the "
+        gv_plan_cmd(st, json_pack("{s:s}", "move_to_backup", path));
+        gv_plan_note(st, "%s is owned by no package and was not there at the baseline: moved to the "
                      "backup, not deleted",
                  path);
         loader_changed = 1;
@@ -370,7 +325,7 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
             }
             json_array_append_new(lines, json_string(dir));
         }
-        add_cmd(step5(&s, steps), json_pack("{s:s, s:o, s:s}", "write_file", path, "lines", lines,
+        gv_plan_cmd(step5(&s, steps), json_pack("{s:s, s:o, s:s}", "write_file", path, "lines", lines,
                                             "mode", "0644"));
         loader_changed = 1;
     }
@@ -378,7 +333,7 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
     {
         const char *path = json_string_value(json_object_get(e, "path"));
         if (gv_valid_abs_path(path) && strcmp(path, "/etc/ld.so.conf") && !find_by_path(bl, path)) {
-            add_cmd(step5(&s, steps), json_pack("{s:s}", "remove_file", path));
+            gv_plan_cmd(step5(&s, steps), json_pack("{s:s}", "remove_file", path));
             loader_changed = 1;
         }
     }
@@ -388,17 +343,17 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
         if (!gv_valid_abs_path(balt))
             return gv_err_set(err, GV_E_FORMAT, "baseline: refusing alternatives target '%s'",
                               balt);
-        add_cmd(step5(&s, steps), argv_cmd("update-alternatives", "--set", "rocm", balt, NULL));
+        gv_plan_cmd(step5(&s, steps), gv_plan_argv("update-alternatives", "--set", "rocm", balt, NULL));
     }
     if (loader_changed)
-        add_cmd(step5(&s, steps), argv_cmd("ldconfig", NULL));
+        gv_plan_cmd(step5(&s, steps), gv_plan_argv("ldconfig", NULL));
     const json_t *bld = gv_json_path(baseline, "loader.ld_library_path");
     const json_t *cld = gv_json_path(current, "loader.ld_library_path");
     if (!json_equal(bld, cld) && (bld || cld)) {
         json_t *st = step5(&s, steps);
         char *b = bld ? json_dumps(bld, JSON_COMPACT) : strdup("unset");
         char *c = cld ? json_dumps(cld, JSON_COMPACT) : strdup("unset");
-        add_note(st,
+        gv_plan_note(st,
                  "LD_LIBRARY_PATH was %s at the baseline and is %s now: it comes from a shell "
                  "startup file or a job script, which a plan cannot see; set it back there",
                  b, c);
@@ -434,14 +389,14 @@ int gv_plan_rollback(const json_t *baseline, const json_t *current,
     step_backup(steps, current, opts, opts->gpuvet_path);
 
     if (json_is_true(gv_json_path(current, "host.container.inside"))) {
-        json_t *s = new_step(steps, 1, "Inside a container: switch back to the old image",
+        json_t *s = gv_plan_step(steps, 1, "Inside a container: switch back to the old image",
                              "A container's GPU user space comes from its image. Rolling back "
                              "means starting the container from the image tag you used at the "
                              "baseline; changing packages inside it would be lost on restart.");
         const char *rt = gv_json_path_str(current, "host.container.runtime");
-        add_note(s, "container runtime: %s; the host only needs a compatible kernel driver",
+        gv_plan_note(s, "container runtime: %s; the host only needs a compatible kernel driver",
                  rt ? rt : "unknown");
-        add_note(s, "stop here: no package, wheel or file inside the container is changed");
+        gv_plan_note(s, "stop here: no package, wheel or file inside the container is changed");
         json_object_set_new(plan, "container", json_true());
         *out = plan;
         return GV_OK;
@@ -460,7 +415,7 @@ int gv_plan_rollback(const json_t *baseline, const json_t *current,
     if (rc)
         goto fail;
 
-    json_t *v = new_step(steps, 7, "Verify",
+    json_t *v = gv_plan_step(steps, 7, "Verify",
                          "Prove the machine matches the baseline again: the GPU stack has no "
                          "difference, no leftovers on the loader path.");
     int chroot_mode = opts->root && strcmp(opts->root, "/");
@@ -468,17 +423,17 @@ int gv_plan_rollback(const json_t *baseline, const json_t *current,
                            ? opts->baseline_path
                            : NULL;
     if (chroot_mode) {
-        add_note(v, "this plan runs inside %s: verify it from the host with 'gpuvet verify "
+        gv_plan_note(v, "this plan runs inside %s: verify it from the host with 'gpuvet verify "
                     "--root %s --baseline %s'",
                  opts->root, opts->root, base ? base : "<the baseline snapshot>");
     } else if (base) {
-        json_t *cmd = argv_cmd(opts->gpuvet_path ? opts->gpuvet_path : "gpuvet", "verify",
+        json_t *cmd = gv_plan_argv(opts->gpuvet_path ? opts->gpuvet_path : "gpuvet", "verify",
                                "--baseline", base, NULL);
         if (!opts->gpuvet_path)
             json_object_set_new(cmd, "optional", json_true());
-        add_cmd(v, cmd);
+        gv_plan_cmd(v, cmd);
     } else {
-        add_note(v, "run: gpuvet verify --baseline <the baseline snapshot>");
+        gv_plan_note(v, "run: gpuvet verify --baseline <the baseline snapshot>");
     }
     *out = plan;
     return GV_OK;
