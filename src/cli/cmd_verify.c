@@ -32,7 +32,7 @@ static const char usage[] =
     "      --snapshot FILE  use a saved snapshot as the current state\n"
     "      --results FILE   the baseline's result file ('gpuvet check -o'): rerun and compare\n"
     "      --device D       device for the rerun (default: the one the baseline used)\n"
-    "      --json           JSON output (schema gpuvet.verify, docs/verify.md)\n"
+    "      --json           JSON output (schema gpuvet.verify, docs/rollback.md)\n"
     "  -h, --help           this help\n";
 
 struct verify_opts {
