@@ -13,7 +13,7 @@
 #define GV_VERIFY_SCHEMA_VERSION 1
 
 /* *report: {schema, schema_version, baseline, stack_matches, differences[],
- * leftovers[], not_comparable[], other_package_changes} (docs/rollback.md). */
+ * leftovers[], not_comparable[], other_changes} (docs/rollback.md). */
 int gv_verify_stack(const json_t *baseline, const json_t *current, const char *baseline_name,
                     json_t **report, struct gv_err *err);
 
