@@ -336,7 +336,13 @@ static void set_version(json_t *o, const struct item *it, const char *file, cons
     char v[128];
     const json_t *wheel = it->sd->wheels ? json_object_get(it->sd->wheels, file) : NULL;
     const char *src = NULL;
-    if (gv_version_from_filename(file, v, sizeof v) >= 2) {
+    char fv[128];
+    int parts = gv_version_from_filename(file, fv, sizeof fv);
+    /* A full version in the file name (libamdhip64.so.5.7.31921) is the
+     * library's own; two parts (Debian's librocblas.so.0.1) are only the
+     * SONAME's, so the owning package's version says more there. */
+    if (parts >= 3 || (parts == 2 && !pv)) {
+        snprintf(v, sizeof v, "%s", fv);
         src = "file name";
     } else if (pv) { /* upstream part of the package version */
         const char *c = strchr(pv, ':');

@@ -88,6 +88,10 @@ for f in files:
         check(it.get("package") == out.split(":")[0] and "unowned" not in it, "%s package %r vs %r" % (p, it.get("package"), out))
         _, pver = dpkg("-W", "-f=${Version}", out.split(":")[0])
         check(it.get("package_version") == pver, "%s package_version %r vs %r" % (p, it.get("package_version"), pver))
+        fv = re.search(r"\.so\.([0-9.]+)$", p).group(1)
+        up = pver.split(":")[-1].rsplit("-", 1)[0]
+        want = fv if fv.count(".") >= 2 else up  # two parts: only the SONAME's, the package says more
+        check(it.get("version") == want, "%s version %r, want %r" % (p, it.get("version"), want))
     else:
         check("package" not in it and it.get("unowned") is True, "%s unowned" % p)
     links = sorted(libdir + "/" + os.path.basename(l) for l in glob.glob(host(libdir + "/lib*.so*"))
