@@ -23,6 +23,12 @@ void gv_plan_note(json_t *step, const char *fmt, ...) __attribute__((format(prin
 /* Marks the plan incomplete. */
 void gv_plan_problem(json_t *plan, const char *subject, const char *message, const char *how);
 
+/* Does a path or loader configuration belong to a GPU stack (rocm, cuda,
+ * hip, nvidia, amdgpu, /opt/ ...)? The C library's own ld.so.conf.d file
+ * does not. */
+int gv_gpu_path_hint(const char *s);
+int gv_loader_conf_is_gpu(const json_t *conf);
+
 /* Is version v of package name installable in root? Sets *local to the
  * in-root path of a cached .deb when only the local cache has it. */
 int gv_apt_available(const char *root, const char *name, const char *version, const char *arch,

@@ -43,11 +43,11 @@ static void step_backup(json_t *steps, const json_t *current, const struct gv_pl
     const char *mgr = gv_json_path_str(current, "packages.manager");
     if (mgr && !strcmp(mgr, "rpm"))
         gv_plan_cmd(s, json_pack("{s:[s,s,s,s], s:s}", "argv", "rpm", "-qa", "--qf",
-                             "%{NAME}\t%{EPOCHNUM}:%{VERSION}-%{RELEASE}\t%{ARCH}\n", "stdout",
+                             "%{NAME}\\t%{EPOCHNUM}:%{VERSION}-%{RELEASE}\\t%{ARCH}\\n", "stdout",
                              "@BACKUP@/packages.txt"));
     else
         gv_plan_cmd(s, json_pack("{s:[s,s,s], s:s}", "argv", "dpkg-query", "-W",
-                             "-f=${Package}\t${Version}\t${Architecture}\n", "stdout",
+                             "-f=${Package}\\t${Version}\\t${Architecture}\\n", "stdout",
                              "@BACKUP@/packages.txt"));
     gv_plan_cmd(s, json_pack("{s:[s,s]}", "backup_paths", "/etc/profile.d", "/etc/ld.so.conf.d"));
     if (o->archive_tree) {
@@ -312,6 +312,8 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
         const json_t *now = find_by_path(cl, path);
         if (now && same_dirs(e, now))
             continue;
+        if (!gv_loader_conf_is_gpu(e) && !(now && gv_loader_conf_is_gpu(now)))
+            continue; /* the C library's own file, say: not part of the GPU stack */
         json_t *lines = json_array();
         size_t j;
         json_t *d;
@@ -332,7 +334,8 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
     json_array_foreach(cl, i, e)
     {
         const char *path = json_string_value(json_object_get(e, "path"));
-        if (gv_valid_abs_path(path) && strcmp(path, "/etc/ld.so.conf") && !find_by_path(bl, path)) {
+        if (gv_valid_abs_path(path) && strcmp(path, "/etc/ld.so.conf") && !find_by_path(bl, path) &&
+            gv_loader_conf_is_gpu(e)) {
             gv_plan_cmd(step5(&s, steps), json_pack("{s:s}", "remove_file", path));
             loader_changed = 1;
         }

@@ -1,6 +1,7 @@
 /* Building plan documents: steps, commands, notes, problems. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "plan/pkg.h"
 
@@ -44,4 +45,24 @@ void gv_plan_problem(json_t *plan, const char *subject, const char *message, con
                           json_pack("{s:s, s:s, s:s}", "subject", subject, "message", message,
                                     "how", how));
     json_object_set_new(plan, "complete", json_false());
+}
+
+int gv_gpu_path_hint(const char *s)
+{
+    static const char *const hints[] = {"rocm", "cuda", "hip", "nvidia", "amdgpu", "/opt/"};
+    for (size_t i = 0; s && i < sizeof hints / sizeof hints[0]; i++)
+        if (strstr(s, hints[i]))
+            return 1;
+    return 0;
+}
+
+int gv_loader_conf_is_gpu(const json_t *conf)
+{
+    if (gv_gpu_path_hint(json_string_value(json_object_get(conf, "path"))))
+        return 1;
+    size_t i;
+    json_t *d;
+    json_array_foreach(json_object_get(conf, "dirs"), i, d) if (gv_gpu_path_hint(json_string_value(d)))
+        return 1;
+    return 0;
 }

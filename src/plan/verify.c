@@ -4,6 +4,7 @@
 
 #include "base/json.h"
 #include "env/diff.h"
+#include "plan/pkg.h"
 
 /* Sections without which "the stack matches" cannot be proven. */
 static const char *const essential[] = {"packages", "libraries", "stacks"};
@@ -105,6 +106,12 @@ int gv_verify_stack(const json_t *baseline, const json_t *current, const char *b
         /* Same version, now held: the hold is part of the rollback. */
         if (layer && !strcmp(layer, "packages") && before && after && !strcmp(before, after))
             continue;
+        /* ld.so.conf files that name no GPU directory (the C library's own) */
+        if (layer && !strcmp(layer, "loader") && subject && !strncmp(subject, "ld.so.conf ", 11) &&
+            !gv_gpu_path_hint(subject) && !gv_gpu_path_hint(before) && !gv_gpu_path_hint(after)) {
+            others++;
+            continue;
+        }
         if (layer && !strcmp(layer, "framework") &&
             !gpu_framework_change(baseline, current, subject)) {
             others++;
