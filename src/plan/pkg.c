@@ -79,6 +79,14 @@ static const char *native_arch(const json_t *snap)
 static void apt_base_argv(json_t *argv, const char *tool, const char *root)
 {
     json_array_append_new(argv, json_string(tool));
+    /* Planning writes nothing: no binary caches, no planner log (apt-get -s
+     * still writes eipp.log.xz otherwise). */
+    static const char *const quiet[] = {"Dir::Cache::pkgcache=", "Dir::Cache::srcpkgcache=",
+                                        "Dir::Log::Planner=/dev/null"};
+    for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; i++) {
+        json_array_append_new(argv, json_string("-o"));
+        json_array_append_new(argv, json_string(quiet[i]));
+    }
     if (root && strcmp(root, "/")) {
         char opt[GV_PATH_MAX + 32];
         snprintf(opt, sizeof opt, "Dir=%s", root);

@@ -61,6 +61,8 @@ for it in d["packages"]["items"]:
 json.dump(d, open(sys.argv[2], "w"))
 EOF
 status_before=$(sha256sum "$root/var/lib/dpkg/status")
+touch "$work/before-planning"
+sleep 1
 set +e
 "$GPUVET" plan rollback --to "$work/impossible.json" --root "$root" -o "$work/impossible.sh" \
     2>"$work/impossible.err"
@@ -72,8 +74,10 @@ grep -q '5.7.1-99gpuvet' "$work/impossible.err" || fail "the message does not na
 [[ ! -e $work/impossible.sh ]] || fail "a script was written for an impossible plan"
 [[ $(sha256sum "$root/var/lib/dpkg/status") == "$status_before" ]] || fail "planning changed dpkg state"
 
-# The real plan.
+# The real plan. Planning (availability queries, apt-get -s) writes nothing in the root.
 "$GPUVET" plan rollback --to "$work/baseline.json" --root "$root" -o "$work/plan.sh"
+written=$(find "$root" -newer "$work/before-planning" -not -type d | head -5)
+[[ -z $written ]] || fail "planning wrote into the root: $written"
 shellcheck -s bash "$work/plan.sh" || fail "the generated script does not pass shellcheck"
 grep -q -- "--allow-downgrades" "$work/plan.sh" || fail "no single downgrade transaction"
 grep -q "apt-mark' 'hold'" "$work/plan.sh" || fail "packages are not held"
