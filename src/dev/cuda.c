@@ -499,7 +499,7 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
         return rc;
     }
     d->ops = (struct gv_gpu_ops){p_alloc, p_release, p_upload, p_download, p_launch, p_finish,
-                                 p_gemm,  p_conv,    d->max_shmem};
+                                 p_gemm,  p_conv,    d->max_shmem, NULL};
     *out = d;
     return GV_OK;
 }

@@ -63,6 +63,13 @@ struct gv_gpu_ops {
     int (*conv)(void *ctx, const struct gv_case *c, gv_dptr x, gv_dptr w, gv_dptr y, char *impl,
                 size_t implsz, struct gv_err *err);
     unsigned max_shmem; /* bytes of dynamic shared memory a block may use */
+    /* Optional (NULL: not offered). Vendor convolution on the inputs as stored
+     * (c->in_dtype) into y, which holds the output in c->in_dtype; tried before
+     * the fp32 path above. GV_E_UNSUPPORTED: err says why, and the case goes on
+     * through conv / the kernel with that reason in its impl; any other status
+     * fails the case. */
+    int (*conv_raw)(void *ctx, const struct gv_case *c, gv_dptr x, gv_dptr w, gv_dptr y,
+                    char *impl, size_t implsz, struct gv_err *err);
 };
 
 /* 0 when the plan can compute the case; GV_E_UNSUPPORTED and why otherwise.

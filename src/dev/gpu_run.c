@@ -237,12 +237,15 @@ static int run_gemm(struct bufs *b, const struct gv_case *c, const gv_dptr raw[]
     return b->ops->launch(b->ctx, "gv_gemm_f32", grid_for(outn), BLOCK, 0, args, err);
 }
 
+/* why: the reason an earlier conv_raw attempt declined ("" if none). */
 static int run_conv(struct bufs *b, const struct gv_case *c, const gv_dptr f[], gv_dptr y,
-                    size_t outn, char *impl, size_t implsz, struct gv_err *err)
+                    size_t outn, const char *why, char *impl, size_t implsz, struct gv_err *err)
 {
     struct gv_err e = {0};
     int rc = b->ops->conv ? b->ops->conv(b->ctx, c, f[0], f[1], y, impl, implsz, &e)
                           : GV_E_UNSUPPORTED;
+    if (rc == GV_E_UNSUPPORTED && !e.msg[0] && why && *why)
+        snprintf(e.msg, sizeof e.msg, "%s", why);
     if (rc != GV_E_UNSUPPORTED) {
         if (rc)
             *err = e;
@@ -258,7 +261,8 @@ static int run_conv(struct bufs *b, const struct gv_case *c, const gv_dptr f[], 
 
 /* The kernel ops on fp32 buffers f[] into y. */
 static int run_kernel_op(struct bufs *b, const struct gv_case *c, const gv_dptr f[], gv_dptr y,
-                         size_t outn, char *impl, size_t implsz, struct gv_err *err)
+                         size_t outn, const char *why, char *impl, size_t implsz,
+                         struct gv_err *err)
 {
     long long rows = c->rows, len = c->len;
     float eps = (float)c->eps;
@@ -309,7 +313,7 @@ static int run_kernel_op(struct bufs *b, const struct gv_case *c, const gv_dptr 
         snprintf(impl, implsz, "kernel %s (%s)", k, gv_unary_name(c->unary));
         return b->ops->launch(b->ctx, k, grid_for(outn), BLOCK, 0, args, err);
     }
-    case GV_OP_CONV2D: return run_conv(b, c, f, y, outn, impl, implsz, err);
+    case GV_OP_CONV2D: return run_conv(b, c, f, y, outn, why, impl, implsz, err);
     default: return gv_err_set(err, GV_E_UNSUPPORTED, "operation %s", gv_op_name(c->op));
     }
 }
@@ -362,6 +366,20 @@ static int compute(struct bufs *b, const struct gv_case *c, const struct gv_buff
         snprintf(impl, implsz, "kernel gv_reduce_f64 (fixed tree order)");
         return b->ops->launch(b->ctx, "gv_reduce_f64", (unsigned)rows, BLOCK, 0, args, err);
     }
+    char why[sizeof err->msg] = "";
+    if (c->op == GV_OP_CONV2D && b->ops->conv_raw) {
+        struct gv_err e = {0};
+        if ((rc = buf_alloc(b, outn * gv_dtype_size(c->in_dtype), res, err)))
+            return rc;
+        rc = b->ops->conv_raw(b->ctx, c, raw[0], raw[1], *res, impl, implsz, &e);
+        if (rc != GV_E_UNSUPPORTED) {
+            if (rc)
+                *err = e;
+            *resdt = c->in_dtype;
+            return rc;
+        }
+        snprintf(why, sizeof why, "%s", e.msg);
+    }
     for (int i = 0; i < nin; i++)
         if ((rc = to_f32(b, in[i].dtype, raw[i], in[i].count, &f[i], err)))
             return rc;
@@ -374,7 +392,7 @@ static int compute(struct bufs *b, const struct gv_case *c, const struct gv_buff
     }
     if ((rc = buf_alloc(b, outn * 4, res, err)))
         return rc;
-    return run_kernel_op(b, c, f, *res, outn, impl, implsz, err);
+    return run_kernel_op(b, c, f, *res, outn, why, impl, implsz, err);
 }
 
 /* The result (dtype resdt) -> the output format, downloaded. */

@@ -1,11 +1,13 @@
 /* The HIP backend: libamdhip64 (module API), hipRTC for gpuvet's kernels,
- * rocBLAS for GEMM; hipBLASLt and MIOpen located and reported. All opened
- * at run time. Convolution runs gpuvet's direct kernel (MIOpen is reported,
- * not called). */
+ * rocBLAS for GEMM, MIOpen for convolution when present; hipBLASLt located and
+ * reported. All opened at run time. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dev/gpu.h"
 #include "dev/worker.h"
@@ -23,11 +25,12 @@ struct gv_device {
     struct gv_api_rocblas rb;
     struct gv_api_hipblaslt lt;
     struct gv_api_miopen mi;
-    int have_blas;
+    int have_blas, have_dnn;
     int ordinal, runtime;
     hipStream_t stream;
     hipModule_t mod;
     rocblas_handle bh;
+    miopenHandle_t mh;
     struct { const char *name; hipFunction_t f; } fn[NFUNC];
     int nfn;
     char name[256];
@@ -196,17 +199,229 @@ static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_d
     return GV_OK;
 }
 
+/* ---- MIOpen convolution ---- */
+
+/* "miopenStatusBadParm" from the library, or from the header's list when the
+ * library has no miopenGetErrorString. */
+static const char *mi_status(const struct gv_api_miopen *a, miopenStatus_t st)
+{
+    static const char *const names[] = {
+        "miopenStatusSuccess",       "miopenStatusNotInitialized",
+        "miopenStatusInvalidValue",  "miopenStatusBadParm",
+        "miopenStatusAllocFailed",   "miopenStatusInternalError",
+        "miopenStatusNotImplemented", "miopenStatusUnknownError",
+        "miopenStatusUnsupportedOp", "miopenStatusGpuOperationsSkipped",
+        "miopenStatusVersionMismatch"};
+    const char *s = a->miopenGetErrorString ? a->miopenGetErrorString(st) : NULL;
+    if (s && *s)
+        return s;
+    return st >= 0 && st < (int)(sizeof names / sizeof names[0]) ? names[st] : "MIOpen error";
+}
+
+static const char *mi_algo_name(int algo)
+{
+    switch (algo) {
+    case miopenConvolutionFwdAlgoGEMM: return "GEMM";
+    case miopenConvolutionFwdAlgoDirect: return "Direct";
+    case miopenConvolutionFwdAlgoFFT: return "FFT";
+    case miopenConvolutionFwdAlgoWinograd: return "Winograd";
+    case miopenConvolutionFwdAlgoImplicitGEMM: return "ImplicitGEMM";
+    default: return "unknown";
+    }
+}
+
+/* miopenDataType_t of a storage format; -1 when MIOpen's path does not take it. */
+static int mi_dtype(enum gv_dtype t)
+{
+    switch (t) {
+    case GV_F32: return miopenFloat;
+    case GV_F16: return miopenHalf;
+    case GV_BF16: return miopenBFloat16;
+    default: return -1;
+    }
+}
+
+/* The descriptors of one case: x NCHW, w KCRS, y NKPQ, cross-correlation with
+ * the case's stride and padding, no dilation. */
+struct mi_descs {
+    miopenTensorDescriptor_t x, w, y;
+    miopenConvolutionDescriptor_t conv;
+};
+
+static void mi_descs_free(const struct gv_api_miopen *a, struct mi_descs *m)
+{
+    if (m->conv)
+        a->miopenDestroyConvolutionDescriptor(m->conv);
+    if (m->y)
+        a->miopenDestroyTensorDescriptor(m->y);
+    if (m->w)
+        a->miopenDestroyTensorDescriptor(m->w);
+    if (m->x)
+        a->miopenDestroyTensorDescriptor(m->x);
+    memset(m, 0, sizeof *m);
+}
+
+#define MI(a, x, call)                                                                      \
+    do {                                                                                     \
+        *(call) = #x;                                                                        \
+        miopenStatus_t st_ = (a)->x;                                                         \
+        if (st_ != miopenStatusSuccess)                                                      \
+            return st_;                                                                      \
+    } while (0)
+
+/* Creates and sets the descriptors; returns a MIOpen status and the call that
+ * gave it. With miopenGetConvolutionForwardOutputDim (optional), MIOpen's own
+ * output shape is put in dims[4] (else dims are left as they are). */
+static miopenStatus_t mi_descs_make(const struct gv_api_miopen *a, const struct gv_case *c,
+                                    int dt, struct mi_descs *m, int dims[4], const char **call)
+{
+    int P = (int)((c->h + 2 * c->pad - c->r) / c->stride + 1);
+    int Q = (int)((c->w + 2 * c->pad - c->s) / c->stride + 1);
+    MI(a, miopenCreateTensorDescriptor(&m->x), call);
+    MI(a, miopenCreateTensorDescriptor(&m->w), call);
+    MI(a, miopenCreateTensorDescriptor(&m->y), call);
+    MI(a, miopenCreateConvolutionDescriptor(&m->conv), call);
+    MI(a, miopenSet4dTensorDescriptor(m->x, dt, (int)c->n, (int)c->c, (int)c->h, (int)c->w),
+       call);
+    MI(a, miopenSet4dTensorDescriptor(m->w, dt, (int)c->k, (int)c->c, (int)c->r, (int)c->s),
+       call);
+    MI(a, miopenSet4dTensorDescriptor(m->y, dt, (int)c->n, (int)c->k, P, Q), call);
+    MI(a, miopenInitConvolutionDescriptor(m->conv, miopenConvolution, (int)c->pad, (int)c->pad,
+                                          (int)c->stride, (int)c->stride, 1, 1),
+       call);
+    if (a->miopenGetConvolutionForwardOutputDim)
+        MI(a, miopenGetConvolutionForwardOutputDim(m->conv, m->x, m->w, &dims[0], &dims[1],
+                                                   &dims[2], &dims[3]),
+           call);
+    return miopenStatusSuccess;
+}
+
+/* MIOpen's fastest forward algorithm for the case (miopenFindConvolution-
+ * ForwardAlgorithm, which also runs it), then miopenConvolutionForward with
+ * it, on the inputs as stored: fp32, fp16 or bf16 tensors, alpha = 1, beta = 0. */
+static int p_conv_raw(void *ctx, const struct gv_case *c, gv_dptr x, gv_dptr w, gv_dptr y,
+                      char *impl, size_t implsz, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    const struct gv_api_miopen *a = &d->mi;
+    if (!d->have_dnn)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "MIOpen unavailable: %s", d->liberr[L_MIOPEN]);
+    int dt = mi_dtype(c->in_dtype);
+    if (dt < 0 || c->compute_dtype != GV_F32)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "no MIOpen convolution for %s inputs with %s "
+                          "compute", gv_dtype_name(c->in_dtype), gv_dtype_name(c->compute_dtype));
+    int P = (int)((c->h + 2 * c->pad - c->r) / c->stride + 1);
+    int Q = (int)((c->w + 2 * c->pad - c->s) / c->stride + 1);
+    int dims[4] = {(int)c->n, (int)c->k, P, Q};
+    struct mi_descs m = {0};
+    const char *call = "";
+    size_t ws = 0;
+    gv_dptr wsp = 0;
+    miopenConvAlgoPerf_t perf[4];
+    int got = 0, rc = GV_OK;
+    float one = 1, zero = 0;
+    void *xp = (void *)(uintptr_t)x, *wp = (void *)(uintptr_t)w, *yp = (void *)(uintptr_t)y;
+    miopenStatus_t st = mi_descs_make(a, c, dt, &m, dims, &call);
+    if (st == miopenStatusSuccess &&
+        (dims[0] != c->n || dims[1] != c->k || dims[2] != P || dims[3] != Q)) {
+        rc = gv_err_set(err, GV_E_LIB, "miopenGetConvolutionForwardOutputDim: %dx%dx%dx%d, "
+                        "gpuvet's NKPQ output is %lldx%lldx%dx%d", dims[0], dims[1], dims[2],
+                        dims[3], (long long)c->n, (long long)c->k, P, Q);
+        goto out;
+    }
+    if (st == miopenStatusSuccess) {
+        call = "miopenConvolutionForwardGetWorkSpaceSize";
+        st = a->miopenConvolutionForwardGetWorkSpaceSize(d->mh, m.w, m.x, m.conv, m.y, &ws);
+    }
+    if (st != miopenStatusSuccess)
+        goto out;
+    if (ws && (rc = p_alloc(d, ws, &wsp, err)))
+        goto out;
+    call = "miopenFindConvolutionForwardAlgorithm";
+    memset(perf, 0, sizeof perf);
+    st = a->miopenFindConvolutionForwardAlgorithm(d->mh, m.x, xp, m.w, wp, m.conv, m.y, yp, 4,
+                                                  &got, perf, (void *)(uintptr_t)wsp, ws, false);
+    if (st != miopenStatusSuccess)
+        goto out;
+    if (got < 1 || perf[0].memory > ws) {
+        rc = gv_err_set(err, GV_E_LIB, "miopenFindConvolutionForwardAlgorithm: %d algorithm(s), "
+                        "the first needs %zu bytes of workspace, %zu given", got,
+                        got > 0 ? perf[0].memory : 0, ws);
+        goto out;
+    }
+    call = "miopenConvolutionForward";
+    st = a->miopenConvolutionForward(d->mh, &one, m.x, xp, m.w, wp, m.conv, perf[0].fwd_algo,
+                                     &zero, m.y, yp, (void *)(uintptr_t)wsp, perf[0].memory);
+    if (st == miopenStatusSuccess)
+        snprintf(impl, implsz, "miopen fwd algo=%s (%s, best of %d found, workspace %zu bytes)",
+                 mi_algo_name(perf[0].fwd_algo), d->lib[L_MIOPEN].version, got, perf[0].memory);
+out:
+    if (st != miopenStatusSuccess)
+        rc = gv_err_set(err, GV_E_LIB, "%s: %s (%d)", call, mi_status(a, st), st);
+    if (wsp) {
+        struct gv_err ignore = {0};
+        p_finish(d, &ignore); /* the workspace is in use until the stream is done */
+        p_release(d, wsp);
+    }
+    mi_descs_free(a, &m);
+    return rc;
+}
+
+/* What conv2d cases run on: "miopen 3.4.0" or the kernel and why. */
+static void conv_route(const struct gv_device *d, char *out, size_t outsz)
+{
+    if (d->have_dnn)
+        snprintf(out, outsz, "miopen %s", d->lib[L_MIOPEN].version[0] ? d->lib[L_MIOPEN].version
+                                                                      : "(version unknown)");
+    else
+        snprintf(out, outsz, "gpuvet kernel (MIOpen unavailable: %s)", d->liberr[L_MIOPEN]);
+}
+
 /* ---- set-up ---- */
 
 static void ctx_teardown(struct gv_device *d)
 {
+    if (d->mh)
+        d->mi.miopenDestroy(d->mh);
     if (d->bh)
         d->rb.rocblas_destroy_handle(d->bh);
     if (d->mod && !d->broken)
         d->hip.hipModuleUnload(d->mod);
     if (d->stream && !d->broken)
         d->hip.hipStreamDestroy(d->stream);
-    d->bh = NULL, d->mod = NULL, d->stream = NULL, d->nfn = 0;
+    d->mh = NULL, d->bh = NULL, d->mod = NULL, d->stream = NULL, d->nfn = 0;
+}
+
+/* A MIOpen handle on the backend's stream; on failure conv2d falls back to the
+ * kernel and liberr says why. */
+static void mi_handle(struct gv_device *d)
+{
+    const struct gv_api_miopen *a = &d->mi;
+    const char *call = "miopenCreateWithStream";
+    miopenStatus_t st;
+    if (a->miopenCreateWithStream) {
+        st = a->miopenCreateWithStream(&d->mh, d->stream);
+    } else if (a->miopenSetStream) {
+        call = "miopenCreate";
+        st = a->miopenCreate(&d->mh);
+        if (st == miopenStatusSuccess) {
+            call = "miopenSetStream";
+            st = a->miopenSetStream(d->mh, d->stream);
+        }
+    } else {
+        snprintf(d->liberr[L_MIOPEN], sizeof d->liberr[0], "%s has neither "
+                 "miopenCreateWithStream nor miopenSetStream", d->lib[L_MIOPEN].path);
+        d->have_dnn = 0;
+        return;
+    }
+    if (st != miopenStatusSuccess) {
+        snprintf(d->liberr[L_MIOPEN], sizeof d->liberr[0], "%s: %s (%d)", call, mi_status(a, st),
+                 st);
+        if (d->mh)
+            a->miopenDestroy(d->mh);
+        d->mh = NULL;
+        d->have_dnn = 0;
+    }
 }
 
 static int ctx_setup(struct gv_device *d, struct gv_err *err)
@@ -227,6 +442,8 @@ static int ctx_setup(struct gv_device *d, struct gv_err *err)
             d->have_blas = 0;
         }
     }
+    if (d->have_dnn)
+        mi_handle(d);
     return GV_OK;
 }
 
@@ -292,7 +509,8 @@ static void load_optional(struct gv_device *d)
     if (gv_vlib_open(GV_LIB_HIPBLASLT, &d->lib[L_HIPBLASLT], &d->lt, &e) != GV_OK)
         snprintf(d->liberr[L_HIPBLASLT], sizeof d->liberr[0], "%s", e.msg);
     gv_err_clear(&e);
-    if (gv_vlib_open(GV_LIB_MIOPEN, &d->lib[L_MIOPEN], &d->mi, &e) != GV_OK) {
+    d->have_dnn = gv_vlib_open(GV_LIB_MIOPEN, &d->lib[L_MIOPEN], &d->mi, &e) == GV_OK;
+    if (!d->have_dnn) {
         snprintf(d->liberr[L_MIOPEN], sizeof d->liberr[0], "%s", e.msg);
     } else {
         size_t a = 0, b = 0, c = 0;
@@ -395,7 +613,7 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
     }
     /* AMD LDS: 64 KiB per workgroup, less the kernels' static arrays */
     d->ops = (struct gv_gpu_ops){p_alloc, p_release, p_upload, p_download, p_launch, p_finish,
-                                 p_gemm,  NULL,      64 * 1024 - 2048};
+                                 p_gemm,  NULL,      64 * 1024 - 2048, p_conv_raw};
     *out = d;
     return GV_OK;
 }
@@ -425,7 +643,9 @@ static json_t *describe(struct gv_device *d)
     json_object_set_new(k, "log", json_string(d->code.log ? d->code.log : ""));
     json_object_set_new(o, "kernels", k);
     json_object_set_new(o, "gemm", json_string(d->have_blas ? "rocBLAS" : "gpuvet kernel (fp32)"));
-    json_object_set_new(o, "conv2d", json_string("gpuvet kernel (MIOpen not called)"));
+    char route[1200];
+    conv_route(d, route, sizeof route);
+    json_object_set_new(o, "conv2d", json_string(route));
     json_object_set_new(o, "case_timeout_s", json_real(d->timeout));
     return o;
 }
@@ -449,6 +669,139 @@ static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buf
 const struct gv_backend gv_backend_hip_inproc = {"hip", open_dev, close_dev, describe, supports, run};
 
 /* ---- probe without a device (see hip_probe.h) ---- */
+
+/* Shapes whose MIOpen output dims the probe reports (n c h w k r s stride pad). */
+static const long long probe_convs[][9] = {
+    {2, 3, 33, 33, 8, 3, 3, 2, 1}, {2, 3, 64, 64, 17, 7, 7, 2, 1}, {1, 31, 17, 19, 13, 1, 1, 1, 0}};
+
+/* First line: symbols, data-type sizes and output shapes (host-only calls). */
+static json_t *mi_probe_host(const struct gv_vlib *lib, const struct gv_api_miopen *a)
+{
+    json_t *o = json_object(), *syms = json_object(), *bytes = json_object();
+    json_object_set_new(o, "path", json_string(lib->path));
+#define GV_MI_SYM(req, field, ...) json_object_set_new(syms, #field, json_boolean(a->field != NULL));
+    GV_SYMS_MIOPEN(GV_MI_SYM)
+#undef GV_MI_SYM
+    json_object_set_new(o, "symbols", syms);
+    static const struct { const char *name; int v; } types[] = {
+        {"miopenHalf", miopenHalf}, {"miopenFloat", miopenFloat}, {"miopenInt32", miopenInt32},
+        {"miopenInt8", miopenInt8}, {"miopenBFloat16", miopenBFloat16},
+        {"miopenDouble", miopenDouble}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0] && a->miopenGetTensorNumBytes; i++) {
+        miopenTensorDescriptor_t t = NULL;
+        size_t n = 0;
+        miopenStatus_t st = a->miopenCreateTensorDescriptor(&t);
+        if (st == miopenStatusSuccess)
+            st = a->miopenSet4dTensorDescriptor(t, types[i].v, 1, 1, 1, 1);
+        if (st == miopenStatusSuccess)
+            st = a->miopenGetTensorNumBytes(t, &n);
+        json_object_set_new(bytes, types[i].name, st ? json_sprintf("%s (%d)", mi_status(a, st), st)
+                                                     : json_integer((json_int_t)n));
+        if (t)
+            a->miopenDestroyTensorDescriptor(t);
+    }
+    json_object_set_new(o, "tensor_bytes", bytes);
+    json_t *shapes = json_array();
+    for (size_t i = 0; i < sizeof probe_convs / sizeof probe_convs[0]; i++) {
+        const long long *v = probe_convs[i];
+        struct gv_case c = {.op = GV_OP_CONV2D, .in_dtype = GV_F32, .out_dtype = GV_F32,
+                            .compute_dtype = GV_F32, .n = v[0], .c = v[1], .h = v[2], .w = v[3],
+                            .k = v[4], .r = v[5], .s = v[6], .stride = v[7], .pad = v[8]};
+        struct mi_descs m = {0};
+        int dims[4] = {-1, -1, -1, -1};
+        const char *call = "";
+        miopenStatus_t st = mi_descs_make(a, &c, miopenFloat, &m, dims, &call);
+        json_t *r = json_object();
+        json_object_set_new(r, "case", json_pack("[IIIIIIIII]", v[0], v[1], v[2], v[3], v[4],
+                                                 v[5], v[6], v[7], v[8]));
+        if (st)
+            json_object_set_new(r, "error", json_sprintf("%s: %s (%d)", call, mi_status(a, st), st));
+        else
+            json_object_set_new(r, "output", json_pack("[iiii]", dims[0], dims[1], dims[2], dims[3]));
+        mi_descs_free(a, &m);
+        json_array_append_new(shapes, r);
+    }
+    json_object_set_new(o, "output_dims", shapes);
+    return o;
+}
+
+static void put_line(int fd, json_t *o)
+{
+    char *s = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!s)
+        return;
+    size_t n = strlen(s), off = 0;
+    s[n] = '\n'; /* json_dumps's NUL becomes the line end */
+    while (off <= n) {
+        ssize_t w = write(fd, s + off, n + 1 - off);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    free(s);
+}
+
+/* The MIOpen part runs in a child process: a library that aborts without a
+ * GPU must not take the probe down. The child writes two JSON lines (host-only
+ * checks, then miopenCreate's answer); what is missing is reported with how the
+ * child ended. */
+static json_t *mi_probe(void)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return json_string("pipe failed");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]), close(fds[1]);
+        return json_string("fork failed");
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        alarm(120);
+        struct gv_vlib lib;
+        struct gv_api_miopen a;
+        struct gv_err e = {0};
+        if (gv_vlib_open(GV_LIB_MIOPEN, &lib, &a, &e) != GV_OK) {
+            put_line(fds[1], json_pack("{ss}", "error", e.msg));
+            _exit(0);
+        }
+        put_line(fds[1], mi_probe_host(&lib, &a));
+        miopenHandle_t h = NULL;
+        miopenStatus_t st = a.miopenCreate(&h);
+        put_line(fds[1], json_pack("{s{sisssb}}", "create", "status", st, "name", mi_status(&a, st),
+                                   "handle", h != NULL));
+        if (st == miopenStatusSuccess && h)
+            a.miopenDestroy(h);
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[65536];
+    size_t used = 0;
+    ssize_t r;
+    while (used + 1 < sizeof buf && (r = read(fds[0], buf + used, sizeof buf - 1 - used)) > 0)
+        used += (size_t)r;
+    buf[used] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    json_t *o = json_object();
+    char *line = buf, *nl;
+    for (int i = 0; (nl = strchr(line, '\n')) != NULL; i++, line = nl + 1) {
+        *nl = '\0';
+        json_t *part = json_loads(line, 0, NULL);
+        if (part)
+            json_object_update(o, part);
+        json_decref(part);
+    }
+    if (WIFSIGNALED(status))
+        json_object_set_new(o, "child", json_sprintf("killed by signal %d (%s)", WTERMSIG(status),
+                                                     strsignal(WTERMSIG(status))));
+    else
+        json_object_set_new(o, "child", json_sprintf("exited %d", WEXITSTATUS(status)));
+    return o;
+}
 
 json_t *gv_hip_probe(const char *const *archs, int *compiled, int *failed)
 {
@@ -512,8 +865,24 @@ json_t *gv_hip_probe(const char *const *archs, int *compiled, int *failed)
             gv_vlib_close(&d->lib[i]);
         }
         json_object_set_new(o, "libraries", libs);
+        char route[1200];
+        conv_route(d, route, sizeof route);
+        json_object_set_new(o, "conv2d", json_string(route));
+        /* the backend's convolution entry with this library state: without
+         * MIOpen it must decline (GV_E_UNSUPPORTED) so the kernel runs */
+        struct gv_case c = {.op = GV_OP_CONV2D, .in_dtype = GV_F16, .out_dtype = GV_F16,
+                            .compute_dtype = GV_F32, .n = 1, .c = 1, .h = 4, .w = 4, .k = 1,
+                            .r = 3, .s = 3, .stride = 1, .pad = 1};
+        if (!d->have_dnn) {
+            char impl[256] = "";
+            gv_err_clear(&err);
+            int crc = p_conv_raw(d, &c, 0, 0, 0, impl, sizeof impl, &err);
+            json_object_set_new(o, "conv_raw", json_pack("{siss}", "status", crc, "error",
+                                                         err.msg));
+        }
         free(d);
     }
+    json_object_set_new(o, "miopen", mi_probe());
     gv_vlib_close(&rlib);
     gv_vlib_close(&lib);
     return o;

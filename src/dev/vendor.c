@@ -194,7 +194,9 @@ static int try_file(const struct lib_spec *sp, const char *file, const char *how
     snprintf(path, sizeof path, "%s", tmp.path);
     struct gv_err e = {0};
     if (resolve(sp, h, table, path, &e) != GV_OK) {
-        /* a file of the right name but the wrong contents: say so, keep looking */
+        /* a file of the right name but the wrong contents: say so, keep looking
+         * (and leave no pointer into the file that is about to be unmapped) */
+        memset(table, 0, sp->table_size);
         note_try(lib, file, e.msg);
         dlclose(h);
         if (err && !err->code)

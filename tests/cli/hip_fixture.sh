@@ -10,7 +10,19 @@
 #   - compile every embedded kernel for gfx90a, gfx942 and gfx1100 into an ELF
 #     code object that names every entry point,
 #   - resolve rocBLAS's symbol list against the root's real librocblas and read
-#     its version (hipBLASLt and MIOpen are reported where the root has them).
+#     its version (hipBLASLt is reported where the root has it),
+#   - MIOpen (in a child process of the probe, so an abort cannot take it down):
+#     sid (libMIOpen.so.1, MIOpen 3.4.0): every symbol of src/dev/syms_miopen.h
+#     resolves; the miopenDataType_t values gpuvet declares give the element sizes
+#     MIOpen itself computes (miopenGetTensorNumBytes: half 2, float 4, int32 4,
+#     int8 1, bfloat16 2, double 8); the descriptors gpuvet builds for a conv2d
+#     case give, by miopenGetConvolutionForwardOutputDim, the NKPQ shape of
+#     src/num/types.h (computed here, independently); miopenCreate without a GPU
+#     returns a failure status instead of crashing; the backend's route for
+#     conv2d is "miopen 3.4.0".
+#     trixie (no MIOpen): MIOpen is reported not found, the conv2d route is the
+#     kernel with that reason, and the backend's MIOpen entry declines
+#     (GV_E_UNSUPPORTED = -10) so gv_gpu_run falls back to the kernel.
 # Skips (77) when not root (chroot) or when no fixture root can be had.
 set -uo pipefail
 : "${GV_SRC:?}" "${GV_BUILD:?}" "${GV_TEST_TMP:=/tmp}"
@@ -32,8 +44,8 @@ $CC -O1 -std=gnu11 -D_GNU_SOURCE -DGPUVET_VERSION='"test"' -I"$GV_SRC/src" -o "$
 jansson=$(ldd "$probe" | awk '/libjansson/ {print $3}')
 
 fail=0 ran=0
-check_root() { # NAME SONAME VERSION RTCFILE
-    local name=$1 soname=$2 version=$3 rtcfile=$4 root
+check_root() { # NAME SONAME VERSION RTCFILE MIOPEN_VERSION|none
+    local name=$1 soname=$2 version=$3 rtcfile=$4 miopen=$5 root
     if ! root=$(bash "$GV_SRC/tests/fixtures/debian-rocm.sh" "$name" 2>"$GV_TEST_TMP/fixture-$name.log"); then
         echo "note: fixture $name unavailable: $(tail -1 "$GV_TEST_TMP/fixture-$name.log")"
         return
@@ -48,9 +60,9 @@ check_root() { # NAME SONAME VERSION RTCFILE
         >"$out" 2>"$GV_TEST_TMP/hip-$name.err"
     local rc=$?
     rm -rf "$dir"
-    python3 - "$out" "$soname" "$version" "$rtcfile" "$name" <<'PY' || fail=1
+    python3 - "$out" "$soname" "$version" "$rtcfile" "$name" "$miopen" <<'PY' || fail=1
 import json, sys
-path, soname, version, rtcfile, name = sys.argv[1:]
+path, soname, version, rtcfile, name, miopen = sys.argv[1:]
 d = json.load(open(path))
 bad = []
 rt = d.get("runtime", {})
@@ -68,15 +80,52 @@ for c in d.get("compile", []):
 libs = {l.get("name"): l for l in d.get("libraries", [])}
 rb = libs.get("rocblas", {})
 if not rb.get("path") or not rb.get("version"): bad.append("rocBLAS not resolved: %s" % rb)
+mi = d.get("miopen", {})
+route = d.get("conv2d", "")
+if miopen == "none":
+    if "not found" not in str(mi.get("error")): bad.append("MIOpen: expected not found, got %s" % mi)
+    if not route.startswith("gpuvet kernel (MIOpen unavailable: MIOpen not found"): bad.append("conv2d route: %s" % route)
+    cr = d.get("conv_raw") or {}
+    if cr.get("status") != -10 or "MIOpen unavailable" not in cr.get("error", ""): bad.append("MIOpen conv entry did not decline: %s" % cr)
+else:
+    want_syms = {"miopenGetVersion", "miopenGetErrorString", "miopenCreate", "miopenCreateWithStream",
+                 "miopenDestroy", "miopenSetStream", "miopenCreateTensorDescriptor",
+                 "miopenSet4dTensorDescriptor", "miopenDestroyTensorDescriptor", "miopenGetTensorNumBytes",
+                 "miopenCreateConvolutionDescriptor", "miopenInitConvolutionDescriptor",
+                 "miopenDestroyConvolutionDescriptor", "miopenGetConvolutionForwardOutputDim",
+                 "miopenConvolutionForwardGetWorkSpaceSize", "miopenFindConvolutionForwardAlgorithm",
+                 "miopenConvolutionForward"}
+    syms = mi.get("symbols", {})
+    if set(syms) != want_syms: bad.append("MIOpen symbol list differs: %s" % sorted(set(syms) ^ want_syms))
+    missing = [k for k, v in syms.items() if v is not True]
+    if missing: bad.append("MIOpen symbols not resolved: %s" % missing)
+    want_bytes = {"miopenHalf": 2, "miopenFloat": 4, "miopenInt32": 4, "miopenInt8": 1, "miopenBFloat16": 2, "miopenDouble": 8}
+    if mi.get("tensor_bytes") != want_bytes: bad.append("element sizes %s != %s" % (mi.get("tensor_bytes"), want_bytes))
+    shapes = mi.get("output_dims", [])
+    if len(shapes) != 3: bad.append("output dims: %s" % shapes)
+    for sh in shapes:
+        n, c, h, w, k, r, s, st, pad = sh["case"]
+        want = [n, k, (h + 2 * pad - r) // st + 1, (w + 2 * pad - s) // st + 1]
+        if sh.get("output") != want: bad.append("case %s: MIOpen output %s, expected %s (%s)" % (sh["case"], sh.get("output"), want, sh.get("error")))
+    cr = mi.get("create")
+    if not isinstance(cr, dict) or not isinstance(cr.get("status"), int) or cr["status"] == 0 or not cr.get("name"):
+        bad.append("miopenCreate without a GPU: expected a failure status, got %s (child %s)" % (cr, mi.get("child")))
+    if mi.get("child") != "exited 0": bad.append("MIOpen probe child: %s" % mi.get("child"))
+    if route != "miopen " + miopen: bad.append("conv2d route %r, expected 'miopen %s'" % (route, miopen))
+    if libs.get("MIOpen", {}).get("version") != miopen: bad.append("MIOpen version %s" % libs.get("MIOpen"))
 for b in bad: print("FAIL %s: %s" % (name, b))
 if not bad:
     print("ok %s: HIP %s (%s), %s, hipRTC %s compiled %s; %s" % (name, rt.get("version"), rt.get("path"), dev.split(":")[0], d["hiprtc"].get("version"), ", ".join("%s (%d bytes)" % (c["arch"], c["bytes"]) for c in d["compile"]), "; ".join("%s %s" % (k, v.get("version") or v.get("error", "")[:80]) for k, v in libs.items())))
+    if miopen == "none":
+        print("ok %s: conv2d -> %s" % (name, route[:60]))
+    else:
+        print("ok %s: conv2d -> %s; %d MIOpen symbols resolved; element sizes %s; output dims %s; miopenCreate without a GPU: %s (%d)" % (name, route, len(mi["symbols"]), mi["tensor_bytes"], [s["output"] for s in mi["output_dims"]], mi["create"]["name"], mi["create"]["status"]))
 sys.exit(1 if bad else 0)
 PY
     [[ $rc == 0 ]] || { echo "FAIL $name: probe exited $rc"; fail=1; }
 }
 
-check_root trixie-rocm libamdhip64.so.5 50731921 libamdhip64.so.5
-check_root sid-rocm libamdhip64.so.6 60443484 libhiprtc.so.6
+check_root trixie-rocm libamdhip64.so.5 50731921 libamdhip64.so.5 none
+check_root sid-rocm libamdhip64.so.6 60443484 libhiprtc.so.6 3.4.0
 [[ $ran == 0 ]] && { echo "skipped: no Debian ROCm fixture root could be built"; exit 77; }
 exit $fail
