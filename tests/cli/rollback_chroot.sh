@@ -28,10 +28,13 @@ root=$work/root
 # (dpkg replaces files by rename, so the cached fixture is never modified); the
 # directories that are written in place are copied.
 cp -al "$sid" "$root"
-for d in etc var/lib var/log root tmp; do
+for d in etc var/lib var/log root; do
     rm -rf "${root:?}/$d"
     cp -a "$sid/$d" "$root/$d"
 done
+# a fresh /tmp: other tests use the cached root's /tmp for their own probes
+rm -rf "${root:?}/tmp"
+mkdir -m 1777 "$root/tmp"
 
 # The baseline: the trixie root, before the upgrade.
 "$GPUVET" snapshot --root "$trixie" -o "$work/baseline.json"
