@@ -8,6 +8,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "env/libnames.h"
+#include "env/pkgdb.h"
 
 /* ---- a small string hash table (open addressing, power-of-two size) ---- */
 
@@ -223,40 +224,21 @@ void gv_owner_map_free(struct gv_owner_map *m)
 
 /* ---- package versions ---- */
 
-static int status_installed(const char *status)
-{
-    /* "Status: install ok installed"; "deinstall ok config-files" is not */
-    size_t n = strlen(status);
-    return n >= 10 && strcmp(status + n - 10, " installed") == 0;
-}
-
-static void add_stanza(json_t *out, const char *pkg, const char *ver, const char *status)
-{
-    if (pkg[0] && ver[0] && status_installed(status))
-        json_object_set_new(out, pkg, json_string(ver));
-}
-
+/* name -> version of the installed packages, from the text of dpkg's status
+ * file, through the one dpkg parser (src/env/pkgdb.h). */
 json_t *gv_dpkg_status_versions(char *data)
 {
     json_t *out = json_object();
-    char pkg[256] = "", ver[256] = "", status[256] = "";
-    for (char *line = data; line;) {
-        char *nl = strchr(line, '\n');
-        if (nl)
-            *nl = '\0';
-        if (line[0] == '\0') {
-            add_stanza(out, pkg, ver, status);
-            pkg[0] = ver[0] = status[0] = '\0';
-        } else if (strncmp(line, "Package: ", 9) == 0) {
-            snprintf(pkg, sizeof pkg, "%s", line + 9);
-        } else if (strncmp(line, "Version: ", 9) == 0) {
-            snprintf(ver, sizeof ver, "%s", line + 9);
-        } else if (strncmp(line, "Status: ", 8) == 0) {
-            snprintf(status, sizeof status, "%s", line + 8);
+    struct gv_pkg_list l = {0};
+    if (gv_dpkg_parse(data, strlen(data), &l, NULL) == GV_OK) {
+        for (size_t i = 0; i < l.n; i++) {
+            const struct gv_pkg *p = &l.items[i];
+            if (p->name && p->version && p->state && !strcmp(p->state, "installed") &&
+                !json_object_get(out, p->name))
+                json_object_set_new(out, p->name, json_string(p->version));
         }
-        line = nl ? nl + 1 : NULL;
     }
-    add_stanza(out, pkg, ver, status);
+    gv_pkg_list_free(&l);
     return out;
 }
 
