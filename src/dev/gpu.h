@@ -32,6 +32,8 @@ struct gv_rtc_out {
     char options[256];  /* the options passed, space-separated */
 };
 void gv_rtc_out_free(struct gv_rtc_out *o);
+/* {compiler, options, [output], bytes, log} for describe(); output may be NULL. */
+json_t *gv_rtc_out_describe(const struct gv_rtc_out *o, const char *output);
 
 /* arch: "sm_90" (CUBIN when the loaded NVRTC can make it, else PTX) or
  * "compute_90" (PTX). On a compile error the log is kept in out->log and the

@@ -636,12 +636,7 @@ static json_t *describe(struct gv_device *d)
     for (int i = 0; i < L_N; i++)
         json_array_append_new(libs, gv_vlib_describe(&d->lib[i], d->liberr[i]));
     json_object_set_new(o, "libraries", libs);
-    json_t *k = json_object();
-    json_object_set_new(k, "compiler", json_string(d->code.compiler));
-    json_object_set_new(k, "options", json_string(d->code.options));
-    json_object_set_new(k, "bytes", json_integer((json_int_t)d->code.size));
-    json_object_set_new(k, "log", json_string(d->code.log ? d->code.log : ""));
-    json_object_set_new(o, "kernels", k);
+    json_object_set_new(o, "kernels", gv_rtc_out_describe(&d->code, NULL));
     json_object_set_new(o, "gemm", json_string(d->have_blas ? "rocBLAS" : "gpuvet kernel (fp32)"));
     char route[1200];
     conv_route(d, route, sizeof route);

@@ -193,3 +193,15 @@ int gv_hiprtc_compile(const struct gv_api_hiprtc *api, const char *arch, struct 
                         amd_codesize, amd_getcode, amd_destroy, amd_errstr};
     return rtc_run(&a, out->compiler, opts, 3, out, err);
 }
+
+json_t *gv_rtc_out_describe(const struct gv_rtc_out *o, const char *output)
+{
+    json_t *k = json_object();
+    json_object_set_new(k, "compiler", json_string(o->compiler));
+    json_object_set_new(k, "options", json_string(o->options));
+    if (output)
+        json_object_set_new(k, "output", json_string(output));
+    json_object_set_new(k, "bytes", json_integer((json_int_t)o->size));
+    json_object_set_new(k, "log", json_string(o->log ? o->log : ""));
+    return k;
+}
