@@ -5,9 +5,8 @@
 #       --link 5.7.0  rocm-link        (issue rule 9)
 #       --stray       rocm-unowned     (issue rule 8)
 #       --ldpath      rocm-mixed-path  (issue rule 8)
-#   - the Debian trixie (ROCm 5.7) and sid (6.4) roots of debian-rocm.sh, when
-#     they are already built (building them needs root, debootstrap and the
-#     mirror): no errors.
+#   - the Debian trixie (ROCm 5.7) and sid (6.4) roots of debian-rocm.sh (built
+#     and cached on first use): no errors.
 set -uo pipefail
 : "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
 command -v python3 >/dev/null || { echo "skip: python3 is needed to read the JSON output"; exit 77; }
@@ -99,19 +98,14 @@ else
     echo "FAIL: make-pyenv.sh"; fails=$((fails + 1))
 fi
 
-# Debian roots, only when already built (a cache hit prints only paths)
-cache=${GV_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuvet-fixtures}
+# The Debian roots (built and cached by debian-rocm.sh on first use).
 for r in trixie-rocm sid-rocm; do
-    if [[ -f $cache/$r.stamp && -d $cache/$r ]]; then
-        root=$(bash "$GV_SRC/tests/fixtures/debian-rocm.sh" "$r" 2>/dev/null | tail -1)
-        [[ -d $root ]] || { echo "FAIL: debian-rocm.sh $r gave no root"; fails=$((fails + 1)); continue; }
-        doctor_root "$r" "$root"
-        got=$(verdicts "$r")
-        [[ $got != *":error"* ]] || { echo "FAIL: $r has errors: $got"; fails=$((fails + 1)); }
-        echo "debian root $r: ${got:-no errors or warnings}"
-    else
-        echo "note: $r not built in $cache; its part of this test did not run"
-    fi
+    root=$(bash "$GV_SRC/tests/fixtures/debian-rocm.sh" "$r" 2>/dev/null | tail -1)
+    [[ -n $root && -d $root ]] || { echo "FAIL: debian-rocm.sh $r gave no root"; fails=$((fails + 1)); continue; }
+    doctor_root "$r" "$root"
+    got=$(verdicts "$r")
+    [[ $got != *":error"* ]] || { echo "FAIL: $r has errors: $got"; fails=$((fails + 1)); }
+    echo "debian root $r: ${got:-no errors or warnings}"
 done
 
 [[ $fails == 0 ]] && echo "doctor fixtures: all checks passed"
