@@ -47,11 +47,12 @@ fail=0 ran=0
 check_root() { # NAME SONAME VERSION RTCFILE MIOPEN_VERSION|none
     local name=$1 soname=$2 version=$3 rtcfile=$4 miopen=$5 root
     if ! root=$(bash "$GV_SRC/tests/fixtures/debian-rocm.sh" "$name" 2>"$GV_TEST_TMP/fixture-$name.log"); then
-        echo "note: fixture $name unavailable: $(tail -1 "$GV_TEST_TMP/fixture-$name.log")"
+        echo "FAIL: fixture $name unavailable: $(tail -1 "$GV_TEST_TMP/fixture-$name.log")"
+        fail=1
         return
     fi
     root=$(printf '%s\n' "$root" | tail -1)
-    [[ -d $root/usr/lib ]] || { echo "note: fixture $name: no root at '$root'"; return; }
+    [[ -d $root/usr/lib ]] || { echo "FAIL: fixture $name: no root at '$root'"; fail=1; return; }
     ran=$((ran + 1))
     local dir; dir=$(mktemp -d "$root/tmp/gvprobe.XXXXXX")
     cp "$probe" "$dir/hipprobe" && cp -L "$jansson" "$dir/"
