@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU proof, in one go, on a machine with an NVIDIA GPU: every GPU test,
-# the standard suite cold and warm, the TF32 override, ab against the CUDA
-# libraries PyTorch bundles, snapshot and doctor. Logs go to $OUT (or ./gpu-proof).
+# the standard suite cold and warm, the full suite, the TF32 override (cuBLAS
+# and cuBLASLt), cuBLAS against cuBLASLt with ab, ab against the CUDA libraries
+# PyTorch bundles (in the GPU tests), snapshot and doctor. Logs go to $OUT (or ./gpu-proof).
 # Usage: scripts/gpu-proof.sh BUILD_DIR   (a Release build with BUILD_TESTING=ON,
 #        packed with scripts/pack-runtime.sh when the machine lacks our libraries)
 set -uo pipefail
@@ -44,6 +45,13 @@ NVIDIA_TF32_OVERRIDE=1 run standard-tf32-override "$g" check --device cuda:0 --s
     -o "$out/standard-tf32.json" --save-outputs "$out/standard-tf32.safetensors"
 run compare-tf32 "$g" compare "$out/standard.json" "$out/standard-tf32.json"
 run compare-repeat "$g" compare "$out/standard.json" "$out/standard-warm.json"
+run full "$g" check --device cuda:0 --suite full -o "$out/full.json"
+run standard-lt "$g" check --device cuda:0 --suite standard --blas lt -o "$out/standard-lt.json"
+NVIDIA_TF32_OVERRIDE=1 run standard-lt-tf32-override "$g" check --device cuda:0 --suite standard \
+    --blas lt -o "$out/standard-lt-tf32.json"
+run compare-lt-tf32 "$g" compare "$out/standard-lt.json" "$out/standard-lt-tf32.json"
+run ab-blas "$g" ab --a env=GPUVET_BLAS=classic --b env=GPUVET_BLAS=lt --suite standard \
+    --device cuda:0 --only 'gemm.*'
 run snapshot "$g" snapshot -o "$out/snapshot.json"
 run doctor "$g" doctor
 cat "$out/summary.txt"

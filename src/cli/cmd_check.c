@@ -47,6 +47,12 @@ static const char usage[] =
     "      --lib-path DIRS   look for vendor GPU libraries (libcuda, NVRTC, cuBLAS,\n"
     "                        libamdhip64, hipRTC, rocBLAS ...) in these directories\n"
     "                        first (colon-separated; default $GPUVET_LIB_PATH)\n"
+    "      --blas B          GEMM library on a GPU: auto (default: what PyTorch uses;\n"
+    "                        on ROCm hipBLASLt on gfx90a/gfx942 and, from 6.4/6.5,\n"
+    "                        gfx1200/gfx1201/gfx950, else rocBLAS; on CUDA cuBLAS;\n"
+    "                        TORCH_BLAS_PREFER_HIPBLASLT/_CUBLASLT are honoured),\n"
+    "                        lt (hipBLASLt / cuBLASLt) or classic (rocBLAS / cuBLAS);\n"
+    "                        sets $GPUVET_BLAS\n"
     "      --json            print the result document instead of the table\n"
     "      --list            list the selected cases and exit\n"
     "  -h, --help            this help\n"
@@ -254,7 +260,8 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         {"save-outputs", required_argument, 0, 'S'}, {"junit", required_argument, 0, 'J'},
         {"determinism", required_argument, 0, 'D'}, {"json", no_argument, 0, 'j'},
         {"list", no_argument, 0, 'l'},              {"help", no_argument, 0, 'h'},
-        {"lib-path", required_argument, 0, 'L'},    {0, 0, 0, 0}};
+        {"lib-path", required_argument, 0, 'L'},    {"blas", required_argument, 0, 'B'},
+        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -280,6 +287,11 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         case 'j': o->json = 1; break;
         case 'l': o->list = 1; break;
         case 'L': gv_vendor_set_lib_path(optarg); break;
+        case 'B':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "lt") && strcmp(optarg, "classic"))
+                return cli_usage("check", "--blas takes auto, lt or classic, not '%s'", optarg);
+            setenv("GPUVET_BLAS", optarg, 1); /* read by the GPU backends, in the worker too */
+            break;
         case 'h': return -1;
         default:
             return cli_usage("check", "unknown option or missing value: '%s'", argv[optind - 1]);

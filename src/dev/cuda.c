@@ -1,11 +1,13 @@
 /* The CUDA backend: libcuda (driver API), NVRTC for gpuvet's kernels, cuBLAS
- * for GEMM, cuDNN for convolution when present; all opened at run time. */
+ * (or cuBLASLt, as PyTorch chooses: lt.h) for GEMM, cuDNN for convolution when
+ * present; all opened at run time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "dev/gpu.h"
+#include "dev/lt.h"
 #include "dev/worker.h"
 
 #define NFUNC 16
@@ -18,7 +20,11 @@ struct gv_device {
     struct gv_api_cublas blas;
     struct gv_api_cublaslt lt;
     struct gv_api_cudnn dnn;
-    int have_blas, have_dnn;
+    int have_blas, have_dnn, have_lt;
+    struct gv_lt ltk;
+    enum gv_blas_mode blas_mode;
+    int use_lt;          /* GEMM through cuBLASLt (gv_blas_decide) */
+    char blas_why[256];
     int ordinal, retains;
     CUdevice dev;
     CUcontext ctx;
@@ -179,10 +185,10 @@ static const char *blas_status(struct gv_device *d, int st)
     return s ? s : "cuBLAS error";
 }
 
-static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
-                  enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
+static int blas_gemm(struct gv_device *d, const struct gv_case *c, gv_dptr a, gv_dptr b,
+                     gv_dptr out, enum gv_dtype cdt, char *impl, size_t implsz,
+                     struct gv_err *err)
 {
-    struct gv_device *d = ctx;
     if (!d->have_blas)
         return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLAS not loaded: %s", d->liberr[L_CUBLAS]);
     /* Row-major C = A.B is column-major C^T = B^T.A^T: swap the operands. */
@@ -240,6 +246,28 @@ static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_d
                           blas_status(d, st), st);
     snprintf(impl, implsz, "cublasGemmStridedBatchedEx %s", compname);
     return GV_OK;
+}
+
+/* cuBLASLt when chosen and it takes the case; cuBLAS otherwise, or when
+ * cuBLASLt declines in auto mode (its reason then goes into impl). */
+static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
+                  enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    char declined[512] = "";
+    if (d->use_lt && d->have_lt && gv_lt_takes(d->blas_mode, c)) {
+        int rc = gv_lt_gemm(&d->ltk, c, a, b, out, cdt, impl, implsz, err);
+        if (rc != GV_E_UNSUPPORTED || d->blas_mode == GV_BLAS_LT)
+            return rc;
+        snprintf(declined, sizeof declined, "%s", err->msg);
+        gv_err_clear(err);
+    }
+    int rc = blas_gemm(d, c, a, b, out, cdt, impl, implsz, err);
+    if (rc == GV_OK && declined[0]) {
+        size_t used = strlen(impl);
+        snprintf(impl + used, implsz - used, " (cuBLASLt declined: %s)", declined);
+    }
+    return rc;
 }
 
 /* cuDNN forward convolution in strict fp32 (CUDNN_FMA_MATH: no tensor cores,
@@ -316,6 +344,11 @@ out:
 
 static void ctx_teardown(struct gv_device *d)
 {
+    if (d->ltk.handle)
+        d->ltk.destroy(d->ltk.handle);
+    if (d->ltk.workspace)
+        p_release(d, d->ltk.workspace);
+    d->ltk.handle = NULL, d->ltk.workspace = 0;
     if (d->dh)
         d->dnn.cudnnDestroy(d->dh);
     if (d->bh)
@@ -325,6 +358,27 @@ static void ctx_teardown(struct gv_device *d)
     if (d->stream && !d->broken)
         d->cu.cuStreamDestroy(d->stream);
     d->dh = NULL, d->bh = NULL, d->mod = NULL, d->stream = NULL, d->nfn = 0;
+}
+
+/* A cuBLASLt handle and PyTorch's workspace size (CUBLASLT_WORKSPACE_SIZE KiB,
+ * default 1 MiB); on failure GEMM goes through cuBLAS and liberr says why. */
+static void lt_setup(struct gv_device *d)
+{
+    struct gv_err e = {0};
+    d->ltk.stream = d->stream;
+    d->ltk.workspace_bytes = gv_lt_workspace_bytes("CUBLASLT_WORKSPACE_SIZE", 1 << 20);
+    int st = d->ltk.create(&d->ltk.handle);
+    if (st != 0) {
+        snprintf(d->liberr[L_CUBLASLT], sizeof d->liberr[0], "cublasLtCreate: %d", st);
+    } else if (d->ltk.workspace_bytes &&
+               p_alloc(d, d->ltk.workspace_bytes, &d->ltk.workspace, &e) != GV_OK) {
+        snprintf(d->liberr[L_CUBLASLT], sizeof d->liberr[0], "workspace: %s", e.msg);
+    } else {
+        return;
+    }
+    d->have_lt = 0;
+    snprintf(d->blas_why, sizeof d->blas_why, "cuBLAS (cuBLASLt unusable: %s)",
+             d->liberr[L_CUBLASLT]);
 }
 
 static int ctx_setup(struct gv_device *d, struct gv_err *err)
@@ -348,6 +402,8 @@ static int ctx_setup(struct gv_device *d, struct gv_err *err)
             d->have_blas = 0;
         }
     }
+    if (d->use_lt && d->have_lt)
+        lt_setup(d);
     if (d->have_dnn) {
         int st = d->dnn.cudnnCreate(&d->dh);
         if (st == 0)
@@ -452,6 +508,19 @@ static int init_driver(struct gv_device *d, struct gv_err *err)
     return GV_OK;
 }
 
+static int choose_blas(struct gv_device *d, struct gv_err *err)
+{
+    int rc = gv_blas_mode(&d->blas_mode, err);
+    if (rc)
+        return rc;
+    d->use_lt = gv_blas_decide(d->blas_mode, "cuda", d->arch, 0, d->have_lt, d->blas_why,
+                               sizeof d->blas_why);
+    if (d->blas_mode == GV_BLAS_LT && !d->have_lt)
+        return gv_err_set(err, GV_E_LIB, "GPUVET_BLAS=lt (--blas lt) but cuBLASLt is not "
+                          "loaded: %s", d->liberr[L_CUBLASLT]);
+    return GV_OK;
+}
+
 static void close_dev(struct gv_device *d)
 {
     if (!d)
@@ -483,12 +552,15 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
         gv_err_prefix(err, "NVRTC compiles gpuvet's kernels and is required");
     if (!rc) {
         load_optional(d, L_CUBLAS, GV_LIB_CUBLAS, &d->blas, &d->have_blas);
-        int lt;
-        load_optional(d, L_CUBLASLT, GV_LIB_CUBLASLT, &d->lt, &lt);
+        load_optional(d, L_CUBLASLT, GV_LIB_CUBLASLT, &d->lt, &d->have_lt);
+        if (d->have_lt)
+            gv_lt_from_cublaslt(&d->ltk, &d->lt);
         load_optional(d, L_CUDNN, GV_LIB_CUDNN, &d->dnn, &d->have_dnn);
         versions(d);
-        rc = gv_nvrtc_compile(&d->rtc, d->arch, &d->code, err);
+        rc = choose_blas(d, err);
     }
+    if (!rc)
+        rc = gv_nvrtc_compile(&d->rtc, d->arch, &d->code, err);
     d->timeout = gv_gpu_case_timeout();
     if (!rc)
         rc = ctx_setup(d, err);
@@ -523,7 +595,9 @@ static json_t *describe(struct gv_device *d)
         json_array_append_new(libs, gv_vlib_describe(&d->lib[i], d->liberr[i]));
     json_object_set_new(o, "libraries", libs);
     json_object_set_new(o, "kernels", gv_rtc_out_describe(&d->code, d->code.is_ptx ? "ptx" : "cubin"));
-    json_object_set_new(o, "gemm", json_string(d->have_blas ? "cuBLAS" : "gpuvet kernel (fp32)"));
+    json_object_set_new(o, "gemm", json_string(d->have_blas || d->use_lt
+                                                   ? d->blas_why
+                                                   : "gpuvet kernel (fp32; cuBLAS not loaded)"));
     json_object_set_new(o, "conv2d",
                         json_string(d->have_dnn ? "cuDNN (CUDNN_FMA_MATH), kernel fallback"
                                                 : "gpuvet kernel (cuDNN unavailable)"));
@@ -535,7 +609,7 @@ static json_t *describe(struct gv_device *d)
 
 static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err *why)
 {
-    return gv_gpu_supports(&d->ops, d->have_blas, c, why);
+    return gv_gpu_supports(&d->ops, d->have_blas || (d->use_lt && d->have_lt), c, why);
 }
 
 static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buffer *in, int nin,

@@ -1,6 +1,6 @@
 /* The HIP backend: libamdhip64 (module API), hipRTC for gpuvet's kernels,
- * rocBLAS for GEMM, MIOpen for convolution when present; hipBLASLt located and
- * reported. All opened at run time. */
+ * hipBLASLt or rocBLAS for GEMM (as PyTorch chooses: lt.h), MIOpen for
+ * convolution when present. All opened at run time. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "dev/gpu.h"
+#include "dev/lt.h"
 #include "dev/worker.h"
 #include "dev/hip_probe.h"
 
@@ -25,7 +26,11 @@ struct gv_device {
     struct gv_api_rocblas rb;
     struct gv_api_hipblaslt lt;
     struct gv_api_miopen mi;
-    int have_blas, have_dnn;
+    int have_blas, have_dnn, have_lt;
+    struct gv_lt ltk;
+    enum gv_blas_mode blas_mode;
+    int use_lt;          /* GEMM through hipBLASLt (gv_blas_decide) */
+    char blas_why[256];
     int ordinal, runtime;
     hipStream_t stream;
     hipModule_t mod;
@@ -159,10 +164,10 @@ static int p_finish(void *ctx, struct gv_err *err)
     }
 }
 
-static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
-                  enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
+static int blas_gemm(struct gv_device *d, const struct gv_case *c, gv_dptr a, gv_dptr b,
+                     gv_dptr out, enum gv_dtype cdt, char *impl, size_t implsz,
+                     struct gv_err *err)
 {
-    struct gv_device *d = ctx;
     if (!d->have_blas)
         return gv_err_set(err, GV_E_UNSUPPORTED, "rocBLAS not loaded: %s", d->liberr[L_ROCBLAS]);
     int m = (int)c->n, n = (int)c->m, k = (int)c->k, bt = (int)c->batch;
@@ -197,6 +202,29 @@ static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_d
     }
     snprintf(impl, implsz, "rocblas_gemm_strided_batched_ex compute=%d", comp);
     return GV_OK;
+}
+
+/* hipBLASLt when chosen and it takes the case; rocBLAS otherwise, or when
+ * hipBLASLt declines in auto mode (no algorithm for this arch or type; its
+ * reason then goes into impl). */
+static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
+                  enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    char declined[512] = "";
+    if (d->use_lt && d->have_lt && gv_lt_takes(d->blas_mode, c)) {
+        int rc = gv_lt_gemm(&d->ltk, c, a, b, out, cdt, impl, implsz, err);
+        if (rc != GV_E_UNSUPPORTED || d->blas_mode == GV_BLAS_LT)
+            return rc;
+        snprintf(declined, sizeof declined, "%s", err->msg);
+        gv_err_clear(err);
+    }
+    int rc = blas_gemm(d, c, a, b, out, cdt, impl, implsz, err);
+    if (rc == GV_OK && declined[0]) {
+        size_t used = strlen(impl);
+        snprintf(impl + used, implsz - used, " (hipBLASLt declined: %s)", declined);
+    }
+    return rc;
 }
 
 /* ---- MIOpen convolution ---- */
@@ -381,6 +409,11 @@ static void conv_route(const struct gv_device *d, char *out, size_t outsz)
 
 static void ctx_teardown(struct gv_device *d)
 {
+    if (d->ltk.handle)
+        d->ltk.destroy(d->ltk.handle);
+    if (d->ltk.workspace)
+        p_release(d, d->ltk.workspace);
+    d->ltk.handle = NULL, d->ltk.workspace = 0;
     if (d->mh)
         d->mi.miopenDestroy(d->mh);
     if (d->bh)
@@ -424,6 +457,32 @@ static void mi_handle(struct gv_device *d)
     }
 }
 
+/* A hipBLASLt handle (only now: without a device hipblasLtCreate ends the
+ * process), its version, and PyTorch's workspace size (HIPBLASLT_WORKSPACE_SIZE
+ * KiB, default 76 MiB); on failure GEMM goes through rocBLAS and liberr says why. */
+static void lt_setup(struct gv_device *d)
+{
+    struct gv_err e = {0};
+    d->ltk.stream = d->stream;
+    d->ltk.workspace_bytes = gv_lt_workspace_bytes("HIPBLASLT_WORKSPACE_SIZE", 76u << 20);
+    int st = d->ltk.create(&d->ltk.handle), v = 0;
+    if (st != 0) {
+        snprintf(d->liberr[L_HIPBLASLT], sizeof d->liberr[0], "hipblasLtCreate: %d", st);
+    } else if (d->ltk.workspace_bytes &&
+               p_alloc(d, d->ltk.workspace_bytes, &d->ltk.workspace, &e) != GV_OK) {
+        snprintf(d->liberr[L_HIPBLASLT], sizeof d->liberr[0], "workspace: %s", e.msg);
+    } else {
+        /* major*100000 + minor*100 + patch (hipblaslt.cpp) */
+        if (d->lt.hipblasLtGetVersion && d->lt.hipblasLtGetVersion(d->ltk.handle, &v) == 0)
+            snprintf(d->lib[L_HIPBLASLT].version, sizeof d->lib[0].version, "%d.%d.%d",
+                     v / 100000, v / 100 % 1000, v % 100);
+        return;
+    }
+    d->have_lt = 0;
+    snprintf(d->blas_why, sizeof d->blas_why, "rocBLAS (hipBLASLt unusable: %s)",
+             d->liberr[L_HIPBLASLT]);
+}
+
 static int ctx_setup(struct gv_device *d, struct gv_err *err)
 {
     HIPC(d, hipSetDevice(d->ordinal), err);
@@ -442,6 +501,8 @@ static int ctx_setup(struct gv_device *d, struct gv_err *err)
             d->have_blas = 0;
         }
     }
+    if (d->use_lt && d->have_lt)
+        lt_setup(d);
     if (d->have_dnn)
         mi_handle(d);
     return GV_OK;
@@ -506,7 +567,10 @@ static void load_optional(struct gv_device *d)
             d->rb.rocblas_get_version_string(d->lib[L_ROCBLAS].version, n);
     }
     gv_err_clear(&e);
-    if (gv_vlib_open(GV_LIB_HIPBLASLT, &d->lib[L_HIPBLASLT], &d->lt, &e) != GV_OK)
+    d->have_lt = gv_vlib_open(GV_LIB_HIPBLASLT, &d->lib[L_HIPBLASLT], &d->lt, &e) == GV_OK;
+    if (d->have_lt)
+        gv_lt_from_hipblaslt(&d->ltk, &d->lt);
+    else
         snprintf(d->liberr[L_HIPBLASLT], sizeof d->liberr[0], "%s", e.msg);
     gv_err_clear(&e);
     d->have_dnn = gv_vlib_open(GV_LIB_MIOPEN, &d->lib[L_MIOPEN], &d->mi, &e) == GV_OK;
@@ -580,6 +644,19 @@ static int init_device(struct gv_device *d, struct gv_err *err)
     return GV_OK;
 }
 
+static int choose_blas(struct gv_device *d, struct gv_err *err)
+{
+    int rc = gv_blas_mode(&d->blas_mode, err);
+    if (rc)
+        return rc;
+    d->use_lt = gv_blas_decide(d->blas_mode, "hip", d->arch, d->runtime, d->have_lt, d->blas_why,
+                               sizeof d->blas_why);
+    if (d->blas_mode == GV_BLAS_LT && !d->have_lt)
+        return gv_err_set(err, GV_E_LIB, "GPUVET_BLAS=lt (--blas lt) but hipBLASLt is not "
+                          "loaded: %s", d->liberr[L_HIPBLASLT]);
+    return GV_OK;
+}
+
 static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err)
 {
     *out = NULL;
@@ -602,8 +679,10 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
                         d->liberr[L_HIPRTC]);
     if (!rc) {
         load_optional(d);
-        rc = gv_hiprtc_compile(&d->rtc, d->arch, &d->code, err);
+        rc = choose_blas(d, err);
     }
+    if (!rc)
+        rc = gv_hiprtc_compile(&d->rtc, d->arch, &d->code, err);
     d->timeout = gv_gpu_case_timeout();
     if (!rc)
         rc = ctx_setup(d, err);
@@ -637,7 +716,9 @@ static json_t *describe(struct gv_device *d)
         json_array_append_new(libs, gv_vlib_describe(&d->lib[i], d->liberr[i]));
     json_object_set_new(o, "libraries", libs);
     json_object_set_new(o, "kernels", gv_rtc_out_describe(&d->code, NULL));
-    json_object_set_new(o, "gemm", json_string(d->have_blas ? "rocBLAS" : "gpuvet kernel (fp32)"));
+    json_object_set_new(o, "gemm", json_string(d->have_blas || d->use_lt
+                                                   ? d->blas_why
+                                                   : "gpuvet kernel (fp32; rocBLAS not loaded)"));
     char route[1200];
     conv_route(d, route, sizeof route);
     json_object_set_new(o, "conv2d", json_string(route));
@@ -647,7 +728,7 @@ static json_t *describe(struct gv_device *d)
 
 static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err *why)
 {
-    return gv_gpu_supports(&d->ops, d->have_blas, c, why);
+    return gv_gpu_supports(&d->ops, d->have_blas || (d->use_lt && d->have_lt), c, why);
 }
 
 static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buffer *in, int nin,
@@ -737,11 +818,52 @@ static void put_line(int fd, json_t *o)
     free(s);
 }
 
-/* The MIOpen part runs in a child process: a library that aborts without a
- * GPU must not take the probe down. The child writes two JSON lines (host-only
- * checks, then miopenCreate's answer); what is missing is reported with how the
- * child ended. */
-static json_t *mi_probe(void)
+/* MIOpen's host-only checks, then miopenCreate's answer (child side). */
+static void mi_probe_body(int fd)
+{
+    struct gv_vlib lib;
+    struct gv_api_miopen a;
+    struct gv_err e = {0};
+    if (gv_vlib_open(GV_LIB_MIOPEN, &lib, &a, &e) != GV_OK) {
+        put_line(fd, json_pack("{ss}", "error", e.msg));
+        return;
+    }
+    put_line(fd, mi_probe_host(&lib, &a));
+    miopenHandle_t h = NULL;
+    miopenStatus_t st = a.miopenCreate(&h);
+    put_line(fd, json_pack("{s{sisssb}}", "create", "status", st, "name", mi_status(&a, st),
+                           "handle", h != NULL));
+    if (st == miopenStatusSuccess && h)
+        a.miopenDestroy(h);
+}
+
+/* hipBLASLt's host-only checks (gv_lt_probe), then hipblasLtCreate's answer
+ * (child side: without a GPU hipBLASLt 7.1 ends the process there). */
+static void lt_probe_body(int fd)
+{
+    struct gv_vlib lib;
+    struct gv_api_hipblaslt a;
+    struct gv_lt lt;
+    struct gv_err e = {0};
+    if (gv_vlib_open(GV_LIB_HIPBLASLT, &lib, &a, &e) != GV_OK) {
+        put_line(fd, json_pack("{ss}", "error", e.msg));
+        return;
+    }
+    gv_lt_from_hipblaslt(&lt, &a);
+    json_t *o = gv_lt_probe(&lt);
+    json_object_set_new(o, "path", json_string(lib.path));
+    put_line(fd, o);
+    void *h = NULL;
+    int st = a.hipblasLtCreate(&h);
+    put_line(fd, json_pack("{s{sisb}}", "create", "status", st, "handle", h != NULL));
+    if (st == 0 && h)
+        a.hipblasLtDestroy(h);
+}
+
+/* Runs body in a child process: a library that aborts or exits without a GPU
+ * must not take the probe down. The child writes JSON lines, merged here into
+ * one object, with how the child ended under "child". */
+static json_t *child_probe(void (*body)(int fd))
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -755,20 +877,7 @@ static json_t *mi_probe(void)
     if (pid == 0) {
         close(fds[0]);
         alarm(120);
-        struct gv_vlib lib;
-        struct gv_api_miopen a;
-        struct gv_err e = {0};
-        if (gv_vlib_open(GV_LIB_MIOPEN, &lib, &a, &e) != GV_OK) {
-            put_line(fds[1], json_pack("{ss}", "error", e.msg));
-            _exit(0);
-        }
-        put_line(fds[1], mi_probe_host(&lib, &a));
-        miopenHandle_t h = NULL;
-        miopenStatus_t st = a.miopenCreate(&h);
-        put_line(fds[1], json_pack("{s{sisssb}}", "create", "status", st, "name", mi_status(&a, st),
-                                   "handle", h != NULL));
-        if (st == miopenStatusSuccess && h)
-            a.miopenDestroy(h);
+        body(fds[1]);
         _exit(0);
     }
     close(fds[1]);
@@ -863,6 +972,14 @@ json_t *gv_hip_probe(const char *const *archs, int *compiled, int *failed)
         char route[1200];
         conv_route(d, route, sizeof route);
         json_object_set_new(o, "conv2d", json_string(route));
+        /* the GEMM route the backend would take on these arches, by default */
+        json_t *routes = json_object();
+        for (int i = 0; archs && archs[i]; i++) {
+            char why[256];
+            gv_blas_decide(GV_BLAS_AUTO, "hip", archs[i], runtime, d->have_lt, why, sizeof why);
+            json_object_set_new(routes, archs[i], json_string(why));
+        }
+        json_object_set_new(o, "gemm", routes);
         /* the backend's convolution entry with this library state: without
          * MIOpen it must decline (GV_E_UNSUPPORTED) so the kernel runs */
         struct gv_case c = {.op = GV_OP_CONV2D, .in_dtype = GV_F16, .out_dtype = GV_F16,
@@ -877,7 +994,8 @@ json_t *gv_hip_probe(const char *const *archs, int *compiled, int *failed)
         }
         free(d);
     }
-    json_object_set_new(o, "miopen", mi_probe());
+    json_object_set_new(o, "miopen", child_probe(mi_probe_body));
+    json_object_set_new(o, "hipblaslt", child_probe(lt_probe_body));
     gv_vlib_close(&rlib);
     gv_vlib_close(&lib);
     return o;

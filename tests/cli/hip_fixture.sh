@@ -23,6 +23,18 @@
 #     trixie (no MIOpen): MIOpen is reported not found, the conv2d route is the
 #     kernel with that reason, and the backend's MIOpen entry declines
 #     (GV_E_UNSUPPORTED = -10) so gv_gpu_run falls back to the kernel.
+#   - hipBLASLt (child process too): sid (libhipblaslt.so.1, hipBLASLt 7.1.1):
+#     every symbol of src/dev/syms_hipblaslt.h resolves; the attribute ids gpuvet
+#     declares mean what it thinks, read back through the library (batch count 3
+#     and stride 123 set and read through gpuvet's ids; TRANSA set to gpuvet's
+#     HIPBLAS_OP_T reads back; TRANSB keeps the library's default, which must be
+#     gpuvet's HIPBLAS_OP_N = 111; the workspace limit reads back); the matmul
+#     descriptors for fp32, TF32, fp64 and fp16/bf16 with fp32 accumulation are
+#     accepted; hipblasLtCreate without a GPU does not hand out a handle (7.1.1
+#     ends the process: why the backend creates it only once a device is open).
+#     The default GEMM route is hipBLASLt on gfx90a and gfx942 and rocBLAS on
+#     gfx1100 (PyTorch's rule); trixie (no hipBLASLt): rocBLAS everywhere, saying
+#     hipBLASLt is not loaded.
 # Skips (77) when not root (chroot) or when no fixture root can be had.
 set -uo pipefail
 : "${GV_SRC:?}" "${GV_BUILD:?}" "${GV_TEST_TMP:=/tmp}"
@@ -38,14 +50,14 @@ probe=$GV_TEST_TMP/hipprobe.$$
 trap 'rm -f "$probe"' EXIT
 # Plain build: the sanitizer runtimes are not inside the roots.
 $CC -O1 -std=gnu11 -D_GNU_SOURCE -DGPUVET_VERSION='"test"' -I"$GV_SRC/src" -o "$probe" \
-    "$GV_SRC/tests/fixtures/hip_probe_main.c" "$GV_SRC"/src/dev/{vendor,rtc,hip,gpu_run}.c \
+    "$GV_SRC/tests/fixtures/hip_probe_main.c" "$GV_SRC"/src/dev/{vendor,rtc,hip,gpu_run,lt}.c \
     "$GV_SRC/src/base/err.c" "$GV_SRC/src/num/types.c" "$embed" -ljansson -ldl -lm ||
     { echo "FAIL: building the probe"; exit 1; }
 jansson=$(ldd "$probe" | awk '/libjansson/ {print $3}')
 
 fail=0 ran=0
-check_root() { # NAME SONAME VERSION RTCFILE MIOPEN_VERSION|none
-    local name=$1 soname=$2 version=$3 rtcfile=$4 miopen=$5 root
+check_root() { # NAME SONAME VERSION RTCFILE MIOPEN_VERSION|none HIPBLASLT_SONAME|none
+    local name=$1 soname=$2 version=$3 rtcfile=$4 miopen=$5 lt=$6 root
     if ! root=$(bash "$GV_SRC/tests/fixtures/debian-rocm.sh" "$name" 2>"$GV_TEST_TMP/fixture-$name.log"); then
         echo "FAIL: fixture $name unavailable: $(tail -1 "$GV_TEST_TMP/fixture-$name.log")"
         fail=1
@@ -61,9 +73,9 @@ check_root() { # NAME SONAME VERSION RTCFILE MIOPEN_VERSION|none
         >"$out" 2>"$GV_TEST_TMP/hip-$name.err"
     local rc=$?
     rm -rf "$dir"
-    python3 - "$out" "$soname" "$version" "$rtcfile" "$name" "$miopen" <<'PY' || fail=1
+    python3 - "$out" "$soname" "$version" "$rtcfile" "$name" "$miopen" "$lt" <<'PY' || fail=1
 import json, sys
-path, soname, version, rtcfile, name, miopen = sys.argv[1:]
+path, soname, version, rtcfile, name, miopen, lt = sys.argv[1:]
 d = json.load(open(path))
 bad = []
 rt = d.get("runtime", {})
@@ -114,19 +126,43 @@ else:
     if mi.get("child") != "exited 0": bad.append("MIOpen probe child: %s" % mi.get("child"))
     if route != "miopen " + miopen: bad.append("conv2d route %r, expected 'miopen %s'" % (route, miopen))
     if libs.get("MIOpen", {}).get("version") != miopen: bad.append("MIOpen version %s" % libs.get("MIOpen"))
+hl = d.get("hipblaslt", {})
+routes = d.get("gemm", {})
+if lt == "none":
+    if "not found" not in str(hl.get("error")): bad.append("hipBLASLt: expected not found, got %s" % hl)
+    for arch, r in routes.items():
+        if not r.startswith("rocBLAS"): bad.append("GEMM route on %s without hipBLASLt: %s" % (arch, r))
+    if "hipBLASLt is not loaded" not in routes.get("gfx942", ""): bad.append("gfx942 route does not say hipBLASLt is missing: %s" % routes.get("gfx942"))
+else:
+    if lt not in str(hl.get("path")): bad.append("hipBLASLt path %r lacks %s (%s)" % (hl.get("path"), lt, hl.get("error")))
+    lay, desc, pref, ct = hl.get("layout", {}), hl.get("matmul_desc", {}), hl.get("preference", {}), hl.get("compute_types", {})
+    if (lay.get("batch_count"), lay.get("batch_stride")) != (3, 123): bad.append("layout batch count/stride read back as %s" % lay)
+    if desc.get("op_n") != 111 or desc.get("op_t") != 112: bad.append("gpuvet's HIPBLAS_OP_N/T are %s/%s, hipblas-common.h says 111/112" % (desc.get("op_n"), desc.get("op_t")))
+    if desc.get("transa") != desc.get("op_t"): bad.append("TRANSA read back %s, set %s" % (desc.get("transa"), desc.get("op_t")))
+    if desc.get("transb") != desc.get("op_n"): bad.append("TRANSB default %s is not gpuvet's OP_N %s" % (desc.get("transb"), desc.get("op_n")))
+    if pref.get("max_workspace") != 3 << 20: bad.append("workspace limit read back as %s" % pref)
+    for k in ("f32", "tf32", "f64", "f16_acc32"):
+        if ct.get(k) != 0: bad.append("matmul descriptor %s refused: %s" % (k, ct))
+    cr = hl.get("create", {})
+    if hl.get("child") == "exited 0" and cr.get("status") == 0 and cr.get("handle"): bad.append("hipblasLtCreate without a GPU gave a handle: %s" % cr)
+    if not routes.get("gfx90a", "").startswith("hipBLASLt") or not routes.get("gfx942", "").startswith("hipBLASLt"): bad.append("GEMM route on gfx90a/gfx942: %s" % routes)
+    if not routes.get("gfx1100", "").startswith("rocBLAS"): bad.append("GEMM route on gfx1100: %s" % routes.get("gfx1100"))
 for b in bad: print("FAIL %s: %s" % (name, b))
 if not bad:
     print("ok %s: HIP %s (%s), %s, hipRTC %s compiled %s; %s" % (name, rt.get("version"), rt.get("path"), dev.split(":")[0], d["hiprtc"].get("version"), ", ".join("%s (%d bytes)" % (c["arch"], c["bytes"]) for c in d["compile"]), "; ".join("%s %s" % (k, v.get("version") or v.get("error", "")[:80]) for k, v in libs.items())))
     if miopen == "none":
         print("ok %s: conv2d -> %s" % (name, route[:60]))
-    else:
+    if lt != "none":
+        print("ok %s: hipBLASLt %s: batch %s/%s, TRANSA %s, TRANSB default %s, workspace %s read back; descriptors %s; hipblasLtCreate without a GPU: %s %s" % (name, hl.get("path"), hl["layout"].get("batch_count"), hl["layout"].get("batch_stride"), hl["matmul_desc"].get("transa"), hl["matmul_desc"].get("transb"), hl["preference"].get("max_workspace"), hl.get("compute_types"), hl.get("child"), hl.get("create", "")))
+    print("ok %s: GEMM routes: %s" % (name, "; ".join("%s -> %s" % (a, r[:40]) for a, r in routes.items())))
+    if miopen != "none":
         print("ok %s: conv2d -> %s; %d MIOpen symbols resolved; element sizes %s; output dims %s; miopenCreate without a GPU: %s (%d)" % (name, route, len(mi["symbols"]), mi["tensor_bytes"], [s["output"] for s in mi["output_dims"]], mi["create"]["name"], mi["create"]["status"]))
 sys.exit(1 if bad else 0)
 PY
     [[ $rc == 0 ]] || { echo "FAIL $name: probe exited $rc"; fail=1; }
 }
 
-check_root trixie-rocm libamdhip64.so.5 50731921 libamdhip64.so.5 none
-check_root sid-rocm libamdhip64.so.6 60443484 libhiprtc.so.6 3.4.0
+check_root trixie-rocm libamdhip64.so.5 50731921 libamdhip64.so.5 none none
+check_root sid-rocm libamdhip64.so.6 60443484 libhiprtc.so.6 3.4.0 libhipblaslt.so.1
 [[ $ran == 0 ]] && { echo "skipped: no Debian ROCm fixture root could be built"; exit 77; }
 exit $fail

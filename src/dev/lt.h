@@ -1,0 +1,100 @@
+/* The "Lt" GEMM path, written once for cuBLASLt and hipBLASLt. Both libraries
+ * have one API shape (handle, matmul descriptor, matrix layouts, preference,
+ * heuristic query, matmul); the enum values, the size of the heuristic result
+ * and the names differ, and a backend states those in struct gv_lt. Which BLAS
+ * a backend uses for GEMM follows PyTorch's choice (gv_blas_decide). */
+#ifndef GV_DEV_LT_H
+#define GV_DEV_LT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "dev/gpu.h"
+#include "num/types.h"
+
+struct gv_lt_consts {
+    int op_n, op_t;
+    int desc_transa, desc_transb;
+    int layout_type, layout_rows, layout_cols, layout_ld; /* read back by the probe only */
+    int layout_batch_count, layout_batch_stride;
+    int pref_max_workspace;
+    int r32f, r64f, r16f, r16bf;          /* data types */
+    int c16f, c32f, c64f, c32f_fast_tf32; /* compute types */
+    size_t result_size, result_ws_offset, result_state_offset;
+};
+
+struct gv_lt {
+    const char *name;   /* "cuBLASLt", "hipBLASLt": messages and impl */
+    const char *prefix; /* "cublasLt": the entry names in messages */
+    struct gv_lt_consts k;
+    int (*create)(void **);
+    int (*destroy)(void *);
+    int (*desc_create)(void **, int, int);
+    int (*desc_destroy)(void *);
+    int (*desc_set)(void *, int, const void *, size_t);
+    int (*desc_get)(void *, int, void *, size_t, size_t *); /* may be NULL */
+    int (*layout_create)(void **, int, uint64_t, uint64_t, int64_t);
+    int (*layout_destroy)(void *);
+    int (*layout_set)(void *, int, const void *, size_t);
+    int (*layout_get)(void *, int, void *, size_t, size_t *); /* may be NULL */
+    int (*pref_create)(void **);
+    int (*pref_destroy)(void *);
+    int (*pref_set)(void *, int, const void *, size_t);
+    int (*pref_get)(void *, int, void *, size_t, size_t *); /* may be NULL */
+    int (*heuristic)(void *, void *, void *, void *, void *, void *, void *, int, void *, int *);
+    int (*matmul)(void *, void *, const void *, const void *, void *, const void *, void *,
+                  const void *, const void *, void *, void *, void *, const void *, void *, size_t,
+                  void *);
+    const char *(*status_name)(int); /* may be NULL */
+    /* set by the backend once a device is open */
+    void *handle;
+    void *stream;
+    gv_dptr workspace;
+    size_t workspace_bytes;
+};
+
+/* Fill a gv_lt from a loaded library's table (vendor.h). */
+void gv_lt_from_cublaslt(struct gv_lt *lt, const struct gv_api_cublaslt *api);
+void gv_lt_from_hipblaslt(struct gv_lt *lt, const struct gv_api_hipblaslt *api);
+
+/* C = A.B of the case (row-major, strided batches) through the Lt matmul, the
+ * same contract as gv_gpu_ops.gemm. GV_E_UNSUPPORTED with the reason when the
+ * library declines the types (descriptor refused, no algorithm from the
+ * heuristic); GV_E_DEVICE when the matmul itself fails. */
+int gv_lt_gemm(struct gv_lt *lt, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
+               enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err);
+
+/* Host-only checks against the real library, no device needed: the attribute
+ * ids gpuvet declares, set and read back (batch count, batch stride, TRANSA,
+ * workspace limit; type/rows/cols/ld where the library can read them), and the
+ * status of each compute/scale type pair gv_lt_gemm asks for. */
+json_t *gv_lt_probe(const struct gv_lt *lt);
+
+/* Workspace for the Lt matmul, from ENV (KiB, as PyTorch reads
+ * CUBLASLT_WORKSPACE_SIZE / HIPBLASLT_WORKSPACE_SIZE) or dflt bytes. */
+size_t gv_lt_workspace_bytes(const char *env, size_t dflt);
+
+/* Which BLAS library runs GEMM. GPUVET_BLAS (set by `check --blas`): auto
+ * (default), lt, classic. */
+enum gv_blas_mode { GV_BLAS_AUTO, GV_BLAS_LT, GV_BLAS_CLASSIC };
+int gv_blas_mode(enum gv_blas_mode *mode, struct gv_err *err);
+
+/* The decision for one backend, with its reason in why. vendor: "cuda" or
+ * "hip"; arch: "sm_90", "gfx942:sramecc+:xnack-"; runtime: HIP_VERSION (hip)
+ * or 0. have_lt: the Lt library loaded. Returns 1 for the Lt library, 0 for
+ * cuBLAS/rocBLAS. auto follows PyTorch (rocm-facts.md, TORCH_BLAS_PREFER_*):
+ * on CUDA cuBLAS unless TORCH_BLAS_PREFER_CUBLASLT=1; on ROCm hipBLASLt when
+ * TORCH_BLAS_PREFER_HIPBLASLT=1, rocBLAS when it is 0, and otherwise hipBLASLt
+ * only on the arches PyTorch prefers it for (gfx90a, gfx942; gfx1200/gfx1201
+ * from ROCm 6.4; gfx950 from 6.5). */
+int gv_blas_decide(enum gv_blas_mode mode, const char *vendor, const char *arch, int runtime,
+                   int have_lt, char *why, size_t whysz);
+
+/* In auto mode the Lt library takes only what PyTorch sends it: fp32 (incl.
+ * TF32), and fp16/bf16 with fp32 accumulation; fp64 and fp16 accumulation go
+ * to cuBLAS/rocBLAS. */
+int gv_lt_takes(enum gv_blas_mode mode, const struct gv_case *c);
+
+#endif
