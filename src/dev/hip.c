@@ -568,9 +568,14 @@ static void load_optional(struct gv_device *d)
     }
     gv_err_clear(&e);
     d->have_lt = gv_vlib_open(GV_LIB_HIPBLASLT, &d->lib[L_HIPBLASLT], &d->lt, &e) == GV_OK;
-    if (d->have_lt)
+    if (d->have_lt) {
         gv_lt_from_hipblaslt(&d->ltk, &d->lt);
-    else
+        /* until a handle can ask it (lt_setup): the file's version, libhipblaslt.so.1.1
+         * for hipBLASLt 1.1.x (ROCm 7.1) */
+        const char *so = strstr(d->lib[L_HIPBLASLT].path, ".so.");
+        if (so && so[4])
+            snprintf(d->lib[L_HIPBLASLT].version, sizeof d->lib[0].version, "%s (file)", so + 4);
+    } else
         snprintf(d->liberr[L_HIPBLASLT], sizeof d->liberr[0], "%s", e.msg);
     gv_err_clear(&e);
     d->have_dnn = gv_vlib_open(GV_LIB_MIOPEN, &d->lib[L_MIOPEN], &d->mi, &e) == GV_OK;
