@@ -83,8 +83,8 @@ int gv_gpu_run(const struct gv_gpu_ops *ops, void *ctx, const struct gv_case *c,
                struct gv_run_info *info, struct gv_err *err);
 
 /* Test-only: GPUVET_TEST_FAULT=fault|spin makes gv_gpu_run launch the
- * faulting / spinning test kernel for cases whose id contains
- * GPUVET_TEST_FAULT_CASE (default: every case). */
+ * faulting / spinning test kernel, and =oom ask the device for 1 PiB, for
+ * cases whose id contains GPUVET_TEST_FAULT_CASE (default: every case). */
 int gv_gpu_test_hook(const struct gv_gpu_ops *ops, void *ctx, const struct gv_case *c,
                      struct gv_err *err);
 

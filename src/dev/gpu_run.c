@@ -461,6 +461,12 @@ int gv_gpu_test_hook(const struct gv_gpu_ops *ops, void *ctx, const struct gv_ca
     if (only && *only && (!c->id || !strstr(c->id, only)))
         return GV_OK;
     gv_dptr p;
+    if (strcmp(mode, "oom") == 0) { /* 1 PiB: more than any GPU has */
+        int rc = ops->alloc(ctx, (size_t)1 << 50, &p, err);
+        if (rc == GV_OK)
+            ops->release(ctx, p);
+        return rc;
+    }
     int rc = ops->alloc(ctx, 4096, &p, err);
     if (rc)
         return rc;

@@ -4,7 +4,9 @@
 #  2. with NVIDIA_TF32_OVERRIDE=1 the fp32 GEMM cases are flagged (cuBLAS is
 #     called the way PyTorch calls it by default, so the override shows);
 #  3. a deliberately faulting kernel (GPUVET_TEST_FAULT=fault) fails exactly the
-#     selected cases with a clear message and every other case still runs.
+#     selected cases with a clear message and every other case still runs;
+#  4. so does running out of device memory (GPUVET_TEST_FAULT=oom asks for 1 PiB):
+#     the driver's CUDA_ERROR_OUT_OF_MEMORY is named with the size asked for.
 # Result files and logs go to $GV_TEST_TMP/check_cuda.
 set -uo pipefail
 : "${GPUVET:?}" "${GV_TEST_TMP:=/tmp}"
@@ -74,6 +76,25 @@ for c in sm:
 for c in other:
     ok &= c["verdict"] == "pass"
 print("faulting cases reported: %d, others passing: %d/%d" % (len(sm), sum(c["verdict"] == "pass" for c in other), len(other)))
+sys.exit(0 if ok else 1)
+PY
+echo "== out of device memory fails only those cases"
+GPUVET_TEST_FAULT=oom GPUVET_TEST_FAULT_CASE=softmax "$GPUVET" check --device cuda:0 \
+    --only 'softmax.*,sum.*' --suite full -o "$out/oom.json" >"$out/oom.txt" 2>&1
+rc=$?
+[[ $rc == 1 ]] || { echo "FAIL: expected exit 1 when a case runs out of memory, got $rc"; fail=1; }
+py "$out/oom.json" <<'PY' || fail=1
+import json, sys
+cases = json.load(open(sys.argv[1]))["cases"]
+sm = [c for c in cases if c["id"].startswith("softmax.")]
+other = [c for c in cases if not c["id"].startswith("softmax.")]
+ok = bool(sm) and bool(other)
+for c in sm:
+    e = c.get("error") or ""
+    ok &= c["verdict"] == "error" and "CUDA_ERROR_OUT_OF_MEMORY" in e and "1125899906842624 bytes" in e
+print("out of memory: %s" % (sm[0].get("error", "")[:200] if sm else "no case"))
+print("cases out of memory: %d, others passing: %d/%d" % (len(sm), sum(c["verdict"] == "pass" for c in other), len(other)))
+ok &= all(c["verdict"] == "pass" for c in other)
 sys.exit(0 if ok else 1)
 PY
 exit $fail
