@@ -467,6 +467,44 @@ out:
     return rc;
 }
 
+/* Guards around the dnf shell transaction. Before (after = 0): every
+ * baseline NAME-VERSION is offered by an enabled repository or installed
+ * (dnf list --showduplicates). After: rpm -q finds each at that version, and
+ * none of the packages the baseline did not have. nevrs: the versionlock argv
+ * ("dnf", "versionlock", "add", NAME-VERSION...). */
+static void dnf_checks(json_t *cmds, const json_t *nevrs, const json_t *cmap, const json_t *bmap,
+                       int after)
+{
+    char msg[600];
+    for (size_t i = 3; i < json_array_size(nevrs); i++) {
+        const char *nv = json_string_value(json_array_get(nevrs, i));
+        if (after)
+            snprintf(msg, sizeof msg, "gpuvet plan: %s is not installed after the transaction; "
+                     "the machine does not match the baseline", nv);
+        else
+            snprintf(msg, sizeof msg, "gpuvet plan: no enabled repository offers %s (dnf list "
+                     "--showduplicates finds nothing); nothing was changed", nv);
+        json_t *argv = after ? json_pack("[s,s,s]", "rpm", "-q", nv)
+                             : json_pack("[s,s,s,s]", "dnf", "-q", "list", "--showduplicates");
+        if (!after)
+            json_array_append_new(argv, json_string(nv));
+        json_array_append_new(cmds, json_pack("{s:o, s:s, s:s}", "check", argv, "want", "success",
+                                              "message", msg));
+    }
+    const char *key;
+    json_t *it;
+    json_object_foreach((json_t *)cmap, key, it)
+    {
+        const char *name = json_string_value(json_object_get(it, "name"));
+        if (!after || is_driver_pkg(name) || json_object_get(bmap, key))
+            continue;
+        snprintf(msg, sizeof msg, "gpuvet plan: %s is still installed after the transaction; the "
+                 "machine does not match the baseline", name);
+        json_array_append_new(cmds, json_pack("{s:[s,s,s], s:s, s:s}", "check", "rpm", "-q", name,
+                                              "want", "failure", "message", msg));
+    }
+}
+
 static int plan_dnf(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
                     const struct gv_plan_opts *o, struct gv_err *err)
 {
@@ -514,13 +552,15 @@ static int plan_dnf(json_t *plan, json_t *steps, const json_t *baseline, const j
         json_array_append_new(lines, json_string("run"));
         json_t *s = gv_plan_step(steps, 2, "GPU packages back to the baseline versions, in one transaction",
                              "One dnf transaction (dnf shell) installs the baseline versions and "
-                             "removes what the baseline did not have.");
-        json_array_append_new(json_object_get(s, "commands"),
-                              json_pack("{s:[s,s,s], s:O}", "argv", "dnf", "shell", "-y", "stdin",
-                                        lines));
-        if (o->check_availability)
-            gv_plan_note(s, "availability of the baseline versions was not checked: run 'dnf list "
-                        "--showduplicates NAME' for each before running this plan");
+                             "removes what the baseline did not have. dnf shell carries on past "
+                             "a version no repository offers (and resolves to another one), so "
+                             "every version is checked before, and the result after.");
+        json_t *cmds = json_object_get(s, "commands");
+        dnf_checks(cmds, locks, cmap, bmap, 0);
+        json_array_append_new(cmds, json_pack("{s:[s,s,s], s:O}", "argv", "dnf", "shell", "-y",
+                                              "stdin", lines));
+        dnf_checks(cmds, locks, cmap, bmap, 1);
+        (void)o;
     }
     if (json_array_size(locks) > 3) {
         json_t *s = gv_plan_step(steps, 3, "Version-lock the GPU packages",

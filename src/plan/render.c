@@ -84,11 +84,40 @@ static int render_argv(struct gv_buf *b, const json_t *cmd)
     return 0;
 }
 
+/* {"check": [argv], "want": "success"|"failure", "message": M}: stop the script
+ * with M when the command's exit status is not the one wanted. */
+static int render_check(struct gv_buf *b, const json_t *cmd)
+{
+    const json_t *argv = json_object_get(cmd, "check");
+    const char *want = json_string_value(json_object_get(cmd, "want"));
+    const char *msg = json_string_value(json_object_get(cmd, "message"));
+    if (!json_array_size(argv) || !want || !msg ||
+        (strcmp(want, "success") && strcmp(want, "failure")))
+        return -1;
+    gv_buf_add(b, strcmp(want, "success") ? "if " : "if ! ");
+    size_t i;
+    json_t *a;
+    json_array_foreach(argv, i, a)
+    {
+        if (!json_string_value(a))
+            return -1;
+        if (i)
+            gv_buf_add(b, " ");
+        word(b, json_string_value(a));
+    }
+    gv_buf_add(b, " >/dev/null 2>&1; then\n    echo ");
+    gv_sh_quote(b, msg);
+    gv_buf_add(b, " >&2\n    exit 1\nfi\n");
+    return 0;
+}
+
 static int render_cmd(struct gv_buf *b, const json_t *cmd)
 {
     const char *s;
     if (json_object_get(cmd, "argv"))
         return render_argv(b, cmd);
+    if (json_object_get(cmd, "check"))
+        return render_check(b, cmd);
     if ((s = json_string_value(json_object_get(cmd, "require"))) && !strcmp(s, "root")) {
         gv_buf_add(b, "if [ \"$(id -u)\" -ne 0 ]; then\n"
                       "    echo 'gpuvet plan: run this script as root' >&2\n"
