@@ -185,10 +185,10 @@ static const char *blas_status(struct gv_device *d, int st)
     return s ? s : "cuBLAS error";
 }
 
-static int blas_gemm(struct gv_device *d, const struct gv_case *c, gv_dptr a, gv_dptr b,
-                     gv_dptr out, enum gv_dtype cdt, char *impl, size_t implsz,
-                     struct gv_err *err)
+static int blas_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
+                     enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
 {
+    struct gv_device *d = ctx;
     if (!d->have_blas)
         return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLAS not loaded: %s", d->liberr[L_CUBLAS]);
     /* Row-major C = A.B is column-major C^T = B^T.A^T: swap the operands. */
@@ -248,26 +248,13 @@ static int blas_gemm(struct gv_device *d, const struct gv_case *c, gv_dptr a, gv
     return GV_OK;
 }
 
-/* cuBLASLt when chosen and it takes the case; cuBLAS otherwise, or when
- * cuBLASLt declines in auto mode (its reason then goes into impl). */
+/* cuBLASLt when chosen and it takes the case, else cuBLAS (lt.h). */
 static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
                   enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
 {
     struct gv_device *d = ctx;
-    char declined[512] = "";
-    if (d->use_lt && d->have_lt && gv_lt_takes(d->blas_mode, c)) {
-        int rc = gv_lt_gemm(&d->ltk, c, a, b, out, cdt, impl, implsz, err);
-        if (rc != GV_E_UNSUPPORTED || d->blas_mode == GV_BLAS_LT)
-            return rc;
-        snprintf(declined, sizeof declined, "%s", err->msg);
-        gv_err_clear(err);
-    }
-    int rc = blas_gemm(d, c, a, b, out, cdt, impl, implsz, err);
-    if (rc == GV_OK && declined[0]) {
-        size_t used = strlen(impl);
-        snprintf(impl + used, implsz - used, " (cuBLASLt declined: %s)", declined);
-    }
-    return rc;
+    return gv_lt_or_classic(&d->ltk, d->use_lt && d->have_lt, d->blas_mode, blas_gemm, d, c, a, b,
+                            out, cdt, impl, implsz, err);
 }
 
 /* cuDNN forward convolution in strict fp32 (CUDNN_FMA_MATH: no tensor cores,

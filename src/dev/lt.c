@@ -248,6 +248,26 @@ out:
     return rc;
 }
 
+int gv_lt_or_classic(struct gv_lt *lt, int use_lt, enum gv_blas_mode mode, gv_gemm_fn classic,
+                     void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
+                     enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
+{
+    char declined[512] = "";
+    if (use_lt && gv_lt_takes(mode, c)) {
+        int rc = gv_lt_gemm(lt, c, a, b, out, cdt, impl, implsz, err);
+        if (rc != GV_E_UNSUPPORTED || mode == GV_BLAS_LT)
+            return rc;
+        snprintf(declined, sizeof declined, "%s", err->msg);
+        gv_err_clear(err);
+    }
+    int rc = classic(ctx, c, a, b, out, cdt, impl, implsz, err);
+    if (rc == GV_OK && declined[0]) {
+        size_t used = strlen(impl);
+        snprintf(impl + used, implsz - used, " (%s declined: %s)", lt->name, declined);
+    }
+    return rc;
+}
+
 /* ---- probe (host only) ---- */
 
 static json_t *probe_layout(const struct gv_lt *lt)

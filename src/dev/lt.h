@@ -14,6 +14,9 @@
 #include "dev/gpu.h"
 #include "num/types.h"
 
+/* Which BLAS library runs GEMM (gv_blas_mode, gv_blas_decide below). */
+enum gv_blas_mode { GV_BLAS_AUTO, GV_BLAS_LT, GV_BLAS_CLASSIC };
+
 struct gv_lt_consts {
     int op_n, op_t;
     int desc_transa, desc_transb;
@@ -66,6 +69,18 @@ void gv_lt_from_hipblaslt(struct gv_lt *lt, const struct gv_api_hipblaslt *api);
 int gv_lt_gemm(struct gv_lt *lt, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
                enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err);
 
+/* A backend's cuBLAS / rocBLAS GEMM, with the contract of gv_gpu_ops.gemm. */
+typedef int (*gv_gemm_fn)(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
+                          enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err);
+
+/* The GEMM of a backend: through the Lt library when use_lt (chosen and
+ * loaded) and it takes the case (gv_lt_takes), else through classic. In auto
+ * mode a case the Lt library declines goes to classic, its reason appended to
+ * impl ("(hipBLASLt declined: ...)"); with --blas lt the refusal stands. */
+int gv_lt_or_classic(struct gv_lt *lt, int use_lt, enum gv_blas_mode mode, gv_gemm_fn classic,
+                     void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
+                     enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err);
+
 /* Host-only checks against the real library, no device needed: the attribute
  * ids gpuvet declares, set and read back (batch count, batch stride, TRANSA,
  * workspace limit; type/rows/cols/ld where the library can read them), and the
@@ -78,7 +93,6 @@ size_t gv_lt_workspace_bytes(const char *env, size_t dflt);
 
 /* Which BLAS library runs GEMM. GPUVET_BLAS (set by `check --blas`): auto
  * (default), lt, classic. */
-enum gv_blas_mode { GV_BLAS_AUTO, GV_BLAS_LT, GV_BLAS_CLASSIC };
 int gv_blas_mode(enum gv_blas_mode *mode, struct gv_err *err);
 
 /* The decision for one backend, with its reason in why. vendor: "cuda" or
