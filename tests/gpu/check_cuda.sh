@@ -57,44 +57,33 @@ for c in cases:
 sys.exit(0 if flagged else 1)
 PY
 
-echo "== a GPU fault fails only the faulting cases"
-GPUVET_TEST_FAULT=fault GPUVET_TEST_FAULT_CASE=softmax "$GPUVET" check --device cuda:0 \
-    --only 'softmax.*,sum.*' --suite full -o "$out/fault.json" >"$out/fault.txt" 2>&1
-rc=$?
-cat "$out/fault.txt"
-[[ $rc == 1 ]] || { echo "FAIL: expected exit 1 with a faulting case, got $rc"; fail=1; }
-py "$out/fault.json" <<'PY' || fail=1
+# injected MODE TEXT...: GPUVET_TEST_FAULT=MODE on the softmax cases; each of
+# them must be an error whose message holds every TEXT, every other case passes.
+injected() {
+    local mode=$1; shift
+    GPUVET_TEST_FAULT=$mode GPUVET_TEST_FAULT_CASE=softmax "$GPUVET" check --device cuda:0 \
+        --only 'softmax.*,sum.*' --suite full -o "$out/$mode.json" >"$out/$mode.txt" 2>&1
+    local rc=$?
+    [[ $rc == 1 ]] || { echo "FAIL: GPUVET_TEST_FAULT=$mode: expected exit 1, got $rc"; fail=1; }
+    py "$out/$mode.json" "$mode" "$@" <<'PY' || fail=1
 import json, sys
 cases = json.load(open(sys.argv[1]))["cases"]
+mode, texts = sys.argv[2], sys.argv[3:]
 sm = [c for c in cases if c["id"].startswith("softmax.")]
 other = [c for c in cases if not c["id"].startswith("softmax.")]
 ok = bool(sm) and bool(other)
 for c in sm:
     e = c.get("error") or ""
     print("  %s: %s: %s" % (c["id"], c["verdict"], e[:200]))
-    ok &= c["verdict"] != "pass" and "ILLEGAL_ADDRESS" in e
-for c in other:
-    ok &= c["verdict"] == "pass"
-print("faulting cases reported: %d, others passing: %d/%d" % (len(sm), sum(c["verdict"] == "pass" for c in other), len(other)))
-sys.exit(0 if ok else 1)
-PY
-echo "== out of device memory fails only those cases"
-GPUVET_TEST_FAULT=oom GPUVET_TEST_FAULT_CASE=softmax "$GPUVET" check --device cuda:0 \
-    --only 'softmax.*,sum.*' --suite full -o "$out/oom.json" >"$out/oom.txt" 2>&1
-rc=$?
-[[ $rc == 1 ]] || { echo "FAIL: expected exit 1 when a case runs out of memory, got $rc"; fail=1; }
-py "$out/oom.json" <<'PY' || fail=1
-import json, sys
-cases = json.load(open(sys.argv[1]))["cases"]
-sm = [c for c in cases if c["id"].startswith("softmax.")]
-other = [c for c in cases if not c["id"].startswith("softmax.")]
-ok = bool(sm) and bool(other)
-for c in sm:
-    e = c.get("error") or ""
-    ok &= c["verdict"] == "error" and "CUDA_ERROR_OUT_OF_MEMORY" in e and "1125899906842624 bytes" in e
-print("out of memory: %s" % (sm[0].get("error", "")[:200] if sm else "no case"))
-print("cases out of memory: %d, others passing: %d/%d" % (len(sm), sum(c["verdict"] == "pass" for c in other), len(other)))
+    ok &= c["verdict"] == "error" and all(t in e for t in texts)
 ok &= all(c["verdict"] == "pass" for c in other)
+print("%s: %d cases reported, others passing: %d/%d" % (mode, len(sm), sum(c["verdict"] == "pass" for c in other), len(other)))
 sys.exit(0 if ok else 1)
 PY
+}
+
+echo "== a GPU fault fails only the faulting cases"
+injected fault ILLEGAL_ADDRESS
+echo "== out of device memory fails only those cases"
+injected oom CUDA_ERROR_OUT_OF_MEMORY "1125899906842624 bytes"
 exit $fail
