@@ -389,8 +389,12 @@ static int ctx_setup(struct gv_device *d, struct gv_err *err)
             d->have_blas = 0;
         }
     }
-    if (d->use_lt && d->have_lt)
+    if (d->use_lt && d->have_lt) {
         lt_setup(d);
+        if (!d->have_lt && d->blas_mode == GV_BLAS_LT)
+            return gv_err_set(err, GV_E_LIB, "GPUVET_BLAS=lt (--blas lt) but cuBLASLt is unusable: "
+                              "%s", d->liberr[L_CUBLASLT]);
+    }
     if (d->have_dnn) {
         int st = d->dnn.cudnnCreate(&d->dh);
         if (st == 0)
