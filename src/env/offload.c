@@ -726,17 +726,29 @@ int gv_offload_scan_hip(const uint8_t *data, size_t size, struct gv_offload_targ
 
 /* ---- NVIDIA fatbin ---- */
 
-static int nv_entry(struct scan *sc, const uint8_t *e)
+/* Entry flags (+40, u64) that name the variant of the target, found by
+ * building one kernel with nvcc 13.0 for sm_90/90a, 100/100a/100f, 120/120a
+ * and checked against cuobjdump on cuBLASLt, cuDNN and libtorch_cuda
+ * (tests/unit/test_offload_cuobjdump.c): arch-specific "a" (sm_90a, whose
+ * code runs only on that exact arch) and family-specific "f" (sm_100f). */
+#define NV_FLAG_ARCH_SPECIFIC 0x100000ull
+#define NV_FLAG_FAMILY_SPECIFIC 0x200000ull
+
+static int nv_entry(struct scan *sc, const uint8_t *e, uint32_t header_size)
 {
     unsigned kind = le16(e), arch = le32(e + 28);
+    uint64_t flags = header_size >= 48 ? le64(e + 40) : 0;
     sc->n_entries++;
     const char *prefix = kind == 1 ? "compute" : kind == 2 ? "sm" : NULL;
     if (!prefix || arch == 0 || arch > 9999) {
         sc->n_skipped++;
         return GV_OK;
     }
+    const char *variant = flags & NV_FLAG_ARCH_SPECIFIC     ? "a"
+                          : flags & NV_FLAG_FAMILY_SPECIFIC ? "f"
+                                                            : "";
     char name[32];
-    snprintf(name, sizeof name, "%s_%u", prefix, arch);
+    snprintf(name, sizeof name, "%s_%u%s", prefix, arch, variant);
     int rc = set_add(&sc->targets, name, sc->err);
     return rc ? rc : set_add(&sc->ids, name, sc->err);
 }
@@ -763,7 +775,7 @@ static int nv_container(struct scan *sc, const uint8_t *data, size_t size, uint6
             return fmt_err(sc->err, "fatbin entry at offset %llu: header size %u and payload %llu run past the container end (%llu)",
                            (unsigned long long)e, eh, (unsigned long long)padded,
                            (unsigned long long)end);
-        int rc = nv_entry(sc, data + e);
+        int rc = nv_entry(sc, data + e, eh);
         if (rc)
             return rc;
         e += eh + padded;

@@ -1,5 +1,6 @@
-/* NVIDIA fatbins made by the real nvcc (tests/fixtures/make-devcode.sh):
- * the targets must be those the build asked for (and, where cuobjdump is
+/* NVIDIA fatbins made by the real nvcc (tests/fixtures/make-devcode.sh, and
+ * one built here with sm_90a/sm_100f variants): the targets must be those the
+ * build asked for (and, where cuobjdump is
  * installed, those it lists); damaged or truncated containers give
  * GV_E_FORMAT, never a crash. */
 #include <unistd.h>
@@ -56,6 +57,40 @@ static void test_against_cuobjdump(void)
         T_CHECK(dc_same_list(t.targets, t.n_targets, want));
     gv_offload_free(&t);
     free(want);
+}
+
+/* Arch-specific (sm_90a) and family-specific (sm_100f) code: the variant is a
+ * flag of the entry, not part of the arch number; losing it would report a
+ * library as running on GPUs it does not run on. The oracle is what nvcc was
+ * asked for. */
+static void test_arch_variants(void)
+{
+    const char *home = getenv("CUDA_HOME");
+    char src[700], fat[700];
+    snprintf(src, sizeof src, "%s/variants.cu", tmp);
+    snprintf(fat, sizeof fat, "%s/variants.fatbin", tmp);
+    FILE *f = fopen(src, "w");
+    T_CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += 1.0f; }\n", f);
+    fclose(f);
+    int rc = tl_sh("'%s/bin/nvcc' -fatbin -o '%s' '%s' -gencode arch=compute_80,code=sm_80 "
+                   "-gencode 'arch=compute_90a,code=[sm_90a,compute_90a]' "
+                   "-gencode arch=compute_100f,code=sm_100f >&2",
+                   home && *home ? home : "/usr/local/cuda", fat, src);
+    T_EQ_INT(rc, 0);
+    uint8_t *d = NULL;
+    size_t n = 0;
+    if (rc || tl_read(fat, &d, &n) != 0)
+        return;
+    struct gv_offload_targets t;
+    struct gv_err err = {0};
+    T_EQ_INT(gv_offload_scan_cuda(d, n, &t, &err), GV_OK);
+    T_CHECK(dc_same_list(t.targets, t.n_targets, "compute_90a sm_100f sm_80 sm_90a"));
+    T_EQ_INT(t.n_entries, 4);
+    gv_offload_free(&t);
+    free(d);
 }
 
 static uint8_t *section(size_t *n)
@@ -186,6 +221,7 @@ int main(void)
     tl_tmpdir("test_offload_cuda", tmp, sizeof tmp);
     T_RUN(test_libtorch_cuda);
     T_RUN(test_against_cuobjdump);
+    T_RUN(test_arch_variants);
     T_RUN(test_truncated);
     T_RUN(test_damaged_headers);
     return t_done();
