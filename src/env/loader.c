@@ -1,9 +1,12 @@
-/* loader: where the dynamic loader would find each GPU library: the
+/* loader: where the dynamic loader would find each GPU library. The
  * directories of LD_LIBRARY_PATH, of /etc/ld.so.conf (with its includes) and
- * the default directories, in that order, and for every known SONAME the
- * first file that exists there (ELF of this machine's class and type).
- * ldconfig is never run; the cache is not read (it is built from the same
- * directories, so their order is what matters). */
+ * the default directories, in that order, give for every known SONAME the
+ * first file that exists there (ELF of this machine's class and type): what
+ * ldconfig would put in the cache. The loader itself reads /etc/ld.so.cache
+ * after LD_LIBRARY_PATH, then the default directories; when that answer
+ * differs (ldconfig not run since a library or a conf file changed), the
+ * loader's answer is reported with "stale_cache" and what ldconfig would give.
+ * ldconfig is never run. */
 #include <fcntl.h>
 #include <glob.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 
 #include "base/fs.h"
 #include "base/json.h"
+#include "env/ldcache.h"
 #include "env/probe.h"
 #include "env/sysutil.h"
 
@@ -206,9 +210,26 @@ static int is_stub(const char *p)
     return strstr(p, "/stubs/") != NULL;
 }
 
-static json_t *resolve(const struct gv_probe_ctx *ctx, const struct dirs *d, const char *soname)
+#define FROM_LLP 1
+#define FROM_CONF 2
+#define FROM_DEFAULT 4
+#define FROM_ALL 7
+
+static int dir_in(const struct dirs *d, size_t i, int from)
+{
+    const char *via = d->via[i];
+    int kind = !strcmp(via, "LD_LIBRARY_PATH") ? FROM_LLP
+               : !strcmp(via, "default")       ? FROM_DEFAULT
+                                               : FROM_CONF;
+    return (kind & from) != 0;
+}
+
+static json_t *resolve(const struct gv_probe_ctx *ctx, const struct dirs *d, const char *soname,
+                       int from)
 {
     for (size_t i = 0; i < d->n; i++) {
+        if (!dir_in(d, i, from))
+            continue;
         char cand[GV_PATH_MAX], real[GV_PATH_MAX], host[GV_PATH_MAX];
         if (snprintf(cand, sizeof cand, "%s/%s", strcmp(d->path[i], "/") ? d->path[i] : "",
                      soname) >= (int)sizeof cand)
@@ -240,6 +261,87 @@ static json_t *resolve(const struct gv_probe_ctx *ctx, const struct dirs *d, con
     return o;
 }
 
+/* The cache's answer for soname, when its file exists and is loadable. */
+static json_t *from_cache(const struct gv_probe_ctx *ctx, const struct gv_ldcache *cache,
+                          const char *soname)
+{
+    const char *p = gv_ldcache_lookup(cache, soname, gv_ldcache_native_flags());
+    char real[GV_PATH_MAX], host[GV_PATH_MAX];
+    if (!p || p[0] != '/' || gv_root_realpath(ctx->root, p, real, sizeof real, NULL) ||
+        gv_root_join(host, sizeof host, ctx->root, real) || !gv_is_file(host) ||
+        !loadable_elf(host))
+        return NULL;
+    json_t *o = json_object();
+    json_object_set_new(o, "found", json_true());
+    json_object_set_new(o, "path", gv_json_str(real));
+    if (strcmp(p, real))
+        json_object_set_new(o, "link", gv_json_str(p));
+    json_object_set_new(o, "via", json_string("ld.so.cache"));
+    if (is_stub(p) || is_stub(real))
+        json_object_set_new(o, "stub", json_true());
+    return o;
+}
+
+static int same_answer(const json_t *a, const json_t *b)
+{
+    int fa = json_is_true(json_object_get(a, "found")), fb = json_is_true(json_object_get(b, "found"));
+    if (!fa || !fb)
+        return fa == fb;
+    const char *pa = json_string_value(json_object_get(a, "path"));
+    const char *pb = json_string_value(json_object_get(b, "path"));
+    return pa && pb && !strcmp(pa, pb);
+}
+
+/* What the directories say (configured), or, with a cache, what the loader
+ * does: LD_LIBRARY_PATH, the cache, the default directories. */
+static json_t *resolve_soname(const struct gv_probe_ctx *ctx, const struct dirs *d,
+                              const struct gv_ldcache *cache, const char *soname)
+{
+    json_t *configured = resolve(ctx, d, soname, FROM_ALL);
+    if (!cache)
+        return configured;
+    json_t *real = resolve(ctx, d, soname, FROM_LLP);
+    if (!json_is_true(json_object_get(real, "found"))) {
+        json_t *c = from_cache(ctx, cache, soname);
+        json_decref(real);
+        real = c ? c : resolve(ctx, d, soname, FROM_DEFAULT);
+    }
+    if (same_answer(real, configured)) {
+        json_decref(real);
+        return configured;
+    }
+    json_object_set_new(real, "stale_cache", json_true());
+    json_object_set_new(real, "ldconfig_would", configured);
+    return real;
+}
+
+/* /etc/ld.so.cache of the root, or NULL with the reason in the section. */
+static uint8_t *read_cache(const struct gv_probe_ctx *ctx, struct gv_ldcache *cache, json_t *s)
+{
+    char host[GV_PATH_MAX];
+    char *data = NULL;
+    size_t len = 0;
+    struct gv_err err = {0};
+    json_t *o = json_object();
+    json_object_set_new(o, "path", json_string("/etc/ld.so.cache"));
+    if (gv_root_join(host, sizeof host, ctx->root, "/etc/ld.so.cache") || !gv_exists(host)) {
+        json_object_set_new(o, "collected", json_false());
+        json_object_set_new(o, "reason", json_string("no /etc/ld.so.cache (ldconfig never run "
+                                                     "here): the directories' order is reported"));
+    } else if (gv_read_file(host, 256u << 20, &data, &len, &err) ||
+               gv_ldcache_parse((const uint8_t *)data, len, cache, &err)) {
+        json_object_set_new(o, "collected", json_false());
+        json_object_set_new(o, "reason", json_string(err.msg));
+        free(data);
+        data = NULL;
+    } else {
+        json_object_set_new(o, "collected", json_true());
+        json_object_set_new(o, "entries", json_integer((json_int_t)cache->n));
+    }
+    json_object_set_new(s, "cache", o);
+    return (uint8_t *)data;
+}
+
 /* Known SONAMEs: the usual ones plus every soname of the libraries section,
  * sorted and unique. */
 static json_t *sonames_of(const json_t *libraries)
@@ -258,7 +360,8 @@ static json_t *sonames_of(const json_t *libraries)
 
 json_t *gv_probe_loader(const struct gv_probe_ctx *ctx, const json_t *libraries)
 {
-    json_t *s = gv_section_new("LD_LIBRARY_PATH, LD_PRELOAD, /etc/ld.so.conf, default dirs");
+    json_t *s = gv_section_new("LD_LIBRARY_PATH, LD_PRELOAD, /etc/ld.so.conf, /etc/ld.so.cache, "
+                               "default dirs");
     struct dirs *d = calloc(1, sizeof *d);
     struct conf_state *st = calloc(1, sizeof *st);
     if (!d || !st) {
@@ -292,6 +395,8 @@ json_t *gv_probe_loader(const struct gv_probe_ctx *ctx, const json_t *libraries)
             d->real[i] = strdup(real);
     }
     json_object_set_new(s, "search_dirs", sd);
+    struct gv_ldcache cache = {0};
+    uint8_t *cache_data = read_cache(ctx, &cache, s);
     json_t *names = sonames_of(libraries), *res = json_object();
     const char *key;
     json_t *v;
@@ -301,9 +406,12 @@ json_t *gv_probe_loader(const struct gv_probe_ctx *ctx, const json_t *libraries)
     if (sorted) {
         qsort(sorted, n, sizeof *sorted, gv_sys_strcmp_p);
         for (size_t i = 0; i < n; i++)
-            json_object_set_new(res, sorted[i], resolve(ctx, d, sorted[i]));
+            json_object_set_new(res, sorted[i],
+                                resolve_soname(ctx, d, cache_data ? &cache : NULL, sorted[i]));
     }
     free(sorted);
+    gv_ldcache_free(&cache);
+    free(cache_data);
     json_decref(names);
     json_object_set_new(s, "resolved", res);
     if (json_array_size(st->errors))

@@ -52,6 +52,42 @@ void check_numerics_env(struct gv_rule_ctx *c) { env_rule(c, KB_ENV_NUMERICS, KB
 void check_debug_env(struct gv_rule_ctx *c) { env_rule(c, KB_ENV_DEBUG, KB_ENV_DEBUG); }
 void check_tooling_env(struct gv_rule_ctx *c) { env_rule(c, KB_ENV_TOOLING, KB_ENV_TOOLING); }
 
+/* ---- loader ---- */
+
+/* loader.resolved answers where /etc/ld.so.cache (what the loader reads) and
+ * the configured directories (what ldconfig would write) disagree. */
+void check_ldcache_stale(struct gv_rule_ctx *c)
+{
+    const json_t *ld = section(c->snap, "loader");
+    const char *k;
+    json_t *r;
+    json_object_foreach((json_t *)jobj(ld, "resolved"), k, r) {
+        if (!jbool(r, "stale_cache"))
+            continue;
+        const json_t *w = jobj(r, "ldconfig_would");
+        const char *now = jstr(r, "path"), *would = jstr(w, "path");
+        json_t *f;
+        if (!jbool(r, "found"))
+            f = finding(c, GV_SEV_ERROR,
+                        "%s is in %s but not in /etc/ld.so.cache: programs fail with \"%s: "
+                        "cannot open shared object file\" until ldconfig runs",
+                        k, would ? would : "a configured directory", k);
+        else if (!jbool(w, "found"))
+            f = finding(c, GV_SEV_ERROR,
+                        "%s still loads %s through /etc/ld.so.cache, which no configured "
+                        "directory offers any more", k, now ? now : "?");
+        else
+            f = finding(c, GV_SEV_ERROR,
+                        "%s loads %s through /etc/ld.so.cache, but the configured directories "
+                        "now give %s", k, now ? now : "?", would);
+        char path[300];
+        snprintf(path, sizeof path, "loader.resolved.%s", k);
+        evidence(f, path, r);
+        fix(f, "sudo ldconfig   (rebuilds /etc/ld.so.cache from /etc/ld.so.conf and its "
+               "directories; package installs do it, copying files by hand does not)");
+    }
+}
+
 /* ---- CUDA ---- */
 
 void check_cuda_stub(struct gv_rule_ctx *c)

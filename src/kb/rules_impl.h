@@ -88,7 +88,7 @@ const char *torch_targets(const json_t *torch, char *buf, size_t size, int *from
     X(ld_preload) X(gfx_not_in_wheel) X(rocblas_kernels) X(torch_companions) X(hsa_override) \
     X(kmd_window) X(rocm_mixed_path) X(rocm_unowned) X(rocm_link) X(rocm_path_env) X(rocm_support)           \
     X(igpu_dgpu) X(numerics_env) X(debug_env) X(tooling_env) X(visible_devices)              \
-    X(cuda_stub) X(cuda_driver) X(process_libs) X(unheld_packages)
+    X(cuda_stub) X(cuda_driver) X(process_libs) X(unheld_packages) X(ldcache_stale)
 #define GV_DECLARE_CHECK(name) void check_##name(struct gv_rule_ctx *c);
 GV_RULE_CHECKS(GV_DECLARE_CHECK)
 #undef GV_DECLARE_CHECK
