@@ -257,16 +257,50 @@ static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_d
                             out, cdt, impl, implsz, err);
 }
 
-/* cuDNN forward convolution in strict fp32 (CUDNN_FMA_MATH: no tensor cores,
- * no TF32), implicit GEMM. */
+/* PyTorch's choice for an fp32 convolution with TF32 allowed (cudnn.allow_tf32,
+ * the default): CUDNN_DEFAULT_MATH and the first algorithm of cuDNN's
+ * heuristics (cudnnGetConvolutionForwardAlgorithm_v7) that reports success,
+ * with the math type it names. 0 and the choice, or a cuDNN status. */
+static int tf32_algo(struct gv_device *d, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd,
+                     cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, int *algo,
+                     int *math)
+{
+    enum { N = 8 };
+    uint64_t perf[N * GV_CUDNN_PERF_SIZE / 8];
+    int got = 0;
+    *algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, *math = CUDNN_DEFAULT_MATH;
+    if (!d->dnn.cudnnGetConvolutionForwardAlgorithm_v7)
+        return 0;
+    int st = d->dnn.cudnnGetConvolutionForwardAlgorithm_v7(d->dh, xd, wd, cd, yd, N, &got, perf);
+    if (st != 0)
+        return st;
+    for (int i = 0; i < got && i < N; i++) {
+        const unsigned char *p = (const unsigned char *)perf + (size_t)i * GV_CUDNN_PERF_SIZE;
+        int status, m;
+        memcpy(&status, p + GV_CUDNN_PERF_STATUS, sizeof status);
+        memcpy(&m, p + GV_CUDNN_PERF_MATH, sizeof m);
+        if (status == 0) {
+            memcpy(algo, p, sizeof *algo);
+            *math = m;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* cuDNN forward convolution of fp32 tensors: strict fp32 (CUDNN_FMA_MATH: no
+ * tensor cores, no TF32, implicit GEMM) for fp32 compute; for TF32 compute
+ * what PyTorch does by default (tf32_algo). */
 static int p_conv(void *ctx, const struct gv_case *c, gv_dptr x, gv_dptr w, gv_dptr y,
                   char *impl, size_t implsz, struct gv_err *err)
 {
     struct gv_device *d = ctx;
     if (!d->have_dnn)
         return gv_err_set(err, GV_E_UNSUPPORTED, "cuDNN not loaded");
-    if (c->compute_dtype != GV_F32 && c->compute_dtype != c->in_dtype)
+    int tf32 = c->compute_dtype == GV_TF32;
+    if (c->compute_dtype != GV_F32 && c->compute_dtype != c->in_dtype && !tf32)
         return gv_err_set(err, GV_E_UNSUPPORTED, "cuDNN path is fp32 only");
+    int algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, math = CUDNN_FMA_MATH;
     const struct gv_api_cudnn *a = &d->dnn;
     cudnnTensorDescriptor_t xd = NULL, yd = NULL;
     cudnnFilterDescriptor_t wd = NULL;
@@ -297,15 +331,25 @@ static int p_conv(void *ctx, const struct gv_case *c, gv_dptr x, gv_dptr w, gv_d
     DNN(cudnnSetConvolution2dDescriptor(cd, (int)c->pad, (int)c->pad, (int)c->stride,
                                         (int)c->stride, 1, 1, CUDNN_CROSS_CORRELATION,
                                         CUDNN_DATA_FLOAT));
-    DNN(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));
-    DNN(cudnnGetConvolutionForwardWorkspaceSize(d->dh, xd, wd, cd, yd,
-                                                CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, &ws));
+    DNN(cudnnSetConvolutionMathType(cd, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+    if (tf32) {
+        call = "cudnnGetConvolutionForwardAlgorithm_v7";
+        if ((st = tf32_algo(d, xd, wd, cd, yd, &algo, &math)) != 0)
+            goto out;
+        DNN(cudnnSetConvolutionMathType(cd, math));
+    }
+    DNN(cudnnGetConvolutionForwardWorkspaceSize(d->dh, xd, wd, cd, yd, algo, &ws));
     if (ws && (rc = p_alloc(d, ws, &wsp, err)))
         goto out;
     DNN(cudnnConvolutionForward(d->dh, &one, xd, (void *)(uintptr_t)x, wd, (void *)(uintptr_t)w,
-                                cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
-                                (void *)(uintptr_t)wsp, ws, &zero, yd, (void *)(uintptr_t)y));
-    snprintf(impl, implsz, "cudnnConvolutionForward IMPLICIT_GEMM CUDNN_FMA_MATH");
+                                cd, algo, (void *)(uintptr_t)wsp, ws, &zero, yd,
+                                (void *)(uintptr_t)y));
+    if (tf32)
+        snprintf(impl, implsz, "cudnnConvolutionForward algo=%d mathType=%d (CUDNN_DEFAULT_MATH, "
+                 "TF32 allowed; heuristic choice%s; workspace %zu bytes)", algo, math,
+                 d->dnn.cudnnGetConvolutionForwardAlgorithm_v7 ? "" : " unavailable", ws);
+    else
+        snprintf(impl, implsz, "cudnnConvolutionForward IMPLICIT_GEMM CUDNN_FMA_MATH");
 #undef DNN
 out:
     if (st != 0)
@@ -590,7 +634,8 @@ static json_t *describe(struct gv_device *d)
                                                    ? d->blas_why
                                                    : "gpuvet kernel (fp32; cuBLAS not loaded)"));
     json_object_set_new(o, "conv2d",
-                        json_string(d->have_dnn ? "cuDNN (CUDNN_FMA_MATH), kernel fallback"
+                        json_string(d->have_dnn ? "cuDNN (f32: CUDNN_FMA_MATH; tf32: CUDNN_DEFAULT_MATH "
+                                                  "and its heuristic algorithm), kernel fallback"
                                                 : "gpuvet kernel (cuDNN unavailable)"));
     json_object_set_new(o, "case_timeout_s", json_real(d->timeout));
     const char *tf32 = getenv("NVIDIA_TF32_OVERRIDE");

@@ -19,6 +19,13 @@ enum { CUDNN_DATA_FLOAT = 0, CUDNN_DATA_DOUBLE = 1 };
 enum { CUDNN_CROSS_CORRELATION = 1 };
 enum { CUDNN_DEFAULT_MATH = 0, CUDNN_FMA_MATH = 3 };
 enum { CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM = 0 };
+/* cudnnConvolutionFwdAlgoPerf_t (cudnn_cnn.h): {algo; status; float time; size_t
+ * memory; determinism; mathType; int reserved[3]}: 48 bytes, algo at 0, status
+ * at 4, memory at 16, mathType at 28. */
+#define GV_CUDNN_PERF_SIZE 48
+#define GV_CUDNN_PERF_STATUS 4
+#define GV_CUDNN_PERF_MEMORY 16
+#define GV_CUDNN_PERF_MATH 28
 
 #define GV_SYMS_CUDNN(X)                                                                     \
     X(REQ, cudnnGetVersion, size_t, (void), "cudnnGetVersion")                               \
@@ -51,6 +58,10 @@ enum { CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM = 0 };
       (cudnnHandle_t, cudnnTensorDescriptor_t, cudnnFilterDescriptor_t,                      \
        cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t, int, size_t *),                \
       "cudnnGetConvolutionForwardWorkspaceSize")                                             \
+    X(OPT, cudnnGetConvolutionForwardAlgorithm_v7, cudnnStatus_t,                            \
+      (cudnnHandle_t, cudnnTensorDescriptor_t, cudnnFilterDescriptor_t,                      \
+       cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t, int, int *, void *),           \
+      "cudnnGetConvolutionForwardAlgorithm_v7")                                              \
     X(REQ, cudnnConvolutionForward, cudnnStatus_t,                                           \
       (cudnnHandle_t, const void *, cudnnTensorDescriptor_t, const void *,                   \
        cudnnFilterDescriptor_t, const void *, cudnnConvolutionDescriptor_t, int, void *,     \

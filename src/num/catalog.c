@@ -76,16 +76,19 @@ static void gemm(enum gv_suite s, const char *prec, long long batch, long long m
 
 static enum gv_dtype compute_of(enum gv_dtype t) { return t == GV_F64 ? GV_F64 : GV_F32; }
 
-static void conv(enum gv_suite s, enum gv_dtype t, long long n, long long c, long long h,
-                 long long w, long long k, long long r, long long sz, long long stride,
-                 long long pad, enum gv_dist d)
+/* conv2d with storage t and the given compute format, named prec ("f32",
+ * "tf32": fp32 tensors, TF32 allowed inside, PyTorch's default for fp32
+ * convolutions on NVIDIA GPUs since Ampere, torch.backends.cudnn.allow_tf32). */
+static void conv_prec(enum gv_suite s, const char *prec, enum gv_dtype t, enum gv_dtype compute,
+                      long long n, long long c, long long h, long long w, long long k,
+                      long long r, long long sz, long long stride, long long pad, enum gv_dist d)
 {
-    struct gv_catalog_entry *e = add(s, gv_dtype_name(t));
+    struct gv_catalog_entry *e = add(s, prec);
     if (!e)
         return;
     e->c.op = GV_OP_CONV2D;
     e->c.in_dtype = e->c.out_dtype = t;
-    e->c.compute_dtype = compute_of(t);
+    e->c.compute_dtype = compute;
     e->c.dist = d;
     e->c.batch = 1;
     e->c.n = n;
@@ -100,6 +103,13 @@ static void conv(enum gv_suite s, enum gv_dtype t, long long n, long long c, lon
     snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lldx%lld-k%lldx%lldx%lld-s%lldp%lld", n, c, h,
              w, k, r, sz, stride, pad);
     finish(e, "conv2d", NULL);
+}
+
+static void conv(enum gv_suite s, enum gv_dtype t, long long n, long long c, long long h,
+                 long long w, long long k, long long r, long long sz, long long stride,
+                 long long pad, enum gv_dist d)
+{
+    conv_prec(s, gv_dtype_name(t), t, compute_of(t), n, c, h, w, k, r, sz, stride, pad, d);
 }
 
 /* softmax, layernorm, rmsnorm, sum, mean: rows x len. */
@@ -237,6 +247,8 @@ static void build_conv(void)
     conv(S, GV_F32, 4, 64, 28, 28, 64, 3, 3, 1, 1, GV_DIST_NORMAL);
     conv(S, GV_F32, 2, 3, 64, 64, 17, 7, 7, 2, 1, GV_DIST_UNIFORM);
     conv(S, GV_F32, 1, 31, 17, 19, 13, 1, 1, 1, 0, GV_DIST_WIDE);
+    conv_prec(S, "tf32", GV_F32, GV_TF32, 4, 64, 28, 28, 64, 3, 3, 1, 1, GV_DIST_NORMAL);
+    conv_prec(S, "tf32", GV_F32, GV_TF32, 2, 3, 64, 64, 17, 7, 7, 2, 1, GV_DIST_UNIFORM);
     conv(S, GV_F16, 4, 64, 28, 28, 64, 3, 3, 1, 1, GV_DIST_NORMAL);
     conv(S, GV_F16, 2, 3, 64, 64, 17, 7, 7, 2, 1, GV_DIST_UNIFORM);
     conv(S, GV_BF16, 4, 64, 28, 28, 64, 3, 3, 2, 1, GV_DIST_NORMAL);
