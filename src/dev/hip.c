@@ -321,7 +321,10 @@ static int p_conv_raw(void *ctx, const struct gv_case *c, gv_dptr x, gv_dptr w, 
     if (!d->have_dnn)
         return gv_err_set(err, GV_E_UNSUPPORTED, "MIOpen unavailable: %s", d->liberr[L_MIOPEN]);
     int dt = mi_dtype(c->in_dtype);
-    if (dt < 0 || c->compute_dtype != GV_F32)
+    /* conv2d.tf32 (TF32 allowed): PyTorch on ROCm runs MIOpen in fp32 */
+    int fp32ok = c->compute_dtype == GV_F32 ||
+                 (c->compute_dtype == GV_TF32 && c->in_dtype == GV_F32);
+    if (dt < 0 || !fp32ok)
         return gv_err_set(err, GV_E_UNSUPPORTED, "no MIOpen convolution for %s inputs with %s "
                           "compute", gv_dtype_name(c->in_dtype), gv_dtype_name(c->compute_dtype));
     int P = (int)((c->h + 2 * c->pad - c->r) / c->stride + 1);
