@@ -11,9 +11,15 @@ ONLY='gemm.f32.127x253x511.*,softmax.f16.*,convert.*'
 
 "$GPUVET" check --device cpu --only "$ONLY" -o "$T/F.json" > /dev/null || fail "first run"
 cp "$T/F.json" "$T/prev.json"
-start=$(date +%s%N)
-"$GPUVET" check --device cpu --only "$ONLY" -o "$T/timing.json" > /dev/null || fail "timed run"
-total_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+# the fastest of three runs (other tests may load the machine): the kill points
+# below are fractions of it
+total_ms=
+for _ in 1 2 3; do
+    start=$(date +%s%N)
+    "$GPUVET" check --device cpu --only "$ONLY" -o "$T/timing.json" > /dev/null || fail "timed run"
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    if [ -z "$total_ms" ] || [ "$ms" -lt "$total_ms" ]; then total_ms=$ms; fi
+done
 
 kills=0 replaced=0
 for pct in 10 40 70 85 92 96 98 99 100 102 105; do
