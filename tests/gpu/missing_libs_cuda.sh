@@ -5,7 +5,7 @@
 # cuBLASLt and cuDNN are missing. The run must go on: the description names
 # each missing library and where it was looked for; fp32-accumulating GEMMs
 # and every convolution run on gpuvet's kernels and pass, saying why; the GEMMs
-# that need a vendor BLAS (fp64, fp16 accumulation) are reported with that
+# that need a vendor BLAS (fp64, TF32, fp16 accumulation) are reported, with that
 # reason instead of a result; every other case passes.
 set -uo pipefail
 : "${GPUVET:?}" "${GV_TEST_TMP:=/tmp}"
@@ -19,13 +19,15 @@ if [[ $? == 3 ]]; then
 fi
 # the files the normal run loaded for libcuda and NVRTC
 python3 - "$out/probe.json" "$out/libs" <<'PY' || { echo "FAIL: cannot find libcuda/NVRTC in the probe"; exit 1; }
-import json, os, sys
+import json, os, re, sys
 d = json.load(open(sys.argv[1]))
 libs = {l["name"]: l for l in d["device"]["description"]["libraries"]}
-for name, link in (("libcuda", "libcuda.so.1"), ("nvrtc", None)):
+for name in ("libcuda", "nvrtc"):
     path = libs[name]["path"]
-    os.symlink(path, os.path.join(sys.argv[2], link or os.path.basename(path)))
-    print("offered:", name, path)
+    link = "libcuda.so.1" if name == "libcuda" else \
+        re.sub(r"(\.so\.\d+).*$", r"\1", os.path.basename(path))  # libnvrtc.so.13
+    os.symlink(path, os.path.join(sys.argv[2], link))
+    print("offered:", name, path, "as", link)
 PY
 fail=0
 GPUVET_LIB_NO_SYSTEM=1 "$GPUVET" check --device cuda:0 --lib-path "$out/libs" --suite standard \
@@ -47,7 +49,7 @@ print("gemm:", desc.get("gemm")); print("conv2d:", desc.get("conv2d"))
 counts = {}
 for c in d["cases"]:
     impl, err, v = str(c.get("impl", "")), str(c.get("error", "")), c["verdict"]
-    if c["op"] == "gemm" and c["precision"] in ("f64", "f16acc16"):
+    if c["op"] == "gemm" and c["precision"] in ("f64", "f16acc16", "tf32"):
         good = v != "pass" and "needs the vendor BLAS" in err
         key = "blas-only gemm reported"
     elif c["op"] == "gemm":
