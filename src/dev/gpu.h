@@ -74,6 +74,10 @@ struct gv_gpu_ops {
                     char *impl, size_t implsz, struct gv_err *err);
 };
 
+/* The format a vendor GEMM writes for case c: F64 for fp64, F16 for fp16
+ * accumulation, else F32 (converted to the output format afterwards). */
+enum gv_dtype gv_gpu_gemm_out_dtype(const struct gv_case *c);
+
 /* 0 when the plan can compute the case; GV_E_UNSUPPORTED and why otherwise.
  * blas: the backend has a vendor BLAS for GEMM. */
 int gv_gpu_supports(const struct gv_gpu_ops *ops, int blas, const struct gv_case *c,

@@ -204,13 +204,16 @@ static int from_f32(struct bufs *b, enum gv_dtype t, gv_dptr src, size_t n, gv_d
     return b->ops->launch(b->ctx, k, grid_for(n), BLOCK, 0, args, err);
 }
 
+enum gv_dtype gv_gpu_gemm_out_dtype(const struct gv_case *c)
+{
+    return c->in_dtype == GV_F64 ? GV_F64 : c->compute_dtype == GV_F16 ? GV_F16 : GV_F32;
+}
+
 static int run_gemm(struct bufs *b, const struct gv_case *c, const gv_dptr raw[], size_t outn,
                     gv_dptr *res, enum gv_dtype *resdt, char *impl, size_t implsz,
                     struct gv_err *err)
 {
-    enum gv_dtype cdt = c->in_dtype == GV_F64 ? GV_F64
-                        : c->compute_dtype == GV_F16 ? GV_F16
-                                                     : GV_F32;
+    enum gv_dtype cdt = gv_gpu_gemm_out_dtype(c);
     int rc = buf_alloc(b, outn * gv_dtype_size(cdt), res, err);
     if (rc)
         return rc;

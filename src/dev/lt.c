@@ -248,6 +248,25 @@ out:
     return rc;
 }
 
+int gv_lt_case_descriptors(const struct gv_lt *lt, const struct gv_case *c, enum gv_dtype cdt,
+                           char *why, size_t whysz)
+{
+    struct lt_types t;
+    if (lt_types_for(&lt->k, c, cdt, &t) != 0) {
+        snprintf(why, whysz, "no %s types for %s inputs with %s compute", lt->name,
+                 gv_dtype_name(c->in_dtype), gv_dtype_name(c->compute_dtype));
+        return -1;
+    }
+    struct lt_descs d = {0};
+    const char *call = "";
+    int st = lt_descs_make(lt, c, &t, &d, &call);
+    if (st != 0)
+        snprintf(why, whysz, "%s%s (%s): %s (%d)", lt->prefix, call, t.compute_name,
+                 lt_status(lt, st), st);
+    lt_descs_free(lt, &d);
+    return st;
+}
+
 int gv_lt_or_classic(struct gv_lt *lt, int use_lt, enum gv_blas_mode mode, gv_gemm_fn classic,
                      void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
                      enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)

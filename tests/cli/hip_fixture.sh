@@ -30,7 +30,8 @@
 #     HIPBLAS_OP_T reads back; TRANSB keeps the library's default, which must be
 #     gpuvet's HIPBLAS_OP_N = 111; the workspace limit reads back); the matmul
 #     descriptors for fp32, TF32, fp64 and fp16/bf16 with fp32 accumulation are
-#     accepted; hipblasLtCreate without a GPU does not hand out a handle (7.1.1
+#     accepted, and so are gv_lt_gemm's descriptors (layouts, batches, strides) of
+#     every GEMM case of the full suite but the fp16-accumulation ones; hipblasLtCreate without a GPU does not hand out a handle (7.1.1
 #     ends the process: why the backend creates it only once a device is open).
 #     The default GEMM route is hipBLASLt on gfx90a and gfx942 and rocBLAS on
 #     gfx1100 (PyTorch's rule); trixie (no hipBLASLt): rocBLAS everywhere, saying
@@ -51,7 +52,7 @@ trap 'rm -f "$probe"' EXIT
 # Plain build: the sanitizer runtimes are not inside the roots.
 $CC -O1 -std=gnu11 -D_GNU_SOURCE -DGPUVET_VERSION='"test"' -I"$GV_SRC/src" -o "$probe" \
     "$GV_SRC/tests/fixtures/hip_probe_main.c" "$GV_SRC"/src/dev/{vendor,rtc,hip,gpu_run,lt}.c \
-    "$GV_SRC/src/base/err.c" "$GV_SRC/src/num/types.c" "$embed" -ljansson -ldl -lm ||
+    "$GV_SRC/src/base/err.c" "$GV_SRC"/src/num/{types,catalog}.c "$embed" -ljansson -ldl -lm ||
     { echo "FAIL: building the probe"; exit 1; }
 jansson=$(ldd "$probe" | awk '/libjansson/ {print $3}')
 
@@ -143,6 +144,10 @@ else:
     if pref.get("max_workspace") != 3 << 20: bad.append("workspace limit read back as %s" % pref)
     for k in ("f32", "tf32", "f64", "f16_acc32"):
         if ct.get(k) != 0: bad.append("matmul descriptor %s refused: %s" % (k, ct))
+    cd = hl.get("case_descriptors", {})
+    refused = {k: v for k, v in cd.items() if v is not True}
+    if len(cd) < 40: bad.append("descriptors built for only %d GEMM cases" % len(cd))
+    if any(".f16acc16." not in k for k in refused): bad.append("hipBLASLt refused the descriptors of %s" % {k: v for k, v in refused.items() if ".f16acc16." not in k})
     cr = hl.get("create", {})
     if hl.get("child") == "exited 0" and cr.get("status") == 0 and cr.get("handle"): bad.append("hipblasLtCreate without a GPU gave a handle: %s" % cr)
     if not routes.get("gfx90a", "").startswith("hipBLASLt") or not routes.get("gfx942", "").startswith("hipBLASLt"): bad.append("GEMM route on gfx90a/gfx942: %s" % routes)
@@ -153,7 +158,7 @@ if not bad:
     if miopen == "none":
         print("ok %s: conv2d -> %s" % (name, route[:60]))
     if lt != "none":
-        print("ok %s: hipBLASLt %s: batch %s/%s, TRANSA %s, TRANSB default %s, workspace %s read back; descriptors %s; hipblasLtCreate without a GPU: %s %s" % (name, hl.get("path"), hl["layout"].get("batch_count"), hl["layout"].get("batch_stride"), hl["matmul_desc"].get("transa"), hl["matmul_desc"].get("transb"), hl["preference"].get("max_workspace"), hl.get("compute_types"), hl.get("child"), hl.get("create", "")))
+        print("ok %s: hipBLASLt %s: batch %s/%s, TRANSA %s, TRANSB default %s, workspace %s read back; descriptors %s; %d of %d GEMM cases' descriptors accepted; hipblasLtCreate without a GPU: %s %s" % (name, hl.get("path"), hl["layout"].get("batch_count"), hl["layout"].get("batch_stride"), hl["matmul_desc"].get("transa"), hl["matmul_desc"].get("transb"), hl["preference"].get("max_workspace"), hl.get("compute_types"), sum(v is True for v in hl.get("case_descriptors", {}).values()), len(hl.get("case_descriptors", {})), hl.get("child"), hl.get("create", "")))
     print("ok %s: GEMM routes: %s" % (name, "; ".join("%s -> %s" % (a, r[:40]) for a, r in routes.items())))
     if miopen != "none":
         print("ok %s: conv2d -> %s; %d MIOpen symbols resolved; element sizes %s; output dims %s; miopenCreate without a GPU: %s (%d)" % (name, route, len(mi["symbols"]), mi["tensor_bytes"], [s["output"] for s in mi["output_dims"]], mi["create"]["name"], mi["create"]["status"]))

@@ -6,12 +6,15 @@
  * stride set through gpuvet's ids read back through the ids of ROWS/COLS/...
  * only if they were wrong; TRANSA set to gpuvet's OP_T reads back, TRANSB
  * keeps the library's default, which must be gpuvet's OP_N; the workspace
- * limit reads back; every compute/scale pair gv_lt_gemm uses is accepted.
+ * limit reads back; every compute/scale pair gv_lt_gemm uses is accepted; the
+ * descriptors of every GEMM case of the full suite (shapes, batches, strides)
+ * are accepted by the library.
  * Skipped (77) where no libcublasLt can be found. */
 #include <stdlib.h>
 
 #include "dev/lt.h"
 #include "dev/vendor.h"
+#include "num/catalog.h"
 #include "t.h"
 
 static json_int_t geti(json_t *o, const char *a, const char *b)
@@ -53,6 +56,21 @@ int main(void)
     for (int i = 0; i < 5; i++)
         T_EQ_INT(geti(o, "compute_types", pairs[i]), 0);
     json_decref(o);
+    size_t n = 0, cases = 0;
+    const struct gv_catalog_entry *all = gv_catalog(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].c.op != GV_OP_GEMM)
+            continue;
+        char why[512] = "";
+        int st = gv_lt_case_descriptors(&lt, &all[i].c, gv_gpu_gemm_out_dtype(&all[i].c), why,
+                                        sizeof why);
+        if (st != 0)
+            fprintf(stderr, "  %s: %s\n", all[i].id, why);
+        T_EQ_INT(st, 0);
+        cases++;
+    }
+    printf("descriptors of %zu GEMM cases accepted\n", cases);
+    T_CHECK(cases >= 40);
     gv_vlib_close(&lib);
     return t_done();
 }
