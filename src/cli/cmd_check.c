@@ -17,6 +17,7 @@
 #include "num/catalog.h"
 #include "num/runner.h"
 #include "store/junit.h"
+#include "kb/cuda_compat.h"
 #include "store/results.h"
 #include "store/safetensors.h"
 
@@ -339,6 +340,20 @@ static json_t *snapshot_finish(struct snapshot_job *j)
     return doc;
 }
 
+/* One line per PyTorch build found, saying whether it has code for this GPU. */
+static void print_frameworks(const json_t *fw)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(fw, i, f) {
+        const char *cover = json_string_value(json_object_get(f, "cover"));
+        const char *msg = json_string_value(json_object_get(f, "message"));
+        int ok = cover && !strcmp(cover, "sass");
+        printf("%s%s: %s%s\n", ok ? "" : cli_red(), ok ? "note" : "warning", msg ? msg : "?",
+               ok ? "" : cli_reset());
+    }
+}
+
 /* The absolute path of a file just written, for the result file. */
 static void abs_path(const char *path, char *out, size_t n)
 {
@@ -358,7 +373,10 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
         abs_path(o->save_outputs, outputs_abs, sizeof outputs_abs);
     }
     json_t *desc = be->describe(dev);
-    json_t *snap = (o->output || o->json) ? snapshot_finish(job) : NULL;
+    const char *cc = json_string_value(json_object_get(desc, "compute_capability"));
+    json_t *snap = (o->output || o->json || cc) ? snapshot_finish(job) : NULL;
+    if (cc) /* will the installed PyTorch builds run on this GPU at all? */
+        json_object_set_new(desc, "frameworks", gv_cuda_framework_compat(snap, cc));
     struct gv_results_meta meta = {o->suite, o->only, o->device, note, desc, snap,
                                    o->save_outputs ? outputs_abs : NULL};
     json_t *doc = gv_results_build(&meta, res, n);
@@ -376,6 +394,7 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
             snprintf(line, sizeof line, "device: %s%s%s", name ? name : be->name,
                      note[0] ? " — " : "", note);
             print_table(res, n, line);
+            print_frameworks(json_object_get(desc, "frameworks"));
         }
     }
     json_decref(doc);
@@ -432,7 +451,7 @@ int cmd_check(int argc, char **argv)
     struct gv_case_result *res = calloc(n, sizeof *res);
     struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};
     struct snapshot_job job = {0};
-    if (o.output || o.json)
+    if (o.output || o.json || !strcmp(be->name, "cuda")) /* cuda: the frameworks note */
         snapshot_start(&job);
     if (!res)
         gv_err_set(&err, GV_E_NOMEM, "out of memory for %zu results", n);

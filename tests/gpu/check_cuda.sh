@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpuvet check on a real NVIDIA GPU (skipped, 77, where there is none):
-#  1. the full suite passes at default settings;
+#  1. the full suite passes at default settings, and the result says, for each
+#     installed PyTorch build, whether it has code for this GPU;
 #  2. with NVIDIA_TF32_OVERRIDE=1 the fp32 GEMM cases are flagged (cuBLAS is
 #     called the way PyTorch calls it by default, so the override shows);
 #  3. a deliberately faulting kernel (GPUVET_TEST_FAULT=fault) fails exactly the
@@ -37,7 +38,20 @@ print("full suite: %d cases, %d not passing: %s" % (len(cases), len(bad), bad[:1
 ops = sorted({c["op"] for c in cases if c["verdict"] == "pass"})
 print("ops passing:", ops)
 need = {"gemm", "conv2d", "softmax", "layernorm", "rmsnorm", "sdpa", "sum", "mean", "unary", "convert"}
-sys.exit(1 if bad or not need <= set(ops) else 0)
+# the installed PyTorch builds judged against this GPU's compute capability
+desc = d["device"]["description"]
+fw = desc.get("frameworks")
+cc = desc.get("compute_capability")
+print("frameworks on %s (%s):" % (desc.get("name"), cc))
+for f in fw or []:
+    print("  %s: %s" % (f.get("cover"), f.get("message")))
+fw_ok = isinstance(fw, list) and all(f.get("cover") in ("sass", "ptx", "none") and f.get("message") for f in fw)
+# a CUDA build whose targets include this GPU's sm_XY must be judged runnable
+for e in d["snapshot"]["python"]["environments"]:
+    t = (e.get("torch") or {}).get("gpu_targets") or {}
+    if cc and "sm_" + cc.replace(".", "") in (t.get("targets") or []):
+        fw_ok &= any(f["prefix"] == e["prefix"] and f["cover"] == "sass" for f in fw or [])
+sys.exit(1 if bad or not need <= set(ops) or not fw_ok else 0)
 PY
 
 echo "== NVIDIA_TF32_OVERRIDE=1: fp32 GEMM must be flagged"
