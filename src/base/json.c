@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/fs.h"
 
@@ -135,4 +136,14 @@ json_t *gv_json_path(const json_t *root, const char *dotted)
 const char *gv_json_path_str(const json_t *root, const char *dotted)
 {
     return json_string_value(gv_json_path(root, dotted));
+}
+
+void gv_json_set_utc_now(json_t *obj, const char *key)
+{
+    char buf[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    json_object_set_new(obj, key, json_string(buf));
 }

@@ -1,19 +1,8 @@
 /* Assembles the snapshot document from the probes, and loads saved ones. */
 #include <string.h>
-#include <time.h>
 
 #include "base/json.h"
 #include "env/probe.h"
-
-static void set_created(json_t *doc)
-{
-    char buf[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_object_set_new(doc, "created", json_string(buf));
-}
 
 int gv_snapshot_collect(const struct gv_probe_ctx *ctx, json_t **out, struct gv_err *err)
 {
@@ -23,7 +12,7 @@ int gv_snapshot_collect(const struct gv_probe_ctx *ctx, json_t **out, struct gv_
     json_object_set_new(doc, "schema", json_string(GV_SNAPSHOT_SCHEMA));
     json_object_set_new(doc, "schema_version", json_integer(GV_SNAPSHOT_SCHEMA_VERSION));
     json_object_set_new(doc, "gpuvet_version", json_string(GPUVET_VERSION));
-    set_created(doc);
+    gv_json_set_utc_now(doc, "created");
     json_object_set_new(doc, "root", json_string(ctx->root ? ctx->root : "/"));
     json_object_set_new(doc, "live", json_boolean(ctx->live));
 

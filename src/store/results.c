@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/fs.h"
 #include "base/json.h"
@@ -144,16 +143,6 @@ static json_t *case_json(const struct gv_case_result *r, int outputs_saved)
     return o;
 }
 
-static void set_created(json_t *doc)
-{
-    char buf[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    json_object_set_new(doc, "created", json_string(buf));
-}
-
 json_t *gv_results_build(const struct gv_results_meta *meta, const struct gv_case_result *r,
                          size_t n)
 {
@@ -161,7 +150,7 @@ json_t *gv_results_build(const struct gv_results_meta *meta, const struct gv_cas
     json_object_set_new(doc, "schema", json_string(GV_RESULTS_SCHEMA));
     json_object_set_new(doc, "schema_version", json_integer(GV_RESULTS_SCHEMA_VERSION));
     json_object_set_new(doc, "gpuvet_version", json_string(GPUVET_VERSION));
-    set_created(doc);
+    gv_json_set_utc_now(doc, "created");
     json_object_set_new(doc, "suite", json_string(meta->suite ? meta->suite : "quick"));
     json_object_set_new(doc, "only", meta->only ? json_string(meta->only) : json_null());
     json_t *dev = json_object();
