@@ -22,9 +22,7 @@ struct gv_device {
     struct gv_api_cudnn dnn;
     int have_blas, have_dnn, have_lt;
     struct gv_lt ltk;
-    enum gv_blas_mode blas_mode;
-    int use_lt;          /* GEMM through cuBLASLt (gv_blas_decide) */
-    char blas_why[256];
+    struct gv_blas_choice blas_route; /* cuBLAS or cuBLASLt (lt.h) */
     int ordinal, retains;
     CUdevice dev;
     CUcontext ctx;
@@ -253,8 +251,8 @@ static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_d
                   enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
 {
     struct gv_device *d = ctx;
-    return gv_lt_or_classic(&d->ltk, d->use_lt && d->have_lt, d->blas_mode, blas_gemm, d, c, a, b,
-                            out, cdt, impl, implsz, err);
+    return gv_lt_or_classic(&d->ltk, d->blas_route.use_lt, d->blas_route.mode, blas_gemm, d, c, a,
+                            b, out, cdt, impl, implsz, err);
 }
 
 /* PyTorch's choice for an fp32 convolution with TF32 allowed (cudnn.allow_tf32,
@@ -375,11 +373,7 @@ out:
 
 static void ctx_teardown(struct gv_device *d)
 {
-    if (d->ltk.handle)
-        d->ltk.destroy(d->ltk.handle);
-    if (d->ltk.workspace)
-        p_release(d, d->ltk.workspace);
-    d->ltk.handle = NULL, d->ltk.workspace = 0;
+    gv_lt_stop(&d->ltk, p_release, d);
     if (d->dh)
         d->dnn.cudnnDestroy(d->dh);
     if (d->bh)
@@ -389,27 +383,6 @@ static void ctx_teardown(struct gv_device *d)
     if (d->stream && !d->broken)
         d->cu.cuStreamDestroy(d->stream);
     d->dh = NULL, d->bh = NULL, d->mod = NULL, d->stream = NULL, d->nfn = 0;
-}
-
-/* A cuBLASLt handle and PyTorch's workspace size (CUBLASLT_WORKSPACE_SIZE KiB,
- * default 1 MiB); on failure GEMM goes through cuBLAS and liberr says why. */
-static void lt_setup(struct gv_device *d)
-{
-    struct gv_err e = {0};
-    d->ltk.stream = d->stream;
-    d->ltk.workspace_bytes = gv_lt_workspace_bytes("CUBLASLT_WORKSPACE_SIZE", 1 << 20);
-    int st = d->ltk.create(&d->ltk.handle);
-    if (st != 0) {
-        snprintf(d->liberr[L_CUBLASLT], sizeof d->liberr[0], "cublasLtCreate: %d", st);
-    } else if (d->ltk.workspace_bytes &&
-               p_alloc(d, d->ltk.workspace_bytes, &d->ltk.workspace, &e) != GV_OK) {
-        snprintf(d->liberr[L_CUBLASLT], sizeof d->liberr[0], "workspace: %s", e.msg);
-    } else {
-        return;
-    }
-    d->have_lt = 0;
-    snprintf(d->blas_why, sizeof d->blas_why, "cuBLAS (cuBLASLt unusable: %s)",
-             d->liberr[L_CUBLASLT]);
 }
 
 static int ctx_setup(struct gv_device *d, struct gv_err *err)
@@ -433,12 +406,11 @@ static int ctx_setup(struct gv_device *d, struct gv_err *err)
             d->have_blas = 0;
         }
     }
-    if (d->use_lt && d->have_lt) {
-        lt_setup(d);
-        if (!d->have_lt && d->blas_mode == GV_BLAS_LT)
-            return gv_err_set(err, GV_E_LIB, "GPUVET_BLAS=lt (--blas lt) but cuBLASLt is unusable: "
-                              "%s", d->liberr[L_CUBLASLT]);
-    }
+    /* PyTorch's workspace variable and default */
+    int lrc = gv_lt_start(&d->ltk, &d->blas_route, d->stream, p_alloc, d, "CUBLASLT_WORKSPACE_SIZE",
+                          1 << 20, d->liberr[L_CUBLASLT], sizeof d->liberr[0], err);
+    if (lrc)
+        return lrc;
     if (d->have_dnn) {
         int st = d->dnn.cudnnCreate(&d->dh);
         if (st == 0)
@@ -543,19 +515,6 @@ static int init_driver(struct gv_device *d, struct gv_err *err)
     return GV_OK;
 }
 
-static int choose_blas(struct gv_device *d, struct gv_err *err)
-{
-    int rc = gv_blas_mode(&d->blas_mode, err);
-    if (rc)
-        return rc;
-    d->use_lt = gv_blas_decide(d->blas_mode, "cuda", d->arch, 0, d->have_lt, d->blas_why,
-                               sizeof d->blas_why);
-    if (d->blas_mode == GV_BLAS_LT && !d->have_lt)
-        return gv_err_set(err, GV_E_LIB, "GPUVET_BLAS=lt (--blas lt) but cuBLASLt is not "
-                          "loaded: %s", d->liberr[L_CUBLASLT]);
-    return GV_OK;
-}
-
 static void close_dev(struct gv_device *d)
 {
     if (!d)
@@ -592,7 +551,8 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
             gv_lt_from_cublaslt(&d->ltk, &d->lt);
         load_optional(d, L_CUDNN, GV_LIB_CUDNN, &d->dnn, &d->have_dnn);
         versions(d);
-        rc = choose_blas(d, err);
+        rc = gv_blas_choose(&d->blas_route, "cuda", d->arch, 0, d->have_lt,
+                            d->liberr[L_CUBLASLT], err);
     }
     if (!rc)
         rc = gv_nvrtc_compile(&d->rtc, d->arch, &d->code, err);
@@ -630,8 +590,8 @@ static json_t *describe(struct gv_device *d)
         json_array_append_new(libs, gv_vlib_describe(&d->lib[i], d->liberr[i]));
     json_object_set_new(o, "libraries", libs);
     json_object_set_new(o, "kernels", gv_rtc_out_describe(&d->code, d->code.is_ptx ? "ptx" : "cubin"));
-    json_object_set_new(o, "gemm", json_string(d->have_blas || d->use_lt
-                                                   ? d->blas_why
+    json_object_set_new(o, "gemm", json_string(d->have_blas || d->blas_route.use_lt
+                                                   ? d->blas_route.why
                                                    : "gpuvet kernel (fp32; cuBLAS not loaded)"));
     json_object_set_new(o, "conv2d",
                         json_string(d->have_dnn ? "cuDNN (f32: CUDNN_FMA_MATH; tf32: CUDNN_DEFAULT_MATH "
@@ -645,7 +605,7 @@ static json_t *describe(struct gv_device *d)
 
 static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err *why)
 {
-    return gv_gpu_supports(&d->ops, d->have_blas || (d->use_lt && d->have_lt), c, why);
+    return gv_gpu_supports(&d->ops, d->have_blas || d->blas_route.use_lt, c, why);
 }
 
 static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buffer *in, int nin,

@@ -29,9 +29,7 @@ struct gv_device {
     struct gv_api_miopen mi;
     int have_blas, have_dnn, have_lt;
     struct gv_lt ltk;
-    enum gv_blas_mode blas_mode;
-    int use_lt;          /* GEMM through hipBLASLt (gv_blas_decide) */
-    char blas_why[256];
+    struct gv_blas_choice blas_route; /* rocBLAS or hipBLASLt (lt.h) */
     int ordinal, runtime;
     hipStream_t stream;
     hipModule_t mod;
@@ -210,8 +208,8 @@ static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_d
                   enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
 {
     struct gv_device *d = ctx;
-    return gv_lt_or_classic(&d->ltk, d->use_lt && d->have_lt, d->blas_mode, blas_gemm, d, c, a, b,
-                            out, cdt, impl, implsz, err);
+    return gv_lt_or_classic(&d->ltk, d->blas_route.use_lt, d->blas_route.mode, blas_gemm, d, c, a,
+                            b, out, cdt, impl, implsz, err);
 }
 
 /* ---- MIOpen convolution ---- */
@@ -399,11 +397,7 @@ static void conv_route(const struct gv_device *d, char *out, size_t outsz)
 
 static void ctx_teardown(struct gv_device *d)
 {
-    if (d->ltk.handle)
-        d->ltk.destroy(d->ltk.handle);
-    if (d->ltk.workspace)
-        p_release(d, d->ltk.workspace);
-    d->ltk.handle = NULL, d->ltk.workspace = 0;
+    gv_lt_stop(&d->ltk, p_release, d);
     if (d->mh)
         d->mi.miopenDestroy(d->mh);
     if (d->bh)
@@ -447,32 +441,6 @@ static void mi_handle(struct gv_device *d)
     }
 }
 
-/* A hipBLASLt handle (only now: without a device hipblasLtCreate ends the
- * process), its version, and PyTorch's workspace size (HIPBLASLT_WORKSPACE_SIZE
- * KiB, default 76 MiB); on failure GEMM goes through rocBLAS and liberr says why. */
-static void lt_setup(struct gv_device *d)
-{
-    struct gv_err e = {0};
-    d->ltk.stream = d->stream;
-    d->ltk.workspace_bytes = gv_lt_workspace_bytes("HIPBLASLT_WORKSPACE_SIZE", 76u << 20);
-    int st = d->ltk.create(&d->ltk.handle), v = 0;
-    if (st != 0) {
-        snprintf(d->liberr[L_HIPBLASLT], sizeof d->liberr[0], "hipblasLtCreate: %d", st);
-    } else if (d->ltk.workspace_bytes &&
-               p_alloc(d, d->ltk.workspace_bytes, &d->ltk.workspace, &e) != GV_OK) {
-        snprintf(d->liberr[L_HIPBLASLT], sizeof d->liberr[0], "workspace: %s", e.msg);
-    } else {
-        /* major*100000 + minor*100 + patch (hipblaslt.cpp) */
-        if (d->lt.hipblasLtGetVersion && d->lt.hipblasLtGetVersion(d->ltk.handle, &v) == 0)
-            snprintf(d->lib[L_HIPBLASLT].version, sizeof d->lib[0].version, "%d.%d.%d",
-                     v / 100000, v / 100 % 1000, v % 100);
-        return;
-    }
-    d->have_lt = 0;
-    snprintf(d->blas_why, sizeof d->blas_why, "rocBLAS (hipBLASLt unusable: %s)",
-             d->liberr[L_HIPBLASLT]);
-}
-
 static int ctx_setup(struct gv_device *d, struct gv_err *err)
 {
     HIPC(d, hipSetDevice(d->ordinal), err);
@@ -491,12 +459,17 @@ static int ctx_setup(struct gv_device *d, struct gv_err *err)
             d->have_blas = 0;
         }
     }
-    if (d->use_lt && d->have_lt) {
-        lt_setup(d);
-        if (!d->have_lt && d->blas_mode == GV_BLAS_LT)
-            return gv_err_set(err, GV_E_LIB, "GPUVET_BLAS=lt (--blas lt) but hipBLASLt is unusable: "
-                              "%s", d->liberr[L_HIPBLASLT]);
-    }
+    /* PyTorch's workspace; the handle only now: without a device hipblasLtCreate exits */
+    int lrc = gv_lt_start(&d->ltk, &d->blas_route, d->stream, p_alloc, d, "HIPBLASLT_WORKSPACE_SIZE",
+                          76u << 20, d->liberr[L_HIPBLASLT], sizeof d->liberr[0], err);
+    if (lrc)
+        return lrc;
+    /* major*100000 + minor*100 + patch (hipblaslt.cpp); needs the handle */
+    int v = 0;
+    if (d->ltk.handle && d->lt.hipblasLtGetVersion &&
+        d->lt.hipblasLtGetVersion(d->ltk.handle, &v) == 0)
+        snprintf(d->lib[L_HIPBLASLT].version, sizeof d->lib[0].version, "%d.%d.%d", v / 100000,
+                 v / 100 % 1000, v % 100);
     if (d->have_dnn)
         mi_handle(d);
     return GV_OK;
@@ -564,7 +537,7 @@ static void load_optional(struct gv_device *d)
     d->have_lt = gv_vlib_open(GV_LIB_HIPBLASLT, &d->lib[L_HIPBLASLT], &d->lt, &e) == GV_OK;
     if (d->have_lt) {
         gv_lt_from_hipblaslt(&d->ltk, &d->lt);
-        /* until a handle can ask it (lt_setup): the file's version, libhipblaslt.so.1.1
+        /* until a handle can ask it (ctx_setup): the file's version, libhipblaslt.so.1.1
          * for hipBLASLt 1.1.x (ROCm 7.1) */
         const char *so = strstr(d->lib[L_HIPBLASLT].path, ".so.");
         if (so && so[4])
@@ -643,19 +616,6 @@ static int init_device(struct gv_device *d, struct gv_err *err)
     return GV_OK;
 }
 
-static int choose_blas(struct gv_device *d, struct gv_err *err)
-{
-    int rc = gv_blas_mode(&d->blas_mode, err);
-    if (rc)
-        return rc;
-    d->use_lt = gv_blas_decide(d->blas_mode, "hip", d->arch, d->runtime, d->have_lt, d->blas_why,
-                               sizeof d->blas_why);
-    if (d->blas_mode == GV_BLAS_LT && !d->have_lt)
-        return gv_err_set(err, GV_E_LIB, "GPUVET_BLAS=lt (--blas lt) but hipBLASLt is not "
-                          "loaded: %s", d->liberr[L_HIPBLASLT]);
-    return GV_OK;
-}
-
 static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err)
 {
     *out = NULL;
@@ -678,7 +638,8 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
                         d->liberr[L_HIPRTC]);
     if (!rc) {
         load_optional(d);
-        rc = choose_blas(d, err);
+        rc = gv_blas_choose(&d->blas_route, "hip", d->arch, d->runtime, d->have_lt,
+                            d->liberr[L_HIPBLASLT], err);
     }
     if (!rc)
         rc = gv_hiprtc_compile(&d->rtc, d->arch, &d->code, err);
@@ -715,8 +676,8 @@ static json_t *describe(struct gv_device *d)
         json_array_append_new(libs, gv_vlib_describe(&d->lib[i], d->liberr[i]));
     json_object_set_new(o, "libraries", libs);
     json_object_set_new(o, "kernels", gv_rtc_out_describe(&d->code, NULL));
-    json_object_set_new(o, "gemm", json_string(d->have_blas || d->use_lt
-                                                   ? d->blas_why
+    json_object_set_new(o, "gemm", json_string(d->have_blas || d->blas_route.use_lt
+                                                   ? d->blas_route.why
                                                    : "gpuvet kernel (fp32; rocBLAS not loaded)"));
     char route[1200];
     conv_route(d, route, sizeof route);
@@ -727,7 +688,7 @@ static json_t *describe(struct gv_device *d)
 
 static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err *why)
 {
-    return gv_gpu_supports(&d->ops, d->have_blas || (d->use_lt && d->have_lt), c, why);
+    return gv_gpu_supports(&d->ops, d->have_blas || d->blas_route.use_lt, c, why);
 }
 
 static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buffer *in, int nin,

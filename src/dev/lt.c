@@ -32,6 +32,7 @@ void gv_lt_from_cublaslt(struct gv_lt *lt, const struct gv_api_cublaslt *api)
     memset(lt, 0, sizeof *lt);
     lt->name = "cuBLASLt";
     lt->prefix = "cublasLt";
+    lt->classic = "cuBLAS";
     lt->k = (struct gv_lt_consts){
         .op_n = CUBLAS_OP_N,
         .op_t = CUBLAS_OP_T,
@@ -60,6 +61,7 @@ void gv_lt_from_hipblaslt(struct gv_lt *lt, const struct gv_api_hipblaslt *api)
     memset(lt, 0, sizeof *lt);
     lt->name = "hipBLASLt";
     lt->prefix = "hipblasLt";
+    lt->classic = "rocBLAS";
     lt->k = (struct gv_lt_consts){
         .op_n = HIPBLAS_OP_N,
         .op_t = HIPBLAS_OP_T,
@@ -448,11 +450,16 @@ static int hip_prefers_lt(const char *arch, int runtime)
     return !strcmp(base, "gfx950") && v >= 605;
 }
 
+static const char *classic_name(const char *vendor)
+{
+    return strcmp(vendor, "hip") ? "cuBLAS" : "rocBLAS";
+}
+
 int gv_blas_decide(enum gv_blas_mode mode, const char *vendor, const char *arch, int runtime,
                    int have_lt, char *why, size_t whysz)
 {
     int hip = !strcmp(vendor, "hip");
-    const char *lt = hip ? "hipBLASLt" : "cuBLASLt", *classic = hip ? "rocBLAS" : "cuBLAS";
+    const char *lt = hip ? "hipBLASLt" : "cuBLASLt", *classic = classic_name(vendor);
     const char *var = hip ? "TORCH_BLAS_PREFER_HIPBLASLT" : "TORCH_BLAS_PREFER_CUBLASLT";
     if (mode == GV_BLAS_CLASSIC) {
         snprintf(why, whysz, "%s (GPUVET_BLAS=classic)", classic);
@@ -488,6 +495,55 @@ int gv_blas_decide(enum gv_blas_mode mode, const char *vendor, const char *arch,
     else
         snprintf(why, whysz, "%s (auto: %s)", classic, reason);
     return want;
+}
+
+int gv_blas_choose(struct gv_blas_choice *b, const char *vendor, const char *arch, int runtime,
+                   int have_lt, const char *lt_error, struct gv_err *err)
+{
+    int rc = gv_blas_mode(&b->mode, err);
+    if (rc)
+        return rc;
+    b->use_lt = gv_blas_decide(b->mode, vendor, arch, runtime, have_lt, b->why, sizeof b->why);
+    if (b->mode == GV_BLAS_LT && !have_lt)
+        return gv_err_set(err, GV_E_LIB, "GPUVET_BLAS=lt (--blas lt) but %s is not loaded: %s",
+                          strcmp(vendor, "hip") ? "cuBLASLt" : "hipBLASLt", lt_error);
+    return GV_OK;
+}
+
+int gv_lt_start(struct gv_lt *lt, struct gv_blas_choice *b, void *stream, gv_alloc_fn alloc,
+                void *ctx, const char *ws_env, size_t ws_default, char *why, size_t whysz,
+                struct gv_err *err)
+{
+    if (!b->use_lt)
+        return GV_OK;
+    struct gv_err e = {0};
+    lt->stream = stream;
+    lt->workspace_bytes = gv_lt_workspace_bytes(ws_env, ws_default);
+    int st = lt->create(&lt->handle);
+    if (st != 0) {
+        lt->handle = NULL;
+        snprintf(why, whysz, "%sCreate: %s (%d)", lt->prefix, lt_status(lt, st), st);
+    } else if (lt->workspace_bytes && alloc(ctx, lt->workspace_bytes, &lt->workspace, &e)) {
+        snprintf(why, whysz, "workspace: %s", e.msg);
+    } else {
+        return GV_OK;
+    }
+    b->use_lt = 0;
+    snprintf(b->why, sizeof b->why, "%s (%s unusable: %s)",
+             lt->classic, lt->name, why);
+    if (b->mode == GV_BLAS_LT)
+        return gv_err_set(err, GV_E_LIB, "GPUVET_BLAS=lt (--blas lt) but %s is unusable: %s",
+                          lt->name, why);
+    return GV_OK;
+}
+
+void gv_lt_stop(struct gv_lt *lt, gv_release_fn release, void *ctx)
+{
+    if (lt->handle)
+        lt->destroy(lt->handle);
+    if (lt->workspace)
+        release(ctx, lt->workspace);
+    lt->handle = NULL, lt->workspace = 0;
 }
 
 int gv_lt_takes(enum gv_blas_mode mode, const struct gv_case *c)

@@ -31,6 +31,7 @@ struct gv_lt_consts {
 struct gv_lt {
     const char *name;   /* "cuBLASLt", "hipBLASLt": messages and impl */
     const char *prefix; /* "cublasLt": the entry names in messages */
+    const char *classic; /* "cuBLAS", "rocBLAS": where GEMMs go when it cannot be used */
     struct gv_lt_consts k;
     int (*create)(void **);
     int (*destroy)(void *);
@@ -112,6 +113,33 @@ int gv_blas_mode(enum gv_blas_mode *mode, struct gv_err *err);
  * from ROCm 6.4; gfx950 from 6.5). */
 int gv_blas_decide(enum gv_blas_mode mode, const char *vendor, const char *arch, int runtime,
                    int have_lt, char *why, size_t whysz);
+
+/* A backend's GEMM route: the mode, whether the Lt library is used, and the
+ * reason shown as the device description's "gemm". */
+struct gv_blas_choice {
+    enum gv_blas_mode mode;
+    int use_lt;
+    char why[256];
+};
+
+/* GPUVET_BLAS and gv_blas_decide for a backend. GV_E_LIB naming lt_error when
+ * lt is asked for and the library did not load. */
+int gv_blas_choose(struct gv_blas_choice *b, const char *vendor, const char *arch, int runtime,
+                   int have_lt, const char *lt_error, struct gv_err *err);
+
+/* Device memory of a backend (gv_gpu_ops.alloc / .release). */
+typedef int (*gv_alloc_fn)(void *ctx, size_t bytes, gv_dptr *p, struct gv_err *err);
+typedef void (*gv_release_fn)(void *ctx, gv_dptr p);
+
+/* When b->use_lt: the Lt handle on stream and its workspace (ws_env KiB, else
+ * ws_default bytes), allocated with the backend's alloc. When that fails the
+ * GEMMs go to the classic library: why (the backend's liberr) and b->why say
+ * so, and with --blas lt it is an error (GV_E_LIB). */
+int gv_lt_start(struct gv_lt *lt, struct gv_blas_choice *b, void *stream, gv_alloc_fn alloc,
+                void *ctx, const char *ws_env, size_t ws_default, char *why, size_t whysz,
+                struct gv_err *err);
+/* Destroys the handle and releases the workspace (safe when not started). */
+void gv_lt_stop(struct gv_lt *lt, gv_release_fn release, void *ctx);
 
 /* In auto mode the Lt library takes only what PyTorch sends it: fp32 (incl.
  * TF32), and fp16/bf16 with fp32 accumulation; fp64 and fp16 accumulation go

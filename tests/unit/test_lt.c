@@ -97,6 +97,26 @@ static void blas_mode_variable(void)
     env_clear();
 }
 
+static void choose(void)
+{
+    struct gv_blas_choice b;
+    struct gv_err e = {0};
+    env_clear();
+    T_EQ_INT(gv_blas_choose(&b, "hip", "gfx942", 60443484, 1, "", &e), GV_OK);
+    T_EQ_INT(b.use_lt, 1);
+    T_EQ_INT(b.mode, GV_BLAS_AUTO);
+    T_CHECK(strncmp(b.why, "hipBLASLt", 9) == 0);
+    T_EQ_INT(gv_blas_choose(&b, "hip", "gfx942", 60443484, 0, "not found", &e), GV_OK);
+    T_EQ_INT(b.use_lt, 0); /* auto without the library: rocBLAS, no error */
+    setenv("GPUVET_BLAS", "lt", 1);
+    T_EQ_INT(gv_blas_choose(&b, "cuda", "sm_90", 0, 0, "libcublasLt.so.13: not found", &e),
+             GV_E_LIB);
+    T_CHECK(strstr(e.msg, "cuBLASLt is not loaded: libcublasLt.so.13: not found") != NULL);
+    setenv("GPUVET_BLAS", "fast", 1);
+    T_EQ_INT(gv_blas_choose(&b, "cuda", "sm_90", 0, 1, "", &e), GV_E_USAGE);
+    env_clear();
+}
+
 static void workspace_variable(void)
 {
     unsetenv("GV_TEST_WS");
@@ -134,6 +154,7 @@ int main(void)
     T_RUN(hip_torch_variables);
     T_RUN(cuda_rules);
     T_RUN(blas_mode_variable);
+    T_RUN(choose);
     T_RUN(workspace_variable);
     T_RUN(what_lt_takes);
     return t_done();
