@@ -13,7 +13,6 @@
 #include "dev/lt.h"
 #include "dev/worker.h"
 #include "dev/hip_probe.h"
-#include "num/catalog.h"
 
 #define NFUNC 16
 
@@ -812,19 +811,6 @@ static void lt_probe_body(int fd)
     gv_lt_from_hipblaslt(&lt, &a);
     json_t *o = gv_lt_probe(&lt);
     json_object_set_new(o, "path", json_string(lib.path));
-    /* the descriptors of every GEMM case the backend would send to hipBLASLt */
-    json_t *cases = json_object();
-    size_t n = 0;
-    const struct gv_catalog_entry *all = gv_catalog(&n);
-    for (size_t i = 0; i < n; i++) {
-        if (all[i].c.op != GV_OP_GEMM)
-            continue;
-        char why[512] = "";
-        int st = gv_lt_case_descriptors(&lt, &all[i].c, gv_gpu_gemm_out_dtype(&all[i].c), why,
-                                        sizeof why);
-        json_object_set_new(cases, all[i].id, st ? json_string(why) : json_true());
-    }
-    json_object_set_new(o, "case_descriptors", cases);
     put_line(fd, o);
     void *h = NULL;
     int st = a.hipblasLtCreate(&h);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dev/vendor.h"
+#include "num/catalog.h"
 
 #define LT_FILL(lt, api, P)                                                                  \
     do {                                                                                     \
@@ -250,8 +251,10 @@ out:
     return rc;
 }
 
-int gv_lt_case_descriptors(const struct gv_lt *lt, const struct gv_case *c, enum gv_dtype cdt,
-                           char *why, size_t whysz)
+/* Builds and frees the descriptors gv_lt_gemm would use for c: 0, or the
+ * library's status with the call in why. */
+static int case_descriptors(const struct gv_lt *lt, const struct gv_case *c, enum gv_dtype cdt,
+                            char *why, size_t whysz)
 {
     struct lt_types t;
     if (lt_types_for(&lt->k, c, cdt, &t) != 0) {
@@ -393,6 +396,22 @@ static json_t *probe_compute_types(const struct gv_lt *lt)
     return o;
 }
 
+static json_t *probe_catalog(const struct gv_lt *lt)
+{
+    json_t *o = json_object();
+    size_t n = 0;
+    const struct gv_catalog_entry *all = gv_catalog(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].c.op != GV_OP_GEMM)
+            continue;
+        char why[512] = "";
+        int st = case_descriptors(lt, &all[i].c, gv_gpu_gemm_out_dtype(&all[i].c), why,
+                                  sizeof why);
+        json_object_set_new(o, all[i].id, st ? json_string(why) : json_true());
+    }
+    return o;
+}
+
 json_t *gv_lt_probe(const struct gv_lt *lt)
 {
     json_t *o = json_object();
@@ -401,6 +420,7 @@ json_t *gv_lt_probe(const struct gv_lt *lt)
     json_object_set_new(o, "matmul_desc", probe_desc(lt));
     json_object_set_new(o, "preference", probe_pref(lt));
     json_object_set_new(o, "compute_types", probe_compute_types(lt));
+    json_object_set_new(o, "case_descriptors", probe_catalog(lt));
     return o;
 }
 

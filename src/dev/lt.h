@@ -84,16 +84,11 @@ int gv_lt_or_classic(struct gv_lt *lt, int use_lt, enum gv_blas_mode mode, gv_ge
 
 /* Host-only checks against the real library, no device needed: the attribute
  * ids gpuvet declares, set and read back (batch count, batch stride, TRANSA,
- * workspace limit; type/rows/cols/ld where the library can read them), and the
- * status of each compute/scale type pair gv_lt_gemm asks for. */
+ * workspace limit; type/rows/cols/ld where the library can read them), the
+ * status of each compute/scale type pair gv_lt_gemm asks for, and under
+ * "case_descriptors" for every GEMM case of the catalog whether the library
+ * accepts the descriptors gv_lt_gemm builds for it (true, or why not). */
 json_t *gv_lt_probe(const struct gv_lt *lt);
-
-/* Host only: builds (and frees) the descriptors gv_lt_gemm would use for case
- * c with output format cdt: 0, or the library's status with the call that
- * returned it in why. Lets a test run every GEMM case's descriptors through
- * a real library without a device. */
-int gv_lt_case_descriptors(const struct gv_lt *lt, const struct gv_case *c, enum gv_dtype cdt,
-                           char *why, size_t whysz);
 
 /* Workspace for the Lt matmul, from ENV (KiB, as PyTorch reads
  * CUBLASLT_WORKSPACE_SIZE / HIPBLASLT_WORKSPACE_SIZE) or dflt bytes. */
