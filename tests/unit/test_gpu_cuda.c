@@ -198,6 +198,21 @@ static void softmax_sum(void)
     free(x.data), free(y.data), free(z.data), free(z2.data);
 }
 
+/* The worker process reads the test switches (and GPUVET_CASE_TIMEOUT) when it
+ * starts: reopen the device with GPUVET_TEST_FAULT=mode for the case id. */
+static int reopen_injecting(const char *mode, const char *id)
+{
+    struct gv_err err = {0};
+    be->close(dev);
+    setenv("GPUVET_TEST_FAULT", mode, 1);
+    setenv("GPUVET_TEST_FAULT_CASE", id, 1);
+    int rc = be->open("0", &dev, &err);
+    T_EQ_INT(rc, GV_OK);
+    if (rc)
+        dev = NULL;
+    return rc;
+}
+
 static void fault_then_recover(void)
 {
     struct gv_case c = {.id = "sum.fault", .op = GV_OP_SUM, .in_dtype = GV_F32,
@@ -205,16 +220,8 @@ static void fault_then_recover(void)
     struct gv_buffer x = buf(GV_F32, 200), y = buf(GV_F32, 2);
     fill(&x, 1, 0);
     struct gv_err err = {0};
-    /* the worker process reads the test switches when it starts */
-    be->close(dev);
-    setenv("GPUVET_TEST_FAULT", "fault", 1);
-    setenv("GPUVET_TEST_FAULT_CASE", "sum.fault", 1);
-    int rc0 = be->open("0", &dev, &err);
-    T_EQ_INT(rc0, GV_OK);
-    if (rc0) {
-        dev = NULL;
+    if (reopen_injecting("fault", "sum.fault") != GV_OK)
         return;
-    }
     int rc = run_case(&c, &x, 1, &y, &err);
     unsetenv("GPUVET_TEST_FAULT");
     T_EQ_INT(rc, GV_E_DEVICE);
@@ -243,17 +250,9 @@ static void timeout_then_recover(void)
     struct gv_buffer x = buf(GV_F32, 200), y = buf(GV_F32, 2);
     fill(&x, 1, 0);
     struct gv_err err = {0};
-    /* the backend read GPUVET_CASE_TIMEOUT at open: reopen with 1 s */
-    be->close(dev);
-    setenv("GPUVET_CASE_TIMEOUT", "1", 1);
-    setenv("GPUVET_TEST_FAULT", "spin", 1);
-    setenv("GPUVET_TEST_FAULT_CASE", "sum.spin", 1);
-    int rc0 = be->open("0", &dev, &err);
-    T_EQ_INT(rc0, GV_OK);
-    if (rc0) {
-        dev = NULL;
+    setenv("GPUVET_CASE_TIMEOUT", "1", 1); /* read at open */
+    if (reopen_injecting("spin", "sum.spin") != GV_OK)
         return;
-    }
     int rc = run_case(&c, &x, 1, &y, &err);
     unsetenv("GPUVET_TEST_FAULT");
     T_EQ_INT(rc, GV_E_TIMEOUT);

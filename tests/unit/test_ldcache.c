@@ -94,10 +94,6 @@ static void written_by_ldconfig(void)
 
 static void system_cache(void)
 {
-    if (access("/etc/ld.so.cache", R_OK) != 0) {
-        fprintf(stderr, "  no /etc/ld.so.cache here\n");
-        return;
-    }
     size_t n = 0;
     same_as_ldconfig("/etc/ld.so.cache", &n);
     fprintf(stderr, "  /etc/ld.so.cache: %zu entries, as ldconfig -p lists them\n", n);
@@ -163,7 +159,10 @@ int main(void)
     }
     tl_tmpdir("test_ldcache", tmp, sizeof tmp);
     T_RUN(written_by_ldconfig);
-    T_RUN(system_cache);
+    if (access("/etc/ld.so.cache", R_OK) == 0)
+        T_RUN(system_cache);
+    else
+        fprintf(stderr, "skipped: system_cache (this machine has no /etc/ld.so.cache)\n");
     T_RUN(damaged);
     return t_done();
 }

@@ -1,10 +1,8 @@
 /* NVIDIA fatbins made by the real nvcc (tests/fixtures/make-devcode.sh, and
  * one built here with sm_90a/sm_100f variants): the targets must be those the
- * build asked for (and, where cuobjdump is
- * installed, those it lists); damaged or truncated containers give
- * GV_E_FORMAT, never a crash. */
-#include <unistd.h>
-
+ * build asked for; damaged or truncated containers give GV_E_FORMAT, never a
+ * crash. (cuobjdump's listing is compared on real libraries by
+ * test_offload_cuobjdump.c, which says "skipped" where there is no cuobjdump.) */
 #include "devcode.h"
 
 static char dc[512], tmp[512], lib[700];
@@ -24,39 +22,6 @@ static void test_libtorch_cuda(void)
     T_EQ_INT(t.n_skipped, 0);
     T_CHECK(t.n_bundles >= 1);
     gv_offload_free(&t);
-}
-
-/* cuobjdump is the NVIDIA tool for this listing; the toolkit here may lack it. */
-static void test_against_cuobjdump(void)
-{
-    const char *home = getenv("CUDA_HOME");
-    char tool[600];
-    snprintf(tool, sizeof tool, "%s/bin/cuobjdump", home && *home ? home : "/usr/local/cuda");
-    if (access(tool, X_OK) != 0) {
-        char *found = tl_capture("command -v cuobjdump");
-        if (found && found[0] == '/') {
-            found[strcspn(found, "\n")] = '\0';
-            snprintf(tool, sizeof tool, "%s", found);
-        }
-        free(found);
-    }
-    if (access(tool, X_OK) != 0) {
-        fprintf(stderr, "  %s not installed; the nvcc request is the only oracle\n", tool);
-        return;
-    }
-    char *want = tl_capture("( '%s' --list-elf '%s'; '%s' --list-ptx '%s' ) | "
-                            "grep -o 'sm_[0-9]*[a-z]*\\.\\(cubin\\|ptx\\)' | "
-                            "sed 's/^sm_\\([0-9a-z]*\\)\\.ptx$/compute_\\1/; s/\\.cubin$//' | "
-                            "LC_ALL=C sort -u | tr '\\n' ' ' | sed 's/ $//'",
-                            tool, lib, tool, lib);
-    T_CHECK(want != NULL);
-    struct gv_offload_targets t;
-    struct gv_err err = {0};
-    T_EQ_INT(gv_offload_scan_file(lib, &t, NULL, &err), GV_OK);
-    if (want)
-        T_CHECK(dc_same_list(t.targets, t.n_targets, want));
-    gv_offload_free(&t);
-    free(want);
 }
 
 /* Arch-specific (sm_90a) and family-specific (sm_100f) code: the variant is a
@@ -220,7 +185,6 @@ int main(void)
     snprintf(lib, sizeof lib, "%s/libtorch_cuda.so", dc);
     tl_tmpdir("test_offload_cuda", tmp, sizeof tmp);
     T_RUN(test_libtorch_cuda);
-    T_RUN(test_against_cuobjdump);
     T_RUN(test_arch_variants);
     T_RUN(test_truncated);
     T_RUN(test_damaged_headers);
