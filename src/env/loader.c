@@ -210,7 +210,7 @@ static int is_stub(const char *p)
     return strstr(p, "/stubs/") != NULL;
 }
 
-#define FROM_LLP 1
+#define FROM_LLP 1 /* LD_LIBRARY_PATH */
 #define FROM_CONF 2
 #define FROM_DEFAULT 4
 #define FROM_ALL 7
@@ -298,14 +298,12 @@ static json_t *resolve_soname(const struct gv_probe_ctx *ctx, const struct dirs 
                               const struct gv_ldcache *cache, const char *soname)
 {
     json_t *configured = resolve(ctx, d, soname, FROM_ALL);
-    if (!cache)
+    const char *via = json_string_value(json_object_get(configured, "via"));
+    if (!cache || (via && !strcmp(via, "LD_LIBRARY_PATH"))) /* found before the cache */
         return configured;
-    json_t *real = resolve(ctx, d, soname, FROM_LLP);
-    if (!json_is_true(json_object_get(real, "found"))) {
-        json_t *c = from_cache(ctx, cache, soname);
-        json_decref(real);
-        real = c ? c : resolve(ctx, d, soname, FROM_DEFAULT);
-    }
+    json_t *real = from_cache(ctx, cache, soname);
+    if (!real)
+        real = resolve(ctx, d, soname, FROM_DEFAULT);
     if (same_answer(real, configured)) {
         json_decref(real);
         return configured;
