@@ -43,6 +43,14 @@ int gv_exists(const char *path);    /* lstat succeeds */
 int gv_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
                     struct gv_err *err);
 
+/* Tests only: gv_write_atomic stops its own process (SIGSTOP) on reaching
+ * stage, for files whose path contains file (NULL: any), so that a test can
+ * kill -9 it at exactly that point. Stages, in order: atomic-start,
+ * atomic-created (empty temp file), atomic-half (half the bytes written),
+ * atomic-written, atomic-synced (fsync'ed and closed), atomic-renamed (in
+ * place, directory not yet synced). NULL stage: none (the default). */
+void gv_test_stop_points(const char *stage, const char *file);
+
 /* "~/.cache/gpuvet" or $XDG_CACHE_HOME/gpuvet, created if needed. */
 int gv_cache_dir(char *out, size_t outsz, const char *sub, struct gv_err *err);
 

@@ -29,6 +29,11 @@ static const char usage[] =
     "                   or env=GPUVET_BLAS=lt to run the GEMMs through hipBLASLt/cuBLASLt)\n"
     "  unset=NAME       remove an environment variable\n"
     "  device=D         the device for this side (default: --device, else the first GPU)\n"
+    "  python=PY        this side runs the suite through the PyTorch of interpreter PY\n"
+    "                   (device torch:cuda:0 where a GPU is present, else torch:cpu,\n"
+    "                   unless device= or --device name another torch device)\n"
+    "  python-root=DIR  PY (default python3) lives in this root filesystem (a chroot or\n"
+    "                   an unpacked container image), as for check --python-root\n"
     "  system           no change (the stack this shell would load)\n"
     "\n"
     "      --suite S        quick (default), standard or full\n"
@@ -48,6 +53,7 @@ struct side {
     int n;
     char *lib_path;   /* joined with ':' */
     const char *device;
+    const char *python, *python_root;
 };
 
 static int add_items(struct side *s, char *spec)
@@ -110,13 +116,27 @@ static int build_env(struct side *s, char ***envp_out, char *why, size_t whysz)
             s->device = it + 7;
             continue;
         }
+        if (!strncmp(it, "python=", 7) && it[7]) {
+            s->python = it + 7;
+            continue;
+        }
+        if (!strncmp(it, "python-root=", 12) && it[12]) {
+            if (!gv_is_dir(it + 12)) {
+                snprintf(why, whysz, "python-root=%s: not a directory", it + 12);
+                free(env);
+                return -1;
+            }
+            s->python_root = it + 12;
+            continue;
+        }
         const char *assign = NULL, *unset = NULL;
         if (!strncmp(it, "env=", 4))
             assign = it + 4;
         else if (!strncmp(it, "unset=", 6))
             unset = it + 6;
         else {
-            snprintf(why, whysz, "'%s' is not a SPEC item (lib-path=, env=, unset=, device=)", it);
+            snprintf(why, whysz, "'%s' is not a SPEC item (lib-path=, env=, unset=, device=, "
+                                 "python=, python-root=)", it);
             free(env);
             return -1;
         }
@@ -167,7 +187,7 @@ static int run_side(const char *label, struct side *s, const char *suite, const 
     char **env = NULL;
     if (build_env(s, &env, why, sizeof why) != 0)
         return cli_usage("ab", "--%s: %s", label, why[0] ? why : "cannot build the environment");
-    char *args[14];
+    char *args[20];
     int n = 0;
     args[n++] = (char *)"check";
     args[n++] = (char *)"--save-outputs";
@@ -179,6 +199,17 @@ static int run_side(const char *label, struct side *s, const char *suite, const 
         args[n++] = (char *)only;
     }
     const char *dev = s->device ? s->device : device;
+    if ((s->python || s->python_root) && (!dev || strncmp(dev, "torch", 5) != 0))
+        dev = gv_exists("/dev/nvidiactl") || gv_exists("/dev/kfd")
+                  ? "torch:cuda:0" : "torch:cpu"; /* python= means: this PyTorch */
+    if (s->python) {
+        args[n++] = (char *)"--python";
+        args[n++] = (char *)s->python;
+    }
+    if (s->python_root) {
+        args[n++] = (char *)"--python-root";
+        args[n++] = (char *)s->python_root;
+    }
     if (dev) {
         args[n++] = (char *)"--device";
         args[n++] = (char *)dev;

@@ -2,6 +2,7 @@
  * against its fp64 reference. */
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "num/runner.h"
 #include "store/junit.h"
 #include "kb/cuda_compat.h"
+#include "kb/pypick.h"
 #include "store/results.h"
 #include "store/safetensors.h"
 
@@ -26,6 +28,7 @@ extern char **environ;
 static const char usage[] =
     "usage: gpuvet check [--suite S] [--only PATTERN] [--device D] [-o RESULTS]\n"
     "                    [--save-outputs FILE] [--junit FILE] [--json] [--list]\n"
+    "                    [--python PY] [--python-root DIR]\n"
     "\n"
     "Runs a deterministic numerics suite on a device and judges every case against an\n"
     "fp64 reference computed on the CPU, in units of what the case's precision can\n"
@@ -37,7 +40,19 @@ static const char usage[] =
     "      --only PATTERN    only cases whose id matches the glob (several: comma-separated),\n"
     "                        e.g. 'gemm.f16*' or 'softmax.*,sdpa.*'\n"
     "      --device D        cpu, cuda:N or hip:N; default: the first GPU found, else the\n"
-    "                        CPU (the choice is printed)\n"
+    "                        CPU (the choice is printed). torch:cuda:N or torch:cpu: the\n"
+    "                        suite through your own PyTorch (also on ROCm, where the\n"
+    "                        device is still called cuda), plus PyTorch's own cases\n"
+    "                        (linear, matmul at PyTorch's defaults, each attention\n"
+    "                        backend, autocast with GradScaler); see docs/torch.md\n"
+    "      --python PY       the interpreter for torch:... (a venv's or conda env's\n"
+    "                        bin/python, /usr/bin/python3, ...); default: the first\n"
+    "                        environment the snapshot finds with a GPU build of torch\n"
+    "                        (any torch for torch:cpu), else python3 (said which);\n"
+    "                        sets $GPUVET_PYTHON\n"
+    "      --python-root DIR the interpreter lives in this root filesystem (a chroot or an\n"
+    "                        unpacked container image) and runs with DIR as its /,\n"
+    "                        reaching this machine's GPU; sets $GPUVET_PYTHON_ROOT\n"
     "  -o, --output FILE     write the result file (JSON, schema gpuvet.results) for\n"
     "                        `gpuvet compare`; without -o nothing is written\n"
     "      --save-outputs F  also save every output tensor to F (safetensors) so that\n"
@@ -81,17 +96,30 @@ static int help(void)
 }
 
 struct check_opts {
-    const char *suite, *only, *device, *output, *save_outputs, *junit;
+    const char *suite, *only, *device, *output, *save_outputs, *junit, *python, *python_root;
     int json, list;
     enum gv_det_mode det;
 };
 
 /* ---------- progress ---------- */
 
+/* Tests only: GPUVET_TEST_STOP_AT=case-N stops this process (SIGSTOP) as
+ * case N starts, so that a test can kill it there (tests/cli/check_killed.sh). */
+static void stop_point(size_t i)
+{
+    const char *at = getenv("GPUVET_TEST_STOP_AT");
+    char want[32];
+    snprintf(want, sizeof want, "case-%zu", i);
+    if (at && !strcmp(at, want))
+        raise(SIGSTOP);
+}
+
 static void progress(void *ud, size_t i, size_t n, const struct gv_catalog_entry *e,
                      const struct gv_case_result *r)
 {
     (void)ud;
+    if (!r)
+        stop_point(i);
     if (!gv_term.tty)
         return;
     if (!r)
@@ -262,6 +290,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         {"determinism", required_argument, 0, 'D'}, {"json", no_argument, 0, 'j'},
         {"list", no_argument, 0, 'l'},              {"help", no_argument, 0, 'h'},
         {"lib-path", required_argument, 0, 'L'},    {"blas", required_argument, 0, 'B'},
+        {"python", required_argument, 0, 'P'},      {"python-root", required_argument, 0, 'R'},
         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -293,6 +322,8 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
                 return cli_usage("check", "--blas takes auto, lt or classic, not '%s'", optarg);
             setenv("GPUVET_BLAS", optarg, 1); /* read by the GPU backends, in the worker too */
             break;
+        case 'P': o->python = optarg; break;
+        case 'R': o->python_root = optarg; break;
         case 'h': return -1;
         default:
             return cli_usage("check", "unknown option or missing value: '%s'", argv[optind - 1]);
@@ -414,6 +445,40 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
     return bad ? GV_EXIT_FINDINGS : GV_EXIT_OK;
 }
 
+/* Which cases apply to the device (catalog.h, "Targets"). */
+static unsigned targets_of(const char *device)
+{
+    if (!device || strncmp(device, "torch", 5) != 0)
+        return GV_TARGET_KERNEL;
+    return !strcmp(device, "torch:cpu") || !strcmp(device, "torch:cpu:0") ? GV_TARGET_TORCH_CPU
+                                                                          : GV_TARGET_TORCH_GPU;
+}
+
+/* The interpreter for torch:... : --python, else $GPUVET_PYTHON, else the
+ * snapshot's first environment with a (GPU) build of torch, said on stderr. */
+static void choose_python(const struct check_opts *o, char *note, size_t notesz)
+{
+    if (o->python_root)
+        setenv("GPUVET_PYTHON_ROOT", o->python_root, 1);
+    if (o->python) {
+        setenv("GPUVET_PYTHON", o->python, 1);
+        return;
+    }
+    const char *env = getenv("GPUVET_PYTHON");
+    if (env && *env)
+        return;
+    const char *root = o->python_root ? o->python_root : "/";
+    struct gv_probe_ctx ctx = {.root = root, .live = !strcmp(root, "/"), .envp = environ};
+    json_t *py = gv_probe_python(&ctx);
+    char path[4096], why[1024];
+    gv_pick_torch_python(py, targets_of(o->device) == GV_TARGET_TORCH_GPU, path, sizeof path,
+                         why, sizeof why);
+    json_decref(py);
+    setenv("GPUVET_PYTHON", path, 1);
+    snprintf(note, notesz, "interpreter %s", why);
+    fprintf(stderr, "gpuvet: torch device: using %s\n", why);
+}
+
 int cmd_check(int argc, char **argv)
 {
     struct check_opts o = {.suite = "quick", .det = GV_DET_QUICK};
@@ -427,7 +492,8 @@ int cmd_check(int argc, char **argv)
     const struct gv_catalog_entry **sel = calloc(total ? total : 1, sizeof *sel);
     if (!sel)
         return cli_failf("out of memory");
-    size_t n = gv_catalog_select((enum gv_suite)gv_suite_from_name(o.suite), o.only, sel, total);
+    size_t n = gv_catalog_select((enum gv_suite)gv_suite_from_name(o.suite), targets_of(o.device),
+                                 o.only, sel, total);
     if (n == 0) {
         free(sel);
         return cli_usage("check", "no case of suite %s matches --only '%s' (see --list)", o.suite,
@@ -440,14 +506,22 @@ int cmd_check(int argc, char **argv)
     }
     const struct gv_backend *be = NULL;
     struct gv_device *dev = NULL;
-    char note[1200];
+    char note[1200] = "", pynote[1100] = "";
     struct gv_err err = {0};
+    if (targets_of(o.device) != GV_TARGET_KERNEL)
+        choose_python(&o, pynote, sizeof pynote);
+    else if (o.python || o.python_root) {
+        free(sel);
+        return cli_usage("check", "--python and --python-root are for --device torch:...");
+    }
     if (gv_device_open(o.device, &be, &dev, note, sizeof note, &err)) {
         free(sel);
         return err.code == GV_E_USAGE ? cli_usage("check", "%s", err.msg) : cli_fail(&err);
     }
     if (note[0]) /* no --device: say plainly which device runs the suite */
         fprintf(stderr, "gpuvet: %s\n", note);
+    else if (pynote[0])
+        snprintf(note, sizeof note, "%s", pynote);
     struct gv_case_result *res = calloc(n, sizeof *res);
     struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};
     struct snapshot_job job = {0};

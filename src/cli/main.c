@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fs.h"
 #include "cli/cli.h"
 
 struct command {
@@ -47,6 +48,8 @@ static int finish_stdout(int rc)
 int main(int argc, char **argv)
 {
     cli_term_init();
+    /* tests kill gpuvet at exact points of its own (base/fs.h, cmd_check.c) */
+    gv_test_stop_points(getenv("GPUVET_TEST_STOP_AT"), getenv("GPUVET_TEST_STOP_FILE"));
     if (argc < 2) {
         print_usage(stderr);
         return GV_EXIT_USAGE;

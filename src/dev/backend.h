@@ -17,7 +17,7 @@
 /* Per-run facts a backend reports for the result file. */
 struct gv_run_info {
     double seconds;       /* device time of the operation, or wall time */
-    char impl[128];       /* what computed it: "cublasGemmEx algo=-1", "cpu naive", "nvrtc:softmax_f32" */
+    char impl[512];       /* what computed it: "cublasGemmEx algo=-1", "cpu naive", "nvrtc:softmax_f32" */
 };
 
 struct gv_device; /* backend-private */

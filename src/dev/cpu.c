@@ -848,6 +848,8 @@ static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err 
     (void)d;
     if ((unsigned)c->op >= GV_OP_COUNT)
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: unknown operation", c->id);
+    if (c->op == GV_OP_MLP || c->call != GV_CALL_DEFAULT)
+        return gv_err_set(why, GV_E_UNSUPPORTED, "%s: a PyTorch case (--device torch:...)", c->id);
     if (!storage_ok(c->in_dtype))
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: the cpu backend has no %s input kernels",
                           c->id, gv_dtype_name(c->in_dtype));
@@ -885,7 +887,7 @@ static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buf
     int rc = supports(d, c, err);
     if (rc)
         return rc;
-    static const int need[GV_OP_COUNT] = {2, 2, 1, 3, 2, 3, 1, 1, 1, 1};
+    static const int need[GV_OP_COUNT] = {2, 2, 1, 3, 2, 3, 1, 1, 1, 1, 4};
     if (nin < need[c->op])
         return gv_err_set(err, GV_E_USAGE, "%s: %d inputs given, %s needs %d", c->id, nin,
                           gv_op_name(c->op), need[c->op]);

@@ -1,4 +1,5 @@
-/* Kernel sources embedded at build time from the .cu files in src/dev/kernels. */
+/* Files embedded at build time (cmake/embed_files.cmake): the GPU kernel
+ * sources from src/dev/kernels (.cu) and the PyTorch worker from python (.py). */
 #ifndef GV_DEV_KERNEL_SOURCES_H
 #define GV_DEV_KERNEL_SOURCES_H
 
@@ -8,6 +9,8 @@ struct gv_kernel_source {
 };
 
 extern const struct gv_kernel_source gv_kernel_sources[]; /* ends with {0,0} */
-extern const int gv_kernel_source_count;
+extern const int gv_kernel_sources_count;
+extern const struct gv_kernel_source gv_python_sources[]; /* ends with {0,0} */
+extern const int gv_python_sources_count;
 
 #endif

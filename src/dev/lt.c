@@ -402,8 +402,8 @@ static json_t *probe_catalog(const struct gv_lt *lt)
     size_t n = 0;
     const struct gv_catalog_entry *all = gv_catalog(&n);
     for (size_t i = 0; i < n; i++) {
-        if (all[i].c.op != GV_OP_GEMM)
-            continue;
+        if (all[i].c.op != GV_OP_GEMM || !(all[i].targets & GV_TARGET_KERNEL))
+            continue; /* PyTorch's own cases never reach the Lt path */
         char why[512] = "";
         int st = case_descriptors(lt, &all[i].c, gv_gpu_gemm_out_dtype(&all[i].c), why,
                                   sizeof why);

@@ -3,13 +3,17 @@
 #include <string.h>
 
 #include "dev/backend.h"
+#include "dev/torch.h"
 
 extern const struct gv_backend gv_backend_cuda;
 extern const struct gv_backend gv_backend_hip;
 
+/* cpu first; then the GPUs tried when no --device is given; then torch, which
+ * is only used when asked for (it starts the user's Python). */
 static const struct gv_backend *const backends[] = {&gv_backend_cpu, &gv_backend_cuda,
-                                                     &gv_backend_hip};
+                                                     &gv_backend_hip, &gv_backend_torch};
 #define N_BACKENDS (sizeof backends / sizeof backends[0])
+#define N_AUTO 3
 
 const struct gv_backend *gv_backend_find(const char *name)
 {
@@ -34,7 +38,8 @@ int gv_device_open(const char *spec, const struct gv_backend **be, struct gv_dev
         const struct gv_backend *b = gv_backend_find(name);
         if (!b)
             return gv_err_set(err, GV_E_USAGE,
-                              "--device %s: unknown device kind '%s' (cpu, cuda:N, hip:N)", spec,
+                              "--device %s: unknown device kind '%s' (cpu, cuda:N, hip:N, torch:cpu, "
+                              "torch:cuda:N)", spec,
                               name);
         int rc = b->open(spec[n] == ':' ? spec + n + 1 : "", dev, err);
         if (rc)
@@ -44,7 +49,7 @@ int gv_device_open(const char *spec, const struct gv_backend **be, struct gv_dev
     }
     /* No --device: the first GPU found, else the CPU, and say why. */
     char why[1024] = "";
-    for (size_t i = 1; i < N_BACKENDS; i++) {
+    for (size_t i = 1; i < N_AUTO; i++) {
         struct gv_err e = {0};
         if (backends[i]->open("0", dev, &e) == GV_OK) {
             *be = backends[i];

@@ -17,13 +17,13 @@ const int gv_kernel_entry_count = sizeof gv_kernel_entries / sizeof gv_kernel_en
 char *gv_kernels_joined(void)
 {
     size_t total = 1;
-    for (int i = 0; i < gv_kernel_source_count; i++)
+    for (int i = 0; i < gv_kernel_sources_count; i++)
         total += strlen(gv_kernel_sources[i].text) + strlen(gv_kernel_sources[i].name) + 32;
     char *s = malloc(total);
     if (!s)
         return NULL;
     size_t used = 0;
-    for (int i = 0; i < gv_kernel_source_count; i++)
+    for (int i = 0; i < gv_kernel_sources_count; i++)
         used += (size_t)snprintf(s + used, total - used, "#line 1 \"%s\"\n%s\n",
                                  gv_kernel_sources[i].name, gv_kernel_sources[i].text);
     return s;

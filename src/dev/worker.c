@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "dev/gpu.h"
+#include "dev/ipc.h"
 #include "dev/vendor.h"
 
 #define ENV_NAME "GPUVET_WORKER"
@@ -37,49 +37,6 @@ struct resp {
     uint64_t nbytes; /* output bytes or JSON text that follow */
 };
 
-/* ---- socket helpers ---- */
-
-static int send_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* timeout_ms < 0: wait forever. Returns 0, -1 (closed/error), -2 (timeout). */
-static int recv_all(int fd, void *p, size_t n, int timeout_ms)
-{
-    char *c = p;
-    while (n) {
-        if (timeout_ms >= 0) {
-            struct pollfd pf = {fd, POLLIN, 0};
-            int r = poll(&pf, 1, timeout_ms);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r == 0)
-                return -2;
-            if (r < 0)
-                return -1;
-        }
-        ssize_t k = recv(fd, c, n, 0);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* ---- the child ---- */
 
 static const struct gv_backend *inproc_of(const char *name)
@@ -93,9 +50,9 @@ static const struct gv_backend *inproc_of(const char *name)
 
 static int reply(int fd, struct resp *r, const void *data)
 {
-    if (send_all(fd, r, sizeof *r))
+    if (gv_ipc_send_all(fd, r, sizeof *r))
         return -1;
-    return r->nbytes ? send_all(fd, data, r->nbytes) : 0;
+    return r->nbytes ? gv_ipc_send_all(fd, data, r->nbytes) : 0;
 }
 
 static int reply_json(int fd, struct resp *r, json_t *j)
@@ -118,7 +75,7 @@ static int serve_run(int fd, const struct gv_backend *be, struct gv_device *dev,
         size_t bytes = (size_t)q->in_count[i] * gv_dtype_size((enum gv_dtype)q->in_dtype[i]);
         in[i] = (struct gv_buffer){(enum gv_dtype)q->in_dtype[i], (size_t)q->in_count[i],
                                    malloc(bytes ? bytes : 1)};
-        ok = in[i].data && recv_all(fd, in[i].data, bytes, -1) == 0;
+        ok = in[i].data && gv_ipc_recv_all(fd, in[i].data, bytes, -1) == 0;
     }
     size_t obytes = out.count * gv_dtype_size(out.dtype);
     out.data = calloc(obytes ? obytes : 1, 1);
@@ -145,7 +102,7 @@ static void worker_main(const char *backend, int fd, const char *spec)
     if (reply_json(fd, &r, r.rc == GV_OK ? be->describe(dev) : NULL) || r.rc)
         _exit(0);
     struct req q;
-    while (recv_all(fd, &q, sizeof q, -1) == 0) {
+    while (gv_ipc_recv_all(fd, &q, sizeof q, -1) == 0) {
         q.id[sizeof q.id - 1] = '\0';
         q.c.id = q.id;
         struct resp a = {0};
@@ -230,7 +187,7 @@ static int child_gone(struct gv_worker *w, struct gv_err *err, const char *what)
 static int get_resp(struct gv_worker *w, struct resp *r, int timeout_ms, struct gv_err *err,
                     const char *what)
 {
-    int k = recv_all(w->fd, r, sizeof *r, timeout_ms);
+    int k = gv_ipc_recv_all(w->fd, r, sizeof *r, timeout_ms);
     if (k == -2) {
         stop_child(w);
         return gv_err_set(err, GV_E_TIMEOUT, "the %s worker did not answer %s within %d s; "
@@ -250,7 +207,7 @@ static json_t *get_json(struct gv_worker *w, uint64_t n, int timeout_ms)
     if (!s)
         return NULL;
     json_t *j = NULL;
-    if (recv_all(w->fd, s, n, timeout_ms) == 0) {
+    if (gv_ipc_recv_all(w->fd, s, n, timeout_ms) == 0) {
         s[n] = '\0';
         j = json_loads(s, 0, NULL);
     }
@@ -400,7 +357,7 @@ int gv_worker_supports(struct gv_worker *w, const struct gv_case *c, struct gv_e
     struct req q;
     fill_req(&q, OP_SUPPORTS, c);
     struct resp r;
-    if (send_all(w->fd, &q, sizeof q))
+    if (gv_ipc_send_all(w->fd, &q, sizeof q))
         return child_gone(w, why, "before a supports() call");
     if ((rc = get_resp(w, &r, 60 * 1000, why, "supports()")))
         return rc;
@@ -433,9 +390,9 @@ int gv_worker_run(struct gv_worker *w, const struct gv_case *c, const struct gv_
     }
     q.out_dtype = out->dtype;
     q.out_count = out->count;
-    int sent = send_all(w->fd, &q, sizeof q) == 0;
+    int sent = gv_ipc_send_all(w->fd, &q, sizeof q) == 0;
     for (int i = 0; i < nin && sent; i++)
-        sent = send_all(w->fd, in[i].data, in[i].count * gv_dtype_size(in[i].dtype)) == 0;
+        sent = gv_ipc_send_all(w->fd, in[i].data, in[i].count * gv_dtype_size(in[i].dtype)) == 0;
     if (!sent) {
         child_gone(w, err, "while receiving a case");
         retire(w, c, err);
@@ -448,7 +405,7 @@ int gv_worker_run(struct gv_worker *w, const struct gv_case *c, const struct gv_
     }
     size_t obytes = out->count * gv_dtype_size(out->dtype);
     if (r.rc == GV_OK && (r.nbytes != obytes ||
-                          recv_all(w->fd, out->data, obytes, (int)(w->timeout * 1000)))) {
+                          gv_ipc_recv_all(w->fd, out->data, obytes, (int)(w->timeout * 1000)))) {
         child_gone(w, err, "while sending the output");
         retire(w, c, err);
         return gv_err_prefix(err, "%s", c->id);

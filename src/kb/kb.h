@@ -136,6 +136,22 @@ const struct kb_soname *kb_sonames(size_t *n);
 const struct kb_hip_version *kb_hip_versions(size_t *n);
 const struct kb_kmd *kb_kmds(size_t *n);
 const struct kb_env *kb_envs(size_t *n);
+
+/* Libraries whose copy decides what a PyTorch process computes: the GPU
+ * stacks (also the pieces wheels bundle: cuDNN's sub-libraries, cuBLASLt,
+ * nvJitLink, aotriton ...), PyTorch's own, and the CPU BLAS/oneDNN/SLEEF
+ * that torch:cpu computes with. stem matches "stem.so" and "stem.so.N...",
+ * and with prefix set also "stemANYTHING.so...". */
+struct kb_framework_lib {
+    const char *stem;   /* "libcudnn", "libtorch" */
+    int prefix;         /* 1: "libcudnn_ops.so.9" matches "libcudnn" too */
+    const char *source;
+};
+const struct kb_framework_lib *kb_framework_libs(size_t *n);
+/* The stem of filename when it is such a library ("libcudnn_ops" for
+ * "libcudnn_ops.so.9.1.0"), else NULL-terminated "" and 0. */
+int kb_framework_lib_name(const char *filename, char *name, size_t n);
+
 const struct kb_error *kb_errors(size_t *n);
 const struct kb_override *kb_overrides(size_t *n);
 const struct kb_tensile_gap *kb_tensile_gaps(size_t *n);

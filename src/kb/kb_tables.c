@@ -4,6 +4,9 @@
  * appears; keep each table in release order. */
 #include "kb/kb.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define TABLE(type, fn, arr)                                                                 \
     const struct type *fn(size_t *n)                                                         \
@@ -454,3 +457,56 @@ static const struct kb_cuda_driver cuda_drivers[] = {
     {"13", "580.65.06", "NVIDIA CUDA 13.0 release notes [from memory]"},
 };
 TABLE(kb_cuda_driver, kb_cuda_drivers, cuda_drivers)
+
+/* What a PyTorch process maps that decides its numerics: torch/lib of the
+ * official CUDA and ROCm wheels (torch-bisect-anchors.md, "the framework binds
+ * its own ROCm"; rocm-facts §2a), the nvidia-* wheels PyTorch depends on
+ * (site-packages/nvidia/PKG/lib), and the CPU libraries Debian's python3-torch
+ * links (libblas.so.3 through the BLAS alternative, oneDNN, SLEEF). */
+static const struct kb_framework_lib framework_libs[] = {
+    {"libtorch", 1, "torch wheel torch/lib"},         {"libc10", 1, "torch wheel torch/lib"},
+    {"libshm", 0, "torch wheel torch/lib"},           {"libcaffe2_nvrtc", 0, "torch wheel"},
+    {"libcuda", 0, "NVIDIA driver"},                   {"libcudart", 0, "nvidia-cuda-runtime"},
+    {"libcublas", 0, "nvidia-cublas"},                 {"libcublasLt", 0, "nvidia-cublas"},
+    {"libcudnn", 1, "nvidia-cudnn (libcudnn_ops, _cnn, _adv, _graph, _engines_*)"},
+    {"libcufft", 1, "nvidia-cufft"},                   {"libcurand", 0, "nvidia-curand"},
+    {"libcusolver", 1, "nvidia-cusolver"},             {"libcusparse", 1, "nvidia-cusparse(lt)"},
+    {"libcupti", 0, "nvidia-cuda-cupti"},              {"libnvrtc", 1, "nvidia-cuda-nvrtc"},
+    {"libnvJitLink", 0, "nvidia-nvjitlink"},           {"libnccl", 0, "nvidia-nccl"},
+    {"libnvshmem", 1, "nvidia-nvshmem"},               {"libcufile", 1, "nvidia-cufile"},
+    {"libamdhip64", 0, "ROCm wheel torch/lib"},        {"libhiprtc", 1, "ROCm wheel torch/lib"},
+    {"libamd_comgr", 0, "ROCm wheel torch/lib"},       {"libhsa-runtime64", 0, "ROCm wheel"},
+    {"libhsakmt", 0, "ROCm wheel"},                    {"librocblas", 0, "ROCm wheel torch/lib"},
+    {"libhipblas", 0, "ROCm wheel torch/lib"},         {"libhipblaslt", 0, "ROCm wheel torch/lib"},
+    {"libMIOpen", 0, "ROCm wheel torch/lib"},          {"librocfft", 0, "ROCm wheel"},
+    {"libhipfft", 0, "ROCm wheel"},                    {"librocrand", 0, "ROCm wheel"},
+    {"libhiprand", 0, "ROCm wheel"},                   {"librocsolver", 0, "ROCm wheel"},
+    {"libhipsolver", 0, "ROCm wheel"},                 {"librocsparse", 0, "ROCm wheel"},
+    {"libhipsparse", 1, "ROCm wheel"},                 {"librccl", 0, "ROCm wheel torch/lib"},
+    {"libroctracer64", 0, "ROCm wheel"},               {"libroctx64", 0, "ROCm wheel"},
+    {"libaotriton", 1, "ROCm wheel (flash attention kernels)"},
+    {"libblas", 0, "Debian python3-torch via the libblas.so.3 alternative"},
+    {"libopenblas", 1, "OpenBLAS"},                    {"liblapack", 0, "LAPACK"},
+    {"libmkl", 1, "Intel MKL"},                        {"libdnnl", 0, "oneDNN (Debian)"},
+    {"libsleef", 0, "SLEEF vector math (Debian)"},
+};
+TABLE(kb_framework_lib, kb_framework_libs, framework_libs)
+
+int kb_framework_lib_name(const char *filename, char *name, size_t n)
+{
+    if (n)
+        name[0] = '\0';
+    const char *so = strstr(filename, ".so");
+    if (!so || (so[3] != '\0' && so[3] != '.'))
+        return 0;
+    size_t len = (size_t)(so - filename);
+    for (size_t i = 0; i < N(framework_libs); i++) {
+        size_t sl = strlen(framework_libs[i].stem);
+        if (strncmp(filename, framework_libs[i].stem, sl) != 0 ||
+            (len != sl && !framework_libs[i].prefix) || len < sl)
+            continue;
+        snprintf(name, n, "%.*s", (int)len, filename);
+        return 1;
+    }
+    return 0;
+}

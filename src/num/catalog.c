@@ -3,6 +3,7 @@
 #include "num/catalog.h"
 
 #include <fnmatch.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@ static struct gv_catalog_entry *add(enum gv_suite s, const char *prec)
     struct gv_catalog_entry *e = &cases[n_cases++];
     memset(e, 0, sizeof *e);
     e->suite = s;
+    e->targets = GV_TARGET_ALL;
     snprintf(e->prec, sizeof e->prec, "%s", prec);
     e->c.seed = 1;
     return e;
@@ -46,10 +48,15 @@ static const struct gemm_prec gemm_precs[] = {
     {"f64", GV_F64, GV_F64, GV_F64},        {"f32", GV_F32, GV_F32, GV_F32},
     {"tf32", GV_F32, GV_TF32, GV_F32},      {"f16acc32", GV_F16, GV_F32, GV_F16},
     {"f16acc16", GV_F16, GV_F16, GV_F16},   {"bf16acc32", GV_BF16, GV_F32, GV_BF16},
+    /* torch.matmul under PyTorch's default flags, which let the library reduce
+     * split-K partial sums in the output format: only accumulation in that
+     * format is promised */
+    {"f16", GV_F16, GV_F16, GV_F16},        {"bf16", GV_BF16, GV_BF16, GV_BF16},
 };
 
-static void gemm(enum gv_suite s, const char *prec, long long batch, long long m, long long n,
-                 long long k, enum gv_dist d)
+static struct gv_catalog_entry *gemm_as(enum gv_suite s, const char *op, enum gv_call call,
+                                         const char *prec, long long batch, long long m,
+                                         long long n, long long k, enum gv_dist d)
 {
     const struct gemm_prec *p = NULL;
     for (size_t i = 0; i < sizeof gemm_precs / sizeof gemm_precs[0]; i++)
@@ -57,8 +64,9 @@ static void gemm(enum gv_suite s, const char *prec, long long batch, long long m
             p = &gemm_precs[i];
     struct gv_catalog_entry *e = p ? add(s, prec) : NULL;
     if (!e)
-        return;
+        return NULL;
     e->c.op = GV_OP_GEMM;
+    e->c.call = call;
     e->c.in_dtype = p->in;
     e->c.compute_dtype = p->compute;
     e->c.out_dtype = p->out;
@@ -71,7 +79,16 @@ static void gemm(enum gv_suite s, const char *prec, long long batch, long long m
         snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lldx%lld", batch, m, n, k);
     else
         snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lld", m, n, k);
-    finish(e, "gemm", NULL);
+    finish(e, op, NULL);
+    if (!strcmp(prec, "f16acc16")) /* PyTorch can ask for fp16 accumulation only from cuBLAS/hipBLAS */
+        e->targets &= ~(unsigned)GV_TARGET_TORCH_CPU;
+    return e;
+}
+
+static void gemm(enum gv_suite s, const char *prec, long long batch, long long m, long long n,
+                 long long k, enum gv_dist d)
+{
+    gemm_as(s, "gemm", GV_CALL_DEFAULT, prec, batch, m, n, k, d);
 }
 
 static enum gv_dtype compute_of(enum gv_dtype t) { return t == GV_F64 ? GV_F64 : GV_F32; }
@@ -130,13 +147,15 @@ static void rows(enum gv_suite s, enum gv_op op, enum gv_dtype t, long long nrow
     finish(e, gv_op_name(op), NULL);
 }
 
-static void sdpa(enum gv_suite s, enum gv_dtype t, long long bh, long long seq, long long dh,
-                 int causal, enum gv_dist d)
+static struct gv_catalog_entry *sdpa_as(enum gv_suite s, enum gv_call call, enum gv_dtype t,
+                                         long long bh, long long seq, long long dh, int causal,
+                                         enum gv_dist d)
 {
     struct gv_catalog_entry *e = add(s, gv_dtype_name(t));
     if (!e)
-        return;
+        return NULL;
     e->c.op = GV_OP_SDPA;
+    e->c.call = call;
     e->c.in_dtype = e->c.out_dtype = t;
     e->c.compute_dtype = compute_of(t);
     e->c.dist = d;
@@ -145,7 +164,17 @@ static void sdpa(enum gv_suite s, enum gv_dtype t, long long bh, long long seq, 
     e->c.d = dh;
     e->c.causal = causal;
     snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lld", bh, seq, dh);
-    finish(e, "sdpa", causal ? "causal" : "full");
+    char variant[32];
+    snprintf(variant, sizeof variant, "%s%s%s", causal ? "causal" : "full",
+             call != GV_CALL_DEFAULT ? "-" : "", gv_call_name(call));
+    finish(e, "sdpa", variant);
+    return e;
+}
+
+static void sdpa(enum gv_suite s, enum gv_dtype t, long long bh, long long seq, long long dh,
+                 int causal, enum gv_dist d)
+{
+    sdpa_as(s, GV_CALL_DEFAULT, t, bh, seq, dh, causal, d);
 }
 
 static void unary(enum gv_suite s, enum gv_unary fn, enum gv_dtype t, long long len,
@@ -342,6 +371,92 @@ static void build_convert(void)
     convert(S, GV_F32, GV_F8E5M2, n, GV_DIST_UNIFORM);
 }
 
+/* ---------- PyTorch cases ---------- */
+
+static void torch_only(struct gv_catalog_entry *e, unsigned targets)
+{
+    if (e)
+        e->targets = targets;
+}
+
+static void linear(enum gv_suite s, const char *prec, long long m, long long n, long long k,
+                   enum gv_dist d)
+{
+    torch_only(gemm_as(s, "linear", GV_CALL_LINEAR, prec, 1, m, n, k, d), GV_TARGET_TORCH);
+}
+
+static void matmul(enum gv_suite s, const char *prec, long long batch, long long m, long long n,
+                   long long k, enum gv_dist d)
+{
+    torch_only(gemm_as(s, "matmul", GV_CALL_DEFAULTS, prec, batch, m, n, k, d), GV_TARGET_TORCH);
+}
+
+/* One case per attention backend: flash and math exist on the CPU too (flash
+ * takes f16/bf16 there only from torch 2.2 on, and the others say why they
+ * cannot run), memory-efficient and cuDNN attention only on a GPU; flash and
+ * cuDNN take no fp32 inputs, so those combinations are not generated. */
+static void sdpa_backends(enum gv_suite s, enum gv_dtype t, long long bh, long long seq,
+                          long long dh, int causal, enum gv_dist d)
+{
+    static const enum gv_call calls[] = {GV_CALL_FLASH, GV_CALL_EFFICIENT, GV_CALL_MATH,
+                                         GV_CALL_CUDNN};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        if (t == GV_F32 && (calls[i] == GV_CALL_FLASH || calls[i] == GV_CALL_CUDNN))
+            continue;
+        int gpu = calls[i] == GV_CALL_EFFICIENT || calls[i] == GV_CALL_CUDNN;
+        torch_only(sdpa_as(s, calls[i], t, bh, seq, dh, causal, d),
+                   gpu ? GV_TARGET_TORCH_GPU : GV_TARGET_TORCH);
+    }
+}
+
+static void autocast(enum gv_suite s, enum gv_dtype t, long long b, long long d_in,
+                     long long hidden, long long d_out, enum gv_dist d)
+{
+    struct gv_catalog_entry *e = add(s, gv_dtype_name(t));
+    if (!e)
+        return;
+    e->c.op = GV_OP_MLP;
+    e->c.in_dtype = GV_F32;
+    e->c.compute_dtype = t;
+    e->c.out_dtype = GV_F32;
+    e->c.dist = d;
+    e->c.m = b;
+    e->c.k = d_in;
+    e->c.n = hidden;
+    e->c.d = d_out;
+    snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lldx%lld", b, d_in, hidden, d_out);
+    finish(e, "autocast", NULL);
+    e->targets = GV_TARGET_TORCH;
+}
+
+static void build_torch(void)
+{
+    linear(Q, "f32", 256, 256, 256, GV_DIST_NORMAL);
+    linear(Q, "tf32", 256, 256, 256, GV_DIST_NORMAL);
+    linear(Q, "f16acc32", 128, 128, 128, GV_DIST_NORMAL);
+    linear(Q, "bf16acc32", 128, 128, 512, GV_DIST_NORMAL);
+    linear(S, "f32", 4096, 32, 256, GV_DIST_NORMAL);
+    linear(S, "tf32", 127, 253, 511, GV_DIST_NORMAL);
+    linear(S, "f16acc32", 512, 512, 512, GV_DIST_NORMAL);
+    linear(S, "bf16acc32", 512, 512, 512, GV_DIST_NORMAL);
+    matmul(Q, "f16", 1, 128, 128, 128, GV_DIST_NORMAL);
+    matmul(Q, "bf16", 1, 128, 128, 512, GV_DIST_NORMAL);
+    matmul(S, "f16", 1, 512, 512, 512, GV_DIST_NORMAL);
+    matmul(S, "f16", 1, 64, 64, 8192, GV_DIST_UNIFORM);
+    matmul(S, "f16", 4, 128, 128, 256, GV_DIST_NORMAL);
+    matmul(S, "bf16", 1, 512, 512, 512, GV_DIST_NORMAL);
+    matmul(S, "bf16", 1, 64, 64, 8192, GV_DIST_UNIFORM);
+    sdpa_backends(Q, GV_F32, 4, 128, 64, 1, GV_DIST_NORMAL);
+    sdpa_backends(Q, GV_F16, 4, 128, 64, 0, GV_DIST_NORMAL);
+    sdpa_backends(S, GV_F16, 8, 512, 128, 1, GV_DIST_NORMAL);
+    sdpa_backends(S, GV_BF16, 8, 512, 64, 0, GV_DIST_UNIFORM);
+    sdpa_backends(S, GV_F32, 8, 512, 64, 0, GV_DIST_NORMAL);
+    autocast(Q, GV_F16, 64, 256, 512, 64, GV_DIST_NORMAL);
+    autocast(Q, GV_BF16, 64, 256, 512, 64, GV_DIST_NORMAL);
+    autocast(S, GV_F16, 256, 1024, 2048, 256, GV_DIST_NORMAL);
+    autocast(S, GV_BF16, 256, 1024, 2048, 256, GV_DIST_NORMAL);
+}
+
 static void build(void)
 {
     build_gemm();
@@ -350,6 +465,7 @@ static void build(void)
     build_sdpa();
     build_unary();
     build_convert();
+    build_torch();
 }
 
 const struct gv_catalog_entry *gv_catalog(size_t *n)
@@ -404,13 +520,13 @@ static int matches(const char *id, const char *pattern)
     return 0;
 }
 
-size_t gv_catalog_select(enum gv_suite s, const char *pattern,
+size_t gv_catalog_select(enum gv_suite s, unsigned targets, const char *pattern,
                          const struct gv_catalog_entry **out, size_t max)
 {
     size_t n, k = 0;
     const struct gv_catalog_entry *all = gv_catalog(&n);
     for (size_t i = 0; i < n && k < max; i++)
-        if (all[i].suite <= s && matches(all[i].id, pattern))
+        if (all[i].suite <= s && (all[i].targets & targets) && matches(all[i].id, pattern))
             out[k++] = &all[i];
     return k;
 }
@@ -427,6 +543,11 @@ void gv_catalog_input_rule(const struct gv_case *c, int i, struct gv_input_rule 
     } else if ((c->op == GV_OP_GEMM || c->op == GV_OP_CONV2D) && c->dist == GV_DIST_SUBNORMAL &&
                i == 1) {
         r->dist = GV_DIST_UNIFORM;
+    } else if (c->op == GV_OP_MLP && (i == 1 || i == 2)) {
+        r->dist = GV_DIST_NORMAL;
+        r->scale = 1.0 / sqrt((double)((i == 1 ? c->k : c->n) + 1));
+    } else if (c->op == GV_OP_MLP && i == 3) {
+        r->dist = GV_DIST_NORMAL;
     }
 }
 
@@ -458,6 +579,9 @@ int gv_case_out_shape(const struct gv_case *c, long long dims[4])
     case GV_OP_SUM:
     case GV_OP_MEAN:
         dims[0] = c->rows;
+        return 1;
+    case GV_OP_MLP: /* loss, y[B][O], dW1[H][D], db1[H], dW2[O][H], db2[O], flat */
+        dims[0] = 1 + c->m * c->d + c->n * c->k + c->n + c->d * c->n + c->d;
         return 1;
     default:
         dims[0] = c->len;

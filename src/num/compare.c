@@ -246,6 +246,38 @@ static void lib_causes(const json_t *sa, const json_t *sb, struct gv_compare *o)
     }
 }
 
+static int is_lib_array(const json_t *a)
+{
+    return json_is_array(a) && json_array_size(a) > 0 &&
+           json_is_string(json_object_get(json_array_get(a, 0), "name"));
+}
+
+/* Two lists of {name, version, path} (a device's libraries): one cause per
+ * name whose versions or files differ. */
+static void lib_array_causes(const char *kind, const json_t *a, const json_t *b,
+                             struct gv_compare *o)
+{
+    const json_t *sides[2] = {a, b};
+    size_t first = o->ncauses;
+    for (int s = 0; s < 2; s++) {
+        size_t i;
+        json_t *it;
+        json_array_foreach((json_t *)sides[s], i, it) {
+            const char *name = json_string_value(json_object_get(it, "name"));
+            int seen = 0;
+            for (size_t j = first; name && j < o->ncauses; j++)
+                seen |= !strcmp(o->causes[j].name, name);
+            if (!name || seen)
+                continue;
+            char x[512], y[512];
+            lib_desc(a, name, x, sizeof x);
+            lib_desc(b, name, y, sizeof y);
+            if (strcmp(x, y) != 0)
+                add_cause(o, kind, name, x[0] ? x : NULL, y[0] ? y : NULL, NULL);
+        }
+    }
+}
+
 /* Every scalar leaf under an object, compared by its JSON text. */
 static void leaf_causes(const char *kind, const char *prefix, const json_t *a, const json_t *b,
                         struct gv_compare *o, int depth)
@@ -254,9 +286,17 @@ static void leaf_causes(const char *kind, const char *prefix, const json_t *a, c
         return;
     /* Process ids, timings and the like differ on every run: not causes. */
     const char *leaf = strrchr(prefix, '.') ? strrchr(prefix, '.') + 1 : prefix;
+    size_t ll = strlen(leaf);
     if (!strcmp(leaf, "pid") || !strcmp(leaf, "seconds") || !strcmp(leaf, "created") ||
-        !strcmp(leaf, "compile_seconds"))
+        (ll > 8 && !strcmp(leaf + ll - 8, "_seconds")))
         return;
+    if ((is_lib_array(a) || is_lib_array(b)) && (!a || json_is_array(a)) &&
+        (!b || json_is_array(b))) {
+        json_t *empty = json_array();
+        lib_array_causes("library", a ? a : empty, b ? b : empty, o);
+        json_decref(empty);
+        return;
+    }
     if (json_is_object(a) && json_is_object(b)) {
         const char *k;
         json_t *v;
@@ -281,10 +321,24 @@ static void leaf_causes(const char *kind, const char *prefix, const json_t *a, c
     free(y);
 }
 
+/* What computed a flagged case, when that differs (PyTorch's kernels, the
+ * attention backend, cuBLAS or cuBLASLt ...). */
+static void route_causes(struct gv_compare *o)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        const struct gv_cmp_case *c = &o->cases[i];
+        if (!gv_change_flagged(c->status) || !c->a || !c->b || !strcmp(c->a->impl, c->b->impl))
+            continue;
+        add_cause(o, "route", c->id, c->a->impl[0] ? c->a->impl : NULL,
+                  c->b->impl[0] ? c->b->impl : NULL, NULL);
+    }
+}
+
 static void find_causes(const struct gv_results *a, const struct gv_results *b,
                         struct gv_compare *o)
 {
     leaf_causes("device", "", a->device, b->device, o, 0);
+    route_causes(o);
     env_causes(a->snapshot, b->snapshot, o);
     lib_causes(a->snapshot, b->snapshot, o);
     const json_t *ma = json_object_get(json_object_get(a->snapshot, "drivers"), "modules");

@@ -140,6 +140,13 @@ size_t gv_case_out_count(const struct gv_case *c)
     case GV_OP_UNARY:
     case GV_OP_CONVERT:
         return prod(1, (int64_t[]){c->len});
+    case GV_OP_MLP: {
+        size_t y = prod(2, (int64_t[]){c->m, c->d}), w1 = prod(2, (int64_t[]){c->n, c->k});
+        size_t w2 = prod(2, (int64_t[]){c->d, c->n});
+        if (!y || !w1 || !w2 || c->m > INT_MAX || c->k > INT_MAX || c->n > INT_MAX)
+            return 0;
+        return 1 + y + w1 + (size_t)c->n + w2 + (size_t)c->d;
+    }
     default:
         return 0;
     }
@@ -176,6 +183,12 @@ int gv_case_inputs(const struct gv_case *c, size_t counts[4])
     case GV_OP_CONVERT:
         counts[0] = prod(1, &c->len);
         return 1;
+    case GV_OP_MLP:
+        counts[0] = prod(2, (int64_t[]){c->m, c->k});
+        counts[1] = prod(2, (int64_t[]){c->n, c->k + 1});
+        counts[2] = prod(2, (int64_t[]){c->d, c->n + 1});
+        counts[3] = prod(2, (int64_t[]){c->m, c->d});
+        return 4;
     default:
         return 0;
     }
@@ -793,6 +806,8 @@ int gv_ref_compute(const struct gv_case *c, const struct gv_buffer *in, int nin,
         return ref_conv(c, in, ref, bound, scale, nt, err);
     case GV_OP_SDPA:
         return ref_sdpa(c, in, ref, bound, scale, err);
+    case GV_OP_MLP:
+        return gv_ref_mlp(c, in, ref, bound, scale, err);
     case GV_OP_UNARY:
     case GV_OP_CONVERT: {
         struct elem_job j = {.c = c, .x = &in[0], .ref = ref, .bound = bound, .scale = scale};

@@ -19,6 +19,10 @@ int gv_case_inputs(const struct gv_case *c, size_t counts[4]); /* returns nin */
 int gv_ref_compute(const struct gv_case *c, const struct gv_buffer *in, int nin, double *ref,
                    double *bound, double *scale, int nthreads, struct gv_err *err);
 
+/* The autocast network (GV_OP_MLP), src/num/ref_mlp.c; called by gv_ref_compute. */
+int gv_ref_mlp(const struct gv_case *c, const struct gv_buffer *in, double *ref, double *bound,
+               double *scale, struct gv_err *err);
+
 /* The same, through the on-disk cache keyed by the inputs' digest and the
  * case's semantics ($XDG_CACHE_HOME/gpuvet/ref/<key>.ref): a miss computes
  * and stores, a corrupt entry is recomputed. *hit tells which. input_digest

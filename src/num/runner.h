@@ -25,7 +25,7 @@ struct gv_case_result {
     double seconds;             /* backend time */
     double ref_seconds;         /* reference time (0 on a cache hit) */
     int ref_cache_hit;
-    char impl[128];
+    char impl[512];
     int det_checked;            /* the case was run twice */
     int det_identical;          /* ... and both outputs were bit-identical */
     struct gv_buffer output;    /* kept when opts.keep_outputs (free with gv_run_results_free) */

@@ -7,7 +7,9 @@ static const char *const dtype_names[GV_DTYPE_COUNT] = {"f64",  "f32",    "tf32"
 static const size_t dtype_sizes[GV_DTYPE_COUNT] = {8, 4, 4, 2, 2, 1, 1};
 static const char *const op_names[GV_OP_COUNT] = {"gemm", "conv2d", "softmax", "layernorm",
                                                   "rmsnorm", "sdpa", "sum", "mean", "unary",
-                                                  "convert"};
+                                                  "convert", "mlp"};
+static const char *const call_names[GV_CALL_COUNT] = {"",          "linear", "defaults", "flash",
+                                                      "efficient", "math",   "cudnn"};
 static const char *const unary_names[GV_UN_COUNT] = {"none", "exp",  "log",     "tanh", "erf",
                                                      "gelu", "silu", "sigmoid", "rsqrt"};
 static const char *const dist_names[GV_DIST_COUNT] = {"normal",    "uniform", "wide",
@@ -41,4 +43,9 @@ const char *gv_unary_name(enum gv_unary u)
 const char *gv_dist_name(enum gv_dist d)
 {
     return (unsigned)d < GV_DIST_COUNT ? dist_names[d] : "?";
+}
+
+const char *gv_call_name(enum gv_call c)
+{
+    return (unsigned)c < GV_CALL_COUNT ? call_names[c] : "?";
 }

@@ -32,8 +32,30 @@ enum gv_op {
     GV_OP_SUM,        /* rows x len -> rows */
     GV_OP_MEAN,       /* rows x len -> rows */
     GV_OP_UNARY,      /* elementwise y = f(x), f in enum gv_unary */
-    GV_OP_CONVERT,    /* x (in_dtype) -> out_dtype -> back to in_dtype (round trip) */
+    GV_OP_CONVERT,    /* x (in_dtype) -> out_dtype (one conversion) */
+    GV_OP_MLP,        /* PyTorch only: linear-GELU-linear-MSE forward and backward under
+                       * autocast (compute_dtype) with GradScaler; see catalog.h */
     GV_OP_COUNT
+};
+
+/* How a PyTorch case makes its call (the torch device; the other backends
+ * only ever see GV_CALL_DEFAULT):
+ *   DEFAULT   the operation's usual call, with the flags that would change the
+ *             case's declared precision set to match it (allow_tf32, reduced-
+ *             precision reduction, fp16 accumulation, cudnn.allow_tf32)
+ *   LINEAR    torch.nn.functional.linear(A, B^T) instead of matmul
+ *   DEFAULTS  torch.matmul under PyTorch's own default flags, as they are
+ *   FLASH, EFFICIENT, MATH, CUDNN: scaled_dot_product_attention restricted to
+ *             that one attention backend */
+enum gv_call {
+    GV_CALL_DEFAULT = 0,
+    GV_CALL_LINEAR,
+    GV_CALL_DEFAULTS,
+    GV_CALL_FLASH,
+    GV_CALL_EFFICIENT,
+    GV_CALL_MATH,
+    GV_CALL_CUDNN,
+    GV_CALL_COUNT
 };
 
 enum gv_unary {
@@ -74,13 +96,15 @@ struct gv_case {
     /* shape: meaning per op
      *   GEMM: batch, m, n, k          CONV2D: n, c, h, w, k, r, s, stride, pad
      *   SOFTMAX/NORMS/SUM/MEAN: rows, len   SDPA: bh, s, d, causal
-     *   UNARY/CONVERT: len */
+     *   UNARY/CONVERT: len
+     *   MLP: m = batch rows B, k = inputs D, n = hidden H, d = outputs O */
     int64_t batch, m, n, k;
     int64_t c, h, w, r, s, stride, pad;
     int64_t rows, len;
     int64_t bh, seq, d;
     int causal;
     double eps;                  /* norms */
+    enum gv_call call;           /* PyTorch cases; GV_CALL_DEFAULT elsewhere */
 };
 
 /* A host buffer in a storage format (see enum gv_dtype for encodings). */
@@ -96,5 +120,6 @@ size_t gv_dtype_size(enum gv_dtype t);        /* bytes of one stored element (TF
 const char *gv_op_name(enum gv_op op);
 const char *gv_unary_name(enum gv_unary u);
 const char *gv_dist_name(enum gv_dist d);
+const char *gv_call_name(enum gv_call c);     /* "", "linear", "defaults", "flash", ... */
 
 #endif

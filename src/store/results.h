@@ -42,7 +42,7 @@ struct gv_result_case {
     uint64_t nan_count, inf_count, count;
     int det_checked, det_identical;
     double seconds;
-    char impl[128];
+    char impl[512];
 };
 
 struct gv_results {

@@ -1,42 +1,81 @@
 #!/bin/bash
-# `gpuvet check -o F` killed with SIGKILL at many points of its run leaves the
-# previous F intact and readable (or, after the final rename, the new one):
-# never a truncated or half-written file.
+# `gpuvet check -o F` killed with SIGKILL at every point of its run leaves the previous F
+# intact and readable, or, once the new file has been renamed into place, the complete
+# new one: never a truncated or half-written file.
+#
+# No timing: gpuvet stops itself (SIGSTOP) at a named point it reaches
+# (GPUVET_TEST_STOP_AT: case-N as case N starts, and each step of the atomic write, see
+# src/base/fs.h), the test waits until the kernel reports it stopped, then kills it
+# with kill -9. So every point is hit exactly, on an idle or a loaded machine.
 set -u
 T="$GV_TEST_TMP/check_killed"
 rm -rf "$T" && mkdir -p "$T"
-export XDG_CACHE_HOME="$GV_TEST_TMP/cache"
+export XDG_CACHE_HOME="$T/cache"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ONLY='gemm.f32.127x253x511.*,softmax.f16.*,convert.*'
 
 "$GPUVET" check --device cpu --only "$ONLY" -o "$T/F.json" > /dev/null || fail "first run"
+ncases=$("$GPUVET" check --device cpu --only "$ONLY" --list | wc -l)
+[ "$ncases" -ge 5 ] || fail "expected at least 5 cases, got $ncases"
 cp "$T/F.json" "$T/prev.json"
-# the fastest of three runs (other tests may load the machine): the kill points
-# below are fractions of it
-total_ms=
-for _ in 1 2 3; do
-    start=$(date +%s%N)
-    "$GPUVET" check --device cpu --only "$ONLY" -o "$T/timing.json" > /dev/null || fail "timed run"
-    ms=$(( ($(date +%s%N) - start) / 1000000 ))
-    if [ -z "$total_ms" ] || [ "$ms" -lt "$total_ms" ]; then total_ms=$ms; fi
-done
 
-kills=0 replaced=0
-for pct in 10 40 70 85 92 96 98 99 100 102 105; do
-    delay_ms=$(( total_ms * pct / 100 ))
-    "$GPUVET" check --device cpu --only "$ONLY" -o "$T/F.json" > /dev/null 2>&1 &
+state_of() { # PID: the state letter of /proc/PID/stat (R, S, T, Z ...), "" when gone
+    local s
+    s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    s=${s##*) }
+    echo "${s%% *}"
+}
+
+wait_stopped() { # PID: until it is stopped (T) or has exited; 0 when stopped
+    local i st
+    for ((i = 0; i < 6000; i++)); do # up to 10 minutes: a limit, not a timing assumption
+        st=$(state_of "$1")
+        [ "$st" = T ] && return 0
+        [ -z "$st" ] || [ "$st" = Z ] && return 1
+        sleep 0.1
+    done
+    return 1
+}
+
+kills=0
+points="case-0 case-$((ncases / 2)) case-$((ncases - 1)) atomic-start atomic-created atomic-half"
+points="$points atomic-written atomic-synced atomic-renamed"
+for point in $points; do
+    GPUVET_TEST_STOP_AT=$point GPUVET_TEST_STOP_FILE=F.json \
+        "$GPUVET" check --device cpu --only "$ONLY" -o "$T/F.json" > /dev/null 2>&1 &
     pid=$!
-    sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
-    kill -9 "$pid" 2> /dev/null && kills=$((kills + 1))
+    wait_stopped "$pid" || fail "gpuvet never reached $point"
+    kill -9 "$pid"
     wait "$pid" 2> /dev/null
+    rc=$?
+    [ "$rc" -eq 137 ] || fail "at $point: expected death by SIGKILL (137), got $rc"
+    kills=$((kills + 1))
+    tmps=$(find "$T" -maxdepth 1 -name 'F.json.tmp.*' | wc -l)
     # F must be a complete result file: the old one, or a complete new one
     "$GPUVET" compare "$T/prev.json" "$T/F.json" > "$T/out" 2> "$T/err"
     rc=$?
-    [ $rc -eq 0 ] || fail "after a kill at ${pct}% the file is not intact (exit $rc): $(cat "$T/err")"
-    if ! cmp -s "$T/F.json" "$T/prev.json"; then
-        replaced=$((replaced + 1))
-        cp "$T/F.json" "$T/prev.json"
-    fi
+    [ $rc -eq 0 ] || fail "after a kill at $point the file is not intact (exit $rc): $(cat "$T/err")"
+    case $point in
+        atomic-renamed)
+            ! cmp -s "$T/F.json" "$T/prev.json" || fail "at $point the new file should be in place"
+            cp "$T/F.json" "$T/prev.json" ;;
+        *)
+            cmp -s "$T/F.json" "$T/prev.json" || fail "a kill at $point replaced the previous file" ;;
+    esac
+    # the kill really happened in the middle of writing: the temporary file is there,
+    # holding exactly what had been written at that point
+    case $point in
+        atomic-created | atomic-half | atomic-written | atomic-synced)
+            [ "$tmps" -eq 1 ] || fail "at $point: expected one temporary file, found $tmps"
+            tmp=$(find "$T" -maxdepth 1 -name 'F.json.tmp.*')
+            size=$(stat -c %s "$tmp")
+            case $point in
+                atomic-created) [ "$size" -eq 0 ] || fail "at $point the temporary file has $size bytes" ;;
+                atomic-half) [ "$size" -gt 0 ] && [ "$size" -lt "$(stat -c %s "$T/prev.json")" ] ||
+                    fail "at $point the temporary file has $size bytes" ;;
+            esac
+            rm -f "$tmp" ;;
+        *) [ "$tmps" -eq 0 ] || fail "at $point: a temporary file was left" ;;
+    esac
 done
-[ "$kills" -ge 6 ] || fail "only $kills runs were killed while running; timing too coarse"
-echo "ok: $kills killed mid-run, $replaced completed before the kill"
+echo "ok: killed with SIGKILL at $kills points ($points): the result file was always complete"

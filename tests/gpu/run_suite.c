@@ -33,7 +33,7 @@ int main(int argc, char **argv)
         return 77;
     }
     static const struct gv_catalog_entry *sel[4096];
-    size_t n = gv_catalog_select((enum gv_suite)gv_suite_from_name(argv[2]),
+    size_t n = gv_catalog_select((enum gv_suite)gv_suite_from_name(argv[2]), GV_TARGET_KERNEL,
                                  argc > 3 ? argv[3] : NULL, sel, 4096);
     struct gv_case_result *res = calloc(n ? n : 1, sizeof *res);
     struct gv_run_opts opts = {be, dev, GV_DET_QUICK, 0, NULL, NULL};

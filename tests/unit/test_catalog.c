@@ -1,6 +1,7 @@
 /* The case catalog: stable readable ids, nested suites, the coverage the
  * suite promises, and input generation that never changes. */
 #include <fnmatch.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "num/catalog.h"
@@ -66,10 +67,13 @@ static void test_gemm_ids_match_fields(void)
 static void test_suites_nested(void)
 {
     static const struct gv_catalog_entry *a[256], *b[256], *c[256];
-    size_t nq = gv_catalog_select(GV_SUITE_QUICK, NULL, a, 256);
-    size_t ns = gv_catalog_select(GV_SUITE_STANDARD, NULL, b, 256);
-    size_t nf = gv_catalog_select(GV_SUITE_FULL, NULL, c, 256);
-    T_CHECK(nq >= 30 && nq < ns && ns < nf && nf == n_all);
+    size_t nq = gv_catalog_select(GV_SUITE_QUICK, GV_TARGET_KERNEL, NULL, a, 256);
+    size_t ns = gv_catalog_select(GV_SUITE_STANDARD, GV_TARGET_KERNEL, NULL, b, 256);
+    size_t nf = gv_catalog_select(GV_SUITE_FULL, GV_TARGET_KERNEL, NULL, c, 256);
+    size_t kernel = 0;
+    for (size_t i = 0; i < n_all; i++)
+        kernel += (all[i].targets & GV_TARGET_KERNEL) != 0;
+    T_CHECK(nq >= 30 && nq < ns && ns < nf && nf == kernel && kernel < n_all);
     for (size_t i = 0; i < nq; i++) {
         int found = 0;
         for (size_t j = 0; j < ns; j++)
@@ -79,12 +83,12 @@ static void test_suites_nested(void)
     T_EQ_INT(gv_suite_from_name("standard"), GV_SUITE_STANDARD);
     T_EQ_INT(gv_suite_from_name("huge"), -1);
     /* globs, several separated by commas */
-    size_t n = gv_catalog_select(GV_SUITE_FULL, "softmax.*,sdpa.*", a, 256);
+    size_t n = gv_catalog_select(GV_SUITE_FULL, GV_TARGET_KERNEL, "softmax.*,sdpa.*", a, 256);
     T_CHECK(n > 4);
     for (size_t i = 0; i < n; i++)
         T_CHECK(a[i]->c.op == GV_OP_SOFTMAX || a[i]->c.op == GV_OP_SDPA);
-    T_EQ_INT(gv_catalog_select(GV_SUITE_FULL, "gemm.f32.512x512x512.normal.s1", a, 256), 1);
-    T_EQ_INT(gv_catalog_select(GV_SUITE_FULL, "zzz*", a, 256), 0);
+    T_EQ_INT(gv_catalog_select(GV_SUITE_FULL, GV_TARGET_KERNEL, "gemm.f32.512x512x512.normal.s1", a, 256), 1);
+    T_EQ_INT(gv_catalog_select(GV_SUITE_FULL, GV_TARGET_KERNEL, "zzz*", a, 256), 0);
 }
 
 #define PRED(name, expr)                                                                     \
@@ -168,7 +172,7 @@ static void test_shapes_and_inputs(void)
         T_CHECK(nd >= 1 && nd <= 4 && (size_t)p == gv_case_out_count(&all[i].c));
         size_t counts[4];
         int nin = gv_case_inputs(&all[i].c, counts);
-        T_CHECK(nin >= 1 && nin <= 3);
+        T_CHECK(nin >= 1 && nin <= (all[i].c.op == GV_OP_MLP ? 4 : 3));
     }
     /* norms: gamma around 1, beta small, both rounded to the input format */
     const struct gv_catalog_entry *e = gv_catalog_find("layernorm.f32.32x4096.normal.s1");
@@ -232,6 +236,69 @@ static void test_inputs_are_stable(void)
     }
 }
 
+/* Which cases each device gets (catalog.h, "Targets"). */
+static void test_targets(void)
+{
+    static const struct gv_catalog_entry *k[256], *tc[256], *tg[256];
+    size_t nk = gv_catalog_select(GV_SUITE_FULL, GV_TARGET_KERNEL, NULL, k, 256);
+    size_t nc = gv_catalog_select(GV_SUITE_FULL, GV_TARGET_TORCH_CPU, NULL, tc, 256);
+    size_t ng = gv_catalog_select(GV_SUITE_FULL, GV_TARGET_TORCH_GPU, NULL, tg, 256);
+    T_CHECK(ng > nk && nc > nk - 8 && ng > nc);
+    for (size_t i = 0; i < nk; i++) { /* gpuvet's backends never see PyTorch's calls */
+        T_CHECK(k[i]->c.call == GV_CALL_DEFAULT && k[i]->c.op != GV_OP_MLP);
+        T_CHECK(strncmp(k[i]->id, "linear.", 7) && strncmp(k[i]->id, "matmul.", 7) &&
+                strncmp(k[i]->id, "autocast.", 9));
+    }
+    size_t shared = 0, acc16 = 0, gpu_only = 0;
+    for (size_t i = 0; i < ng; i++) {
+        const struct gv_catalog_entry *e = tg[i];
+        shared += (e->targets & GV_TARGET_KERNEL) != 0;
+        int on_cpu = (e->targets & GV_TARGET_TORCH_CPU) != 0;
+        /* no way to ask PyTorch for fp16 accumulation, efficient or cuDNN attention on a CPU */
+        if (!strcmp(e->prec, "f16acc16")) {
+            acc16++;
+            T_CHECK(!on_cpu);
+        }
+        if (e->c.call == GV_CALL_EFFICIENT || e->c.call == GV_CALL_CUDNN) {
+            gpu_only++;
+            T_CHECK(!on_cpu);
+        }
+        if (e->c.call == GV_CALL_FLASH || e->c.call == GV_CALL_MATH)
+            T_CHECK(on_cpu && e->c.op == GV_OP_SDPA && strstr(e->id, gv_call_name(e->c.call)));
+        /* flash and cuDNN attention take no fp32: such cases would always be skipped */
+        if (e->c.call == GV_CALL_FLASH || e->c.call == GV_CALL_CUDNN)
+            T_CHECK(e->c.in_dtype != GV_F32);
+        if (e->c.op == GV_OP_MLP)
+            T_CHECK(e->c.in_dtype == GV_F32 && e->c.out_dtype == GV_F32 &&
+                    (e->c.compute_dtype == GV_F16 || e->c.compute_dtype == GV_BF16));
+    }
+    T_EQ_INT(shared, nk);
+    T_CHECK(acc16 >= 3 && gpu_only >= 8);
+    T_EQ_INT(nc, ng - acc16 - gpu_only);
+    const struct gv_catalog_entry *e = gv_catalog_find("linear.f16acc32.128x128x128.normal.s1");
+    T_CHECK(e && e->c.call == GV_CALL_LINEAR && e->c.compute_dtype == GV_F32);
+    e = gv_catalog_find("matmul.f16.64x64x8192.uniform.s1");
+    T_CHECK(e && e->c.call == GV_CALL_DEFAULTS && e->c.compute_dtype == GV_F16);
+    e = gv_catalog_find("sdpa.f16.4x128x64.full-flash.normal.s1");
+    T_CHECK(e && e->c.call == GV_CALL_FLASH && !e->c.causal);
+    e = gv_catalog_find("autocast.bf16.64x256x512x64.normal.s1");
+    T_CHECK(e && e->c.m == 64 && e->c.k == 256 && e->c.n == 512 && e->c.d == 64);
+    /* autocast inputs: weights with the bias column, scaled to unit-variance activations */
+    struct gv_buffer in[4];
+    int nin = 0;
+    struct gv_err err = {0};
+    T_CHECK(e && gv_make_inputs(&e->c, in, &nin, &err) == GV_OK && nin == 4);
+    if (nin == 4) {
+        T_EQ_INT(in[1].count, 512 * 257);
+        T_EQ_INT(in[2].count, 64 * 513);
+        double s2 = 0;
+        for (size_t i = 0; i < in[1].count; i++)
+            s2 += (double)((const float *)in[1].data)[i] * ((const float *)in[1].data)[i];
+        T_CHECK(fabs(s2 / (double)in[1].count * 257 - 1) < 0.05);
+        gv_inputs_free(in, nin);
+    }
+}
+
 int main(void)
 {
     all = gv_catalog(&n_all);
@@ -240,6 +307,7 @@ int main(void)
     T_RUN(test_suites_nested);
     T_RUN(test_coverage);
     T_RUN(test_shapes_and_inputs);
+    T_RUN(test_targets);
     T_RUN(test_inputs_are_stable);
     return t_done();
 }

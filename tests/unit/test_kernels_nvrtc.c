@@ -62,7 +62,7 @@ static void compile_error_keeps_log(void)
 
 static void every_file_is_embedded(void)
 {
-    T_CHECK(gv_kernel_source_count >= 8);
+    T_CHECK(gv_kernel_sources_count >= 8);
     char *all = gv_kernels_joined();
     T_CHECK(all != NULL);
     for (int i = 0; i < gv_kernel_entry_count && all; i++)

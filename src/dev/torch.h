@@ -1,0 +1,55 @@
+/* The PyTorch device (--device torch:cuda:N, torch:cpu): the suite computed
+ * by the user's own PyTorch, in the interpreter they choose, judged in C.
+ *
+ * A worker process runs the user's Python with gpuvet's worker script
+ * (python/gpuvet_torch_worker.py, embedded in the binary and sent over the
+ * socket, so nothing is written into the user's environment). One worker
+ * serves the whole run; a crash, a hang past the case timeout, a device error
+ * or a dead interpreter fails only the case it happened in, and the next case
+ * starts a fresh worker. docs/torch.md describes the protocol.
+ *
+ * The interpreter: $GPUVET_PYTHON (a path, or a name looked up in PATH;
+ * default python3); with $GPUVET_PYTHON_ROOT set, a path inside that root
+ * filesystem (a chroot or an unpacked container image), which the worker
+ * then runs in as its / (a private mount namespace with the host's /proc,
+ * /sys and /dev, so the GPU is reachable; needs root or unprivileged user
+ * namespaces). `gpuvet check --python/--python-root` set them. */
+#ifndef GV_DEV_TORCH_H
+#define GV_DEV_TORCH_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "dev/backend.h"
+
+extern const struct gv_backend gv_backend_torch;
+
+/* One reply of the worker (the JSON header of a frame). */
+struct gv_torch_reply {
+    int ok;
+    char status[32];   /* when !ok: unsupported, error, device, oom, or an open-failure kind */
+    char error[1024];
+    double seconds;
+    char impl[512];
+    uint64_t nbytes;   /* payload bytes that follow the header */
+    json_t *describe;  /* owned (NULL when absent); free with gv_torch_reply_free */
+};
+
+/* Parses a header. GV_E_FORMAT, naming the field, for anything malformed:
+ * not JSON, not an object, fields of the wrong type, nbytes out of range. */
+int gv_torch_reply_parse(const char *text, size_t len, struct gv_torch_reply *r,
+                         struct gv_err *err);
+void gv_torch_reply_free(struct gv_torch_reply *r);
+
+/* "libcublas.so.13.1.0.3" -> "13.1.0.3", "libtorch_cpu.so.2.6" -> "2.6"; "" when the
+ * file name carries no version. */
+void gv_torch_file_version(const char *filename, char *out, size_t n);
+
+/* The libraries worth recording from the files a worker mapped (its
+ * /proc/self/maps): GPU libraries gpuvet knows and PyTorch's own; an array
+ * of {name, path, version}. */
+json_t *gv_torch_libraries(const json_t *mapped_files);
+
+#endif

@@ -1,0 +1,442 @@
+/* The PyTorch worker process (see torch_proc.h). */
+#include "dev/torch_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dev/ipc.h"
+#include "dev/kernel_sources.h"
+
+extern char **environ;
+
+#define FD_VAR "GPUVET_FD"
+#define MAX_HEADER (16u << 20)
+
+/* Run with `python -c`: reads the worker script from the socket and runs it. */
+static const char boot[] =
+    "import os\n"
+    "fd = int(os.environ.pop('" FD_VAR "'))\n"
+    "def rd(n):\n"
+    "    b = bytearray()\n"
+    "    while len(b) < n:\n"
+    "        c = os.read(fd, n - len(b))\n"
+    "        if not c:\n"
+    "            raise SystemExit('gpuvet: the worker script did not arrive')\n"
+    "        b += c\n"
+    "    return bytes(b)\n"
+    "n = int.from_bytes(rd(8), 'little')\n"
+    "src = rd(n).decode('utf-8')\n"
+    "exec(compile(src, 'gpuvet_torch_worker.py', 'exec'),\n"
+    "     {'__name__': '__gpuvet_worker__', 'GPUVET_FD': fd})\n";
+
+static const char *worker_script(void)
+{
+    for (int i = 0; i < gv_python_sources_count; i++)
+        if (!strcmp(gv_python_sources[i].name, "gpuvet_torch_worker.py"))
+            return gv_python_sources[i].text;
+    return NULL;
+}
+
+/* ---------- launching ---------- */
+
+/* Everything the child needs, computed before fork: after fork it only makes
+ * system calls (the parent may have other threads). */
+struct launch {
+    char exe[PATH_MAX];          /* path to execute, inside root when root[0] */
+    char root[PATH_MAX];
+    char bind_src[3][16];
+    char bind_dst[3][PATH_MAX];
+    int nbinds;
+    int userns;                  /* not root: a user namespace first */
+    char uid_map[64], gid_map[64];
+    char *argv[4];
+    char **envp;
+    int sock, out;
+};
+
+/* Writes "gpuvet: WHAT failed (errno N)" to the output file and exits 126. */
+static void child_fail(const char *what)
+{
+    int e = errno;
+    char num[16];
+    int k = (int)sizeof num;
+    num[--k] = '\0';
+    do {
+        num[--k] = (char)('0' + e % 10);
+        e /= 10;
+    } while (e && k > 0);
+    const char *parts[] = {"gpuvet: ", what, " failed (errno ", num + k, ")\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (write(2, parts[i], strlen(parts[i])) < 0)
+            break;
+    _exit(126);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, text, strlen(text)) < 0)
+        child_fail(path);
+    close(fd);
+}
+
+static void enter_root(const struct launch *l)
+{
+    if (l->userns) {
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+            child_fail("--python-root: unshare(CLONE_NEWUSER|CLONE_NEWNS) (not root, and no "
+                       "unprivileged user namespaces)");
+        write_file("/proc/self/setgroups", "deny");
+        write_file("/proc/self/uid_map", l->uid_map);
+        write_file("/proc/self/gid_map", l->gid_map);
+    } else if (unshare(CLONE_NEWNS) != 0) {
+        child_fail("--python-root: unshare(CLONE_NEWNS)");
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        child_fail("--python-root: making the mounts private");
+    for (int i = 0; i < l->nbinds; i++)
+        if (mount(l->bind_src[i], l->bind_dst[i], NULL, MS_BIND | MS_REC, NULL) != 0)
+            child_fail("--python-root: bind-mounting /proc, /sys or /dev into the root");
+    if (chroot(l->root) != 0)
+        child_fail("--python-root: chroot");
+    if (chdir("/") != 0)
+        child_fail("--python-root: chdir /");
+}
+
+static void child_main(const struct launch *l)
+{
+    if (dup2(l->out, 1) < 0 || dup2(l->out, 2) < 0)
+        _exit(126);
+    int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (nul >= 0 && dup2(nul, 0) < 0)
+        _exit(126);
+    if (fcntl(l->sock, F_SETFD, 0) != 0) /* the one descriptor the worker keeps */
+        child_fail("fcntl");
+    if (l->root[0])
+        enter_root(l);
+    execve(l->exe, l->argv, l->envp);
+    child_fail(l->exe);
+}
+
+/* Finds name in dirs (colon-separated) as seen under root; writes the path as
+ * the child will execute it. 0 when found. */
+static int search_path(const char *root, const char *dirs, const char *name, char *out,
+                       size_t n)
+{
+    const char *p = dirs;
+    while (p && *p) {
+        size_t len = strcspn(p, ":");
+        char cand[PATH_MAX], host[PATH_MAX];
+        snprintf(cand, sizeof cand, "%.*s/%s", (int)len, p, name);
+        snprintf(host, sizeof host, "%s%s", root, cand);
+        struct stat st;
+        if (cand[0] == '/' && lstat(host, &st) == 0 && (S_ISLNK(st.st_mode) ||
+                                                        (S_ISREG(st.st_mode) && (st.st_mode & 0111)))) {
+            snprintf(out, n, "%s", cand);
+            return 0;
+        }
+        p += len;
+        if (*p == ':')
+            p++;
+    }
+    return -1;
+}
+
+static int resolve_python(struct launch *l, const char *python, struct gv_err *err)
+{
+    const char *root = l->root;
+    if (strchr(python, '/')) {
+        char host[PATH_MAX];
+        snprintf(l->exe, sizeof l->exe, "%s", python);
+        snprintf(host, sizeof host, "%s%s", root, python);
+        struct stat st;
+        if (lstat(host, &st) != 0)
+            return gv_err_set(err, GV_E_NOTFOUND, "interpreter %s%s%s: %s", python,
+                              root[0] ? " in " : "", root, strerror(errno));
+        if (!root[0] && access(python, X_OK) != 0)
+            return gv_err_set(err, GV_E_NOTFOUND, "interpreter %s: not executable (%s)", python,
+                              strerror(errno));
+        return GV_OK;
+    }
+    const char *dirs = root[0] ? "/usr/local/bin:/usr/bin:/bin" : getenv("PATH");
+    if (search_path(root, dirs ? dirs : "/usr/bin:/bin", python, l->exe, sizeof l->exe) != 0)
+        return gv_err_set(err, GV_E_NOTFOUND, "no interpreter '%s' in %s%s%s (choose one with "
+                          "--python PATH)", python, root[0] ? "the PATH of " : "PATH",
+                          root[0] ? root : "", root[0] ? "" : "");
+    return GV_OK;
+}
+
+static int plan_root(struct launch *l, const char *root, struct gv_err *err)
+{
+    if (!root || !*root)
+        return GV_OK;
+    if (!realpath(root, l->root))
+        return gv_err_set(err, GV_E_NOTFOUND, "--python-root %s: %s", root, strerror(errno));
+    struct stat st;
+    if (stat(l->root, &st) != 0 || !S_ISDIR(st.st_mode))
+        return gv_err_set(err, GV_E_NOTFOUND, "--python-root %s: not a directory", root);
+    if (!strcmp(l->root, "/"))
+        l->root[0] = '\0'; /* this machine's own root: nothing to enter */
+    static const char *const binds[] = {"/proc", "/sys", "/dev"};
+    for (int i = 0; i < 3 && l->root[0]; i++) {
+        char dst[PATH_MAX];
+        snprintf(dst, sizeof dst, "%s%s", l->root, binds[i]);
+        if (stat(dst, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue; /* the image has no such directory: leave it so */
+        snprintf(l->bind_src[l->nbinds], sizeof l->bind_src[0], "%s", binds[i]);
+        snprintf(l->bind_dst[l->nbinds++], sizeof l->bind_dst[0], "%s", dst);
+    }
+    l->userns = geteuid() != 0;
+    snprintf(l->uid_map, sizeof l->uid_map, "0 %u 1", (unsigned)geteuid());
+    snprintf(l->gid_map, sizeof l->gid_map, "0 %u 1", (unsigned)getegid());
+    return GV_OK;
+}
+
+/* Our environment without FD_VAR, plus FD_VAR=fd. */
+static char **child_env(int fd, char *fdvar, size_t fdvarsz)
+{
+    size_t n = 0;
+    while (environ && environ[n])
+        n++;
+    char **env = calloc(n + 2, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], FD_VAR "=", sizeof FD_VAR) != 0)
+            env[k++] = environ[i];
+    snprintf(fdvar, fdvarsz, FD_VAR "=%d", fd);
+    env[k++] = fdvar;
+    env[k] = NULL;
+    return env;
+}
+
+void gv_torch_proc_stop(struct gv_torch_proc *p)
+{
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+    if (p->pid > 0) {
+        kill(p->pid, SIGKILL);
+        while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+    p->pid = -1;
+    if (p->out >= 0)
+        close(p->out);
+    p->out = -1;
+}
+
+void gv_torch_proc_tail(const struct gv_torch_proc *p, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (p->out < 0 || n < 2)
+        return;
+    off_t end = lseek(p->out, 0, SEEK_END);
+    char buf[1200];
+    off_t from = end > (off_t)sizeof buf - 1 ? end - (off_t)sizeof buf + 1 : 0;
+    ssize_t k = end > 0 ? pread(p->out, buf, (size_t)(end - from), from) : 0;
+    if (k <= 0)
+        return;
+    buf[k] = '\0';
+    while (k > 0 && (buf[k - 1] == '\n' || buf[k - 1] == ' '))
+        buf[--k] = '\0';
+    /* the last lines, joined with " | ", control characters dropped */
+    const char *start = buf;
+    int lines = 0;
+    for (ssize_t i = k - 1; i >= 0; i--)
+        if (buf[i] == '\n' && ++lines == 6) {
+            start = buf + i + 1;
+            break;
+        }
+    size_t o = 0;
+    for (const char *c = start; *c && o + 4 < n; c++) {
+        if (*c == '\n') {
+            memcpy(out + o, " | ", 3);
+            o += 3;
+        } else if ((unsigned char)*c >= 0x20 || *c == '\t') {
+            out[o++] = *c == '\t' ? ' ' : *c;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* Why the worker is gone: "exited with status N" / "died of signal N (NAME)". */
+static void exit_text(struct gv_torch_proc *p, char *out, size_t n)
+{
+    int st = 0;
+    snprintf(out, n, "stopped answering");
+    if (p->pid <= 0)
+        return;
+    pid_t r;
+    for (int i = 0; i < 100; i++) { /* it closed the socket: it is exiting */
+        r = waitpid(p->pid, &st, WNOHANG);
+        if (r != 0)
+            break;
+        usleep(10000);
+    }
+    if (r == p->pid) {
+        p->pid = -1;
+        if (WIFSIGNALED(st))
+            snprintf(out, n, "died of signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        else
+            snprintf(out, n, "exited with status %d", WEXITSTATUS(st));
+    }
+}
+
+/* Fills err with what happened to the worker, its last output, and stops it. */
+static int gone(struct gv_torch_proc *p, int code, const char *when, struct gv_err *err)
+{
+    char how[128], tail[700];
+    exit_text(p, how, sizeof how);
+    gv_torch_proc_tail(p, tail, sizeof tail);
+    gv_err_set(err, code, "the PyTorch worker (%s) %s %s%s%s", p->python, how, when,
+               tail[0] ? "; it printed: " : "", tail);
+    gv_torch_proc_stop(p);
+    return code;
+}
+
+int gv_torch_send(struct gv_torch_proc *p, json_t *hdr, const struct gv_torch_part *parts,
+                  int nparts, struct gv_err *err)
+{
+    size_t total = 0;
+    for (int i = 0; i < nparts; i++)
+        total += parts[i].bytes;
+    json_object_set_new(hdr, "nbytes", json_integer((json_int_t)total));
+    char *text = json_dumps(hdr, JSON_COMPACT);
+    if (!text)
+        return gv_err_set(err, GV_E_NOMEM, "torch worker: message");
+    uint32_t len = (uint32_t)strlen(text);
+    unsigned char le[4] = {(unsigned char)len, (unsigned char)(len >> 8),
+                           (unsigned char)(len >> 16), (unsigned char)(len >> 24)};
+    int bad = p->fd < 0 || gv_ipc_send_all(p->fd, le, 4) || gv_ipc_send_all(p->fd, text, len);
+    free(text);
+    for (int i = 0; i < nparts && !bad; i++)
+        bad = gv_ipc_send_all(p->fd, parts[i].data, parts[i].bytes) != 0;
+    return bad ? gone(p, GV_E_DEVICE, "while gpuvet was sending", err) : GV_OK;
+}
+
+int gv_torch_recv(struct gv_torch_proc *p, int timeout_ms, void *payload, size_t payload_bytes,
+                  struct gv_torch_reply *r, struct gv_err *err)
+{
+    memset(r, 0, sizeof *r);
+    unsigned char le[4];
+    int k = p->fd >= 0 ? gv_ipc_recv_all(p->fd, le, 4, timeout_ms) : -1;
+    if (k == -2) {
+        gv_err_set(err, GV_E_TIMEOUT, "the PyTorch worker (%s) did not answer within %d s; "
+                   "killed", p->python, timeout_ms / 1000);
+        gv_torch_proc_stop(p);
+        return GV_E_TIMEOUT;
+    }
+    if (k)
+        return gone(p, GV_E_DEVICE, "before answering", err);
+    uint32_t len = (uint32_t)le[0] | (uint32_t)le[1] << 8 | (uint32_t)le[2] << 16 |
+                   (uint32_t)le[3] << 24;
+    if (len == 0 || len > MAX_HEADER) {
+        gv_torch_proc_stop(p);
+        return gv_err_set(err, GV_E_FORMAT, "the PyTorch worker sent a message header of %u "
+                          "bytes", len);
+    }
+    char *text = malloc(len + 1);
+    if (!text)
+        return gv_err_set(err, GV_E_NOMEM, "torch worker: %u bytes", len);
+    k = gv_ipc_recv_all(p->fd, text, len, timeout_ms);
+    int rc = GV_OK;
+    if (k)
+        rc = gone(p, GV_E_DEVICE, "in the middle of a message", err);
+    else if ((rc = gv_torch_reply_parse(text, len, r, err)) != GV_OK)
+        gv_torch_proc_stop(p);
+    free(text);
+    if (rc)
+        return rc;
+    if (r->nbytes != (r->ok ? payload_bytes : 0)) {
+        gv_torch_proc_stop(p);
+        return gv_err_set(err, GV_E_FORMAT, "the PyTorch worker sent %llu payload bytes where "
+                          "%zu were expected", (unsigned long long)r->nbytes,
+                          r->ok ? payload_bytes : (size_t)0);
+    }
+    if (r->nbytes && gv_ipc_recv_all(p->fd, payload, (size_t)r->nbytes, timeout_ms) != 0)
+        return gone(p, GV_E_DEVICE, "while sending its output", err);
+    return GV_OK;
+}
+
+int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char *root,
+                        struct gv_err *err)
+{
+    p->pid = -1;
+    p->fd = p->out = -1;
+    const char *script = worker_script();
+    if (!script)
+        return gv_err_set(err, GV_E_LIB, "this gpuvet was built without its PyTorch worker");
+    struct launch *l = calloc(1, sizeof *l);
+    if (!l)
+        return gv_err_set(err, GV_E_NOMEM, "torch worker");
+    int rc = plan_root(l, root, err);
+    if (!rc)
+        rc = resolve_python(l, python && *python ? python : "python3", err);
+    if (rc) {
+        free(l);
+        return rc;
+    }
+    snprintf(p->python, sizeof p->python, "%s%s%s", l->exe, l->root[0] ? " in " : "", l->root);
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        free(l);
+        return gv_err_set(err, GV_E_DEVICE, "socketpair: %s", strerror(errno));
+    }
+    p->out = memfd_create("gpuvet-torch-output", MFD_CLOEXEC);
+    char fdvar[32];
+    l->envp = child_env(sv[1], fdvar, sizeof fdvar);
+    l->argv[0] = l->exe;
+    l->argv[1] = (char *)"-c";
+    l->argv[2] = (char *)boot;
+    l->argv[3] = NULL;
+    l->sock = sv[1];
+    l->out = p->out;
+    pid_t pid = p->out >= 0 && l->envp ? fork() : -1;
+    if (pid == 0)
+        child_main(l);
+    int fork_errno = errno;
+    close(sv[1]);
+    free(l->envp);
+    free(l);
+    p->fd = sv[0];
+    if (pid < 0) {
+        gv_torch_proc_stop(p);
+        return gv_err_set(err, GV_E_DEVICE, "starting the PyTorch worker: %s",
+                          strerror(fork_errno));
+    }
+    p->pid = pid;
+    size_t n = strlen(script);
+    unsigned char le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (unsigned char)((uint64_t)n >> (8 * i));
+    if (gv_ipc_send_all(p->fd, le, 8) || gv_ipc_send_all(p->fd, script, n))
+        return gone(p, GV_E_LIB, "before it could read the worker script", err);
+    struct gv_torch_reply hello;
+    rc = gv_torch_recv(p, 120 * 1000, NULL, 0, &hello, err);
+    if (rc) {
+        gv_err_prefix(err, "starting %s", p->python);
+        return rc == GV_E_DEVICE ? GV_E_LIB : rc;
+    }
+    int ok = hello.ok;
+    gv_torch_reply_free(&hello);
+    if (!ok) {
+        gv_torch_proc_stop(p);
+        return gv_err_set(err, GV_E_LIB, "%s: the worker script did not start", p->python);
+    }
+    return GV_OK;
+}

@@ -1,0 +1,26 @@
+# Sourced by the torch_*.sh tests: the real PyTorch builds they run.
+#   HOST_PY         /usr/bin/python3 with Debian's python3-torch (installed by make test)
+#   TRIXIE_TORCH    root with trixie's python3-torch 2.6 (tests/fixtures/debian-rocm.sh torch)
+#   SID_TORCH       the same root upgraded to sid (python3-torch 2.14)
+# torch_roots builds/finds the roots; it needs root and debootstrap on a cold cache.
+: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+HOST_PY=/usr/bin/python3
+host_torch() {
+    "$HOST_PY" -c 'import torch' 2>/dev/null ||
+        fail "$HOST_PY cannot import torch: make test installs Debian's python3-torch (scripts/install-deps.sh --test)"
+}
+torch_roots() {
+    [[ $(id -u) -eq 0 ]] || { echo "skipped: the PyTorch fixture roots need root to build"; exit 77; }
+    command -v debootstrap >/dev/null || fail "debootstrap is not installed (make test installs it)"
+    local roots
+    mapfile -t roots < <("$GV_SRC/tests/fixtures/debian-rocm.sh" torch) ||
+        fail "building the PyTorch fixture roots failed (see ~/.cache/gpuvet-fixtures/build.log)"
+    TRIXIE_TORCH=${roots[0]}
+    SID_TORCH=${roots[1]}
+    [[ -d $TRIXIE_TORCH && -d $SID_TORCH ]] || fail "debian-rocm.sh torch gave no roots"
+}
+# The upstream version of a Debian package in ROOT ("2.6.0" of "2.6.0+dfsg-7").
+deb_version() { # ROOT PACKAGE
+    dpkg-query --admindir="$1/var/lib/dpkg" -W -f='${Version}' "$2" | sed 's/[+~-].*//'
+}
