@@ -551,9 +551,17 @@ class Worker(object):
             except Exception:
                 pass
 
+    def note_flag(self, path, note, why):
+        """Records a flag left as this process has it (so that environment overrides
+        such as TORCH_ALLOW_TF32_CUBLAS_OVERRIDE, or a sitecustomize, show through)."""
+        v = self.getflag(path)
+        note.append("%s=%s (%s)" % (path.split(".")[-1], "?" if v is None else int(bool(v)), why))
+
     def gemm_flags(self, prec, note):
+        """Flags are set only where PyTorch's default would not compute the case's
+        declared precision; where it would, they are left as found and recorded."""
         if prec in ("f32", "f64"):
-            self.set_flag("backends.cuda.matmul.allow_tf32", False, note)
+            self.note_flag("backends.cuda.matmul.allow_tf32", note, "as found")
         elif prec == "tf32":
             self.set_flag("backends.cuda.matmul.allow_tf32", True, note)
         elif prec == "f16acc32":
@@ -565,10 +573,8 @@ class Worker(object):
         elif prec == "f16acc16":
             self.set_flag("backends.cuda.matmul.allow_fp16_accumulation", True, note)
         elif prec in ("f16", "bf16"):  # PyTorch's defaults, as they are
-            key = "matmul.allow_%s_reduced_precision_reduction" % prec
-            v = self.defaults.get(key)
-            note.append("%s=%s (default)" % (key.split(".")[1],
-                                             "?" if v is None else int(bool(v))))
+            self.note_flag("backends.cuda.matmul.allow_%s_reduced_precision_reduction"
+                           % ("fp16" if prec == "f16" else prec), note, "default")
 
     def compute(self, c, x, note):
         torch = self.torch
@@ -577,9 +583,9 @@ class Worker(object):
         if op == "gemm":
             self.gemm_flags(prec, note)
             a, b = x
-            if call == "linear":
+            if call == "linear":  # b is the weight as a model stores it: [out, in]
                 note.insert(0, "torch.nn.functional.linear")
-                return F.linear(a, b.transpose(-1, -2).contiguous())
+                return F.linear(a, b)
             note.insert(0, "torch.matmul")
             return torch.matmul(a, b)
         if op == "conv2d":
@@ -682,22 +688,49 @@ class Worker(object):
         if self.is_gpu:
             self.torch.cuda.synchronize(self.dev)
 
+    SKIP_OPS = ("aten::empty", "aten::empty_strided", "aten::resolve_conj", "aten::resolve_neg",
+                "aten::to", "aten::_to_copy", "aten::copy_", "aten::view", "aten::reshape",
+                "aten::as_strided", "aten::contiguous", "aten::clone", "aten::empty_like",
+                "aten::expand", "aten::t", "aten::transpose", "aten::unsqueeze", "aten::select",
+                "aten::slice", "aten::detach", "aten::detach_", "aten::lift_fresh", "aten::alias")
+
+    @staticmethod
+    def raw_events(prof):
+        """(name, device) of every event, from the profiler's raw results where this
+        torch keeps them (no per-event Python objects), else from events()."""
+        raw = getattr(getattr(prof, "profiler", None), "kineto_results", None)
+        if raw is not None and hasattr(raw, "events"):
+            try:
+                return [(e.name(), str(e.device_type())) for e in raw.events()]
+            except Exception:
+                pass
+        return [(e.name, str(getattr(e, "device_type", ""))) for e in prof.events()]
+
+    @staticmethod
+    def short_kernel(name):
+        """A kernel's name without its return type and arguments."""
+        name = name[5:] if name.startswith("void ") else name
+        depth, cut = 0, len(name)
+        for i, ch in enumerate(name):
+            if ch == "<":
+                depth += 1
+            elif ch == ">":
+                depth -= 1
+            elif ch == "(" and depth == 0:
+                cut = i
+                break
+        name = name[:cut]
+        return name if len(name) <= 96 else name[:93] + "..."
+
     def kernels_of(self, prof):
-        """Operators and device kernels the profiler saw, most relevant first."""
+        """Operators and device kernels the profiler saw, in order."""
         ops, kernels = [], []
-        for e in prof.events():
-            name = e.name
-            dev = str(getattr(e, "device_type", ""))
+        for name, dev in self.raw_events(prof):
             if dev.endswith("CUDA") or dev.endswith("HIP") or dev.endswith("PrivateUse1"):
-                if name not in kernels:
-                    kernels.append(name)
-            elif name.startswith("aten::") and name not in ops and name not in (
-                    "aten::empty", "aten::empty_strided", "aten::resolve_conj",
-                    "aten::resolve_neg", "aten::to", "aten::_to_copy", "aten::copy_",
-                    "aten::view", "aten::reshape", "aten::as_strided", "aten::contiguous",
-                    "aten::clone", "aten::empty_like", "aten::expand", "aten::t",
-                    "aten::transpose", "aten::unsqueeze", "aten::select", "aten::slice",
-                    "aten::detach", "aten::detach_", "aten::lift_fresh", "aten::alias"):
+                k = self.short_kernel(name)
+                if k not in kernels and not k.startswith("Memset"):
+                    kernels.append(k)
+            elif name.startswith("aten::") and name not in ops and name not in self.SKIP_OPS:
                 ops.append(name)
         return ops, kernels
 
@@ -731,7 +764,8 @@ class Worker(object):
             joined = " ".join(ops).lower()
             for key, name in SDPA_OPS:
                 if key in joined:
-                    note.append("backend=%s" % name)
+                    if name != c.get("call"):  # a forced backend is noted already
+                        note.append("backend=%s" % name)
                     break
         if ops:
             note.append(">".join(o[6:] for o in ops[:4]))
@@ -772,8 +806,8 @@ class Worker(object):
                 n = int(spec["bytes"])
                 x.append(self.tensor(spec, payload[off:off + n], shape))
                 off += n
-            if c["op"] == "mlp":
-                x = [t.float() for t in x]
+            if c["op"] == "gemm" and c.get("call") == "linear":  # B [k][n] -> weight [n][k]
+                x[1] = x[1].transpose(-1, -2).contiguous()
             self.test_fault(c)
             self.sync()
             t0 = time.perf_counter()

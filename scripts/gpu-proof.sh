@@ -52,6 +52,7 @@ NVIDIA_TF32_OVERRIDE=1 run standard-lt-tf32-override "$g" check --device cuda:0 
 run compare-lt-tf32 "$g" compare "$out/standard-lt.json" "$out/standard-lt-tf32.json"
 run ab-blas "$g" ab --a env=GPUVET_BLAS=classic --b env=GPUVET_BLAS=lt --suite standard \
     --device cuda:0 --only 'gemm.*'
+run bench-torch bash "$src/tests/bench/bench_torch.sh" "$g"
 run snapshot "$g" snapshot -o "$out/snapshot.json"
 run doctor "$g" doctor
 cat "$out/summary.txt"

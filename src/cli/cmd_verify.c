@@ -17,7 +17,7 @@ extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet verify --baseline SNAPSHOT [--root DIR] [--snapshot CURRENT]\n"
-    "                     [--results BASELINE_RESULTS] [--device D] [--json]\n"
+    "                     [--results BASELINE_RESULTS] [--device D] [--python PY] [--json]\n"
     "\n"
     "Prove that the machine matches a baseline again, after a rollback: snapshot it now,\n"
     "and the GPU-stack part of the difference to the baseline (kernel driver, runtime and\n"
@@ -32,11 +32,13 @@ static const char usage[] =
     "      --snapshot FILE  use a saved snapshot as the current state\n"
     "      --results FILE   the baseline's result file ('gpuvet check -o'): rerun and compare\n"
     "      --device D       device for the rerun (default: the one the baseline used)\n"
+    "      --python PY      for a torch:... baseline, the interpreter of the rerun (default:\n"
+    "                       the one the baseline ran, in the root filesystem it ran in)\n"
     "      --json           JSON output (schema gpuvet.verify, docs/rollback.md)\n"
     "  -h, --help           this help\n";
 
 struct verify_opts {
-    const char *baseline, *root, *snapshot, *results, *device;
+    const char *baseline, *root, *snapshot, *results, *device, *python;
     int json;
 };
 
@@ -46,7 +48,8 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"baseline", required_argument, 0, 'b'}, {"root", required_argument, 0, 'r'},
         {"snapshot", required_argument, 0, 's'}, {"results", required_argument, 0, 'R'},
         {"device", required_argument, 0, 'd'},   {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+        {"python", required_argument, 0, 'P'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -57,6 +60,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         case 's': o->snapshot = optarg; break;
         case 'R': o->results = optarg; break;
         case 'd': o->device = optarg; break;
+        case 'P': o->python = optarg; break;
         case 'j': o->json = 1; break;
         case 'h': return cli_help(usage) - 1;
         default: return cli_usage("verify", "unknown option '%s'", argv[optind - 1]);
@@ -87,7 +91,7 @@ static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv
     close(fd);
     const char *only = json_string_value(json_object_get(base.doc, "only"));
     const char *dev = o->device ? o->device : gv_json_path_str(base.doc, "device.spec");
-    char *args[12];
+    char *args[16];
     int n = 0;
     args[n++] = (char *)"check";
     args[n++] = (char *)"--suite";
@@ -99,6 +103,19 @@ static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv
     if (dev) {
         args[n++] = (char *)"--device";
         args[n++] = (char *)dev;
+    }
+    if (dev && !strncmp(dev, "torch", 5)) { /* the same PyTorch environment as the baseline */
+        const char *py = o->python ? o->python
+                                   : gv_json_path_str(base.doc, "device.description.python.executable");
+        const char *root = gv_json_path_str(base.doc, "device.description.python_root");
+        if (py) {
+            args[n++] = (char *)"--python";
+            args[n++] = (char *)py;
+        }
+        if (root) {
+            args[n++] = (char *)"--python-root";
+            args[n++] = (char *)root;
+        }
     }
     args[n++] = (char *)"-o";
     args[n++] = tmpl;

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 
 int gv_ipc_send_all(int fd, const void *p, size_t n)
@@ -55,4 +57,13 @@ int gv_ipc_recv_all(int fd, void *p, size_t n, int timeout_ms)
         n -= (size_t)k;
     }
     return 0;
+}
+
+void gv_ipc_reap(pid_t pid)
+{
+    if (pid <= 0)
+        return;
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
 }

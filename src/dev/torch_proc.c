@@ -229,11 +229,7 @@ void gv_torch_proc_stop(struct gv_torch_proc *p)
     if (p->fd >= 0)
         close(p->fd);
     p->fd = -1;
-    if (p->pid > 0) {
-        kill(p->pid, SIGKILL);
-        while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR) {
-        }
-    }
+    gv_ipc_reap(p->pid);
     p->pid = -1;
     if (p->out >= 0)
         close(p->out);

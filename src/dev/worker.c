@@ -159,11 +159,7 @@ static void stop_child(struct gv_worker *w)
     if (w->fd >= 0)
         close(w->fd);
     w->fd = -1;
-    if (w->pid > 0) {
-        kill(w->pid, SIGKILL);
-        while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {
-        }
-    }
+    gv_ipc_reap(w->pid);
     w->pid = -1;
 }
 

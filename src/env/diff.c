@@ -751,12 +751,32 @@ static void diff_mixed(struct dctx *d, const json_t *a, const json_t *b)
 
 /* ---- framework: Python environments ---- */
 
-static const json_t *find_env(const json_t *envs, const char *prefix)
+/* Environments are matched by their site-packages directory: on Debian two
+ * share the prefix /usr (/usr/lib/python3/dist-packages, where python3-torch
+ * lives, and /usr/lib/python3.N/dist-packages). By prefix where a snapshot
+ * lacks it. */
+static const json_t *find_env(const json_t *envs, const json_t *want)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(envs, i, e) if (!differ(str(e, "prefix"), prefix)) return e;
+    const char *sp = str(want, "site_packages");
+    json_array_foreach(envs, i, e) {
+        if (sp && str(e, "site_packages") ? !differ(str(e, "site_packages"), sp)
+                                           : !differ(str(e, "prefix"), str(want, "prefix")))
+            return e;
+    }
     return NULL;
+}
+
+/* How an environment is named in messages: its prefix, or its site-packages
+ * directory when another environment of the list has the same prefix. */
+static const char *env_label(const json_t *envs, const json_t *e)
+{
+    const char *prefix = str(e, "prefix") ? str(e, "prefix") : "?";
+    size_t i, same = 0;
+    json_t *x;
+    json_array_foreach(envs, i, x) same += !differ(str(x, "prefix"), str(e, "prefix"));
+    return same > 1 && str(e, "site_packages") ? str(e, "site_packages") : prefix;
 }
 
 static void diff_bundled(struct dctx *d, const char *prefix, const json_t *ta, const json_t *tb)
@@ -815,9 +835,8 @@ static void diff_torch(struct dctx *d, const char *prefix, const json_t *ta, con
         diff_targets(d, prefix, ga, gb);
 }
 
-static void diff_env_pair(struct dctx *d, const json_t *ea, const json_t *eb)
+static void diff_env_pair(struct dctx *d, const json_t *ea, const json_t *eb, const char *prefix)
 {
-    const char *prefix = str(eb, "prefix") ? str(eb, "prefix") : "?";
     char subj[1200];
     snprintf(subj, sizeof subj, "python version (%s)", prefix);
     add_pair(d, GV_LAYER_FRAMEWORK, 2, subj, str(ea, "python_version"), str(eb, "python_version"), NULL);
@@ -853,18 +872,18 @@ static void diff_python(struct dctx *d, const json_t *a, const json_t *b)
     json_t *e;
     char subj[1200], buf[512];
     json_array_foreach(ea, i, e) {
-        const json_t *other = find_env(eb, str(e, "prefix"));
+        const json_t *other = find_env(eb, e);
         if (other) {
-            diff_env_pair(d, e, other);
+            diff_env_pair(d, e, other, env_label(eb, other));
         } else {
-            snprintf(subj, sizeof subj, "python environment %s", str(e, "prefix") ? str(e, "prefix") : "?");
+            snprintf(subj, sizeof subj, "python environment %s", env_label(ea, e));
             add(d, GV_LAYER_FRAMEWORK, 3, "removed", subj, env_desc(e, buf, sizeof buf), NULL, NULL);
         }
     }
     json_array_foreach(eb, i, e) {
-        if (find_env(ea, str(e, "prefix")))
+        if (find_env(ea, e))
             continue;
-        snprintf(subj, sizeof subj, "python environment %s", str(e, "prefix") ? str(e, "prefix") : "?");
+        snprintf(subj, sizeof subj, "python environment %s", env_label(eb, e));
         add(d, GV_LAYER_FRAMEWORK, 3, "added", subj, NULL, env_desc(e, buf, sizeof buf), NULL);
     }
 }

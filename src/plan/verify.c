@@ -23,8 +23,9 @@ static int is_gpu_package(const json_t *snap, const char *subject)
     return 0;
 }
 
-/* Does the Python environment PREFIX hold a GPU framework in snap? */
-static int env_has_framework(const json_t *snap, const char *prefix)
+/* Does the Python environment named label (its prefix, or its site-packages
+ * directory where two share a prefix; env/diff.c) hold a GPU framework? */
+static int env_has_framework(const json_t *snap, const char *label)
 {
     static const char *const fw[] = {"torch", "tensorflow", "tensorflow-rocm", "jax", "jaxlib",
                                      "onnxruntime", "onnxruntime-gpu", "onnxruntime-rocm", "vllm",
@@ -34,7 +35,8 @@ static int env_has_framework(const json_t *snap, const char *prefix)
     json_array_foreach(gv_json_path(snap, "python.environments"), i, e)
     {
         const char *p = json_string_value(json_object_get(e, "prefix"));
-        if (!p || strcmp(p, prefix))
+        const char *sp = json_string_value(json_object_get(e, "site_packages"));
+        if ((!p || strcmp(p, label)) && (!sp || strcmp(sp, label)))
             continue;
         for (size_t k = 0; k < sizeof fw / sizeof fw[0]; k++)
             if (json_object_get(json_object_get(e, "packages"), fw[k]))
@@ -43,10 +45,15 @@ static int env_has_framework(const json_t *snap, const char *prefix)
     return 0;
 }
 
-/* Framework-layer subjects end with "(PREFIX)". Environments without any GPU
+/* Framework-layer subjects end with "(LABEL)", or are "python environment
+ * LABEL" for one that appeared or went. Environments without any GPU
  * framework (the system python3, say) are not part of the GPU stack. */
 static int gpu_framework_change(const json_t *baseline, const json_t *current, const char *subject)
 {
+    static const char whole[] = "python environment ";
+    if (subject && !strncmp(subject, whole, sizeof whole - 1))
+        return env_has_framework(baseline, subject + sizeof whole - 1) ||
+               env_has_framework(current, subject + sizeof whole - 1);
     const char *open = subject ? strrchr(subject, '(') : NULL;
     const char *close = open ? strrchr(open, ')') : NULL;
     if (!open || !close || close[1])

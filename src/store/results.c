@@ -53,6 +53,12 @@ static json_t *shape_json(const struct gv_case *c)
         F("stride", c->stride);
         F("pad", c->pad);
         break;
+    case GV_OP_MLP: /* batch rows, inputs, hidden, outputs */
+        F("m", c->m);
+        F("k", c->k);
+        F("n", c->n);
+        F("d", c->d);
+        break;
     case GV_OP_SDPA:
         F("bh", c->bh);
         F("seq", c->seq);
@@ -103,6 +109,8 @@ static json_t *case_json(const struct gv_case_result *r, int outputs_saved)
     if (c->op == GV_OP_UNARY)
         json_object_set_new(o, "fn", json_string(gv_unary_name(c->unary)));
     json_object_set_new(o, "precision", json_string(r->entry->prec));
+    if (c->call != GV_CALL_DEFAULT)
+        json_object_set_new(o, "call", json_string(gv_call_name(c->call)));
     json_object_set_new(o, "in_dtype", json_string(gv_dtype_name(c->in_dtype)));
     json_object_set_new(o, "compute_dtype", json_string(gv_dtype_name(c->compute_dtype)));
     json_object_set_new(o, "out_dtype", json_string(gv_dtype_name(c->out_dtype)));

@@ -162,4 +162,28 @@ set +e; "$GPUVET" diff -o "$T/out.json" "$D/before.json" "$D/after.json" >/dev/n
 cmp -s <(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["changes"]))' "$T/out.json") \
        <(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["changes"]))' "$T/d.json") \
     || fail "-o document differs from --json"
+# Debian has two Python environments under the prefix /usr (dist-packages, where
+# python3-torch lives, and python3.N/dist-packages): they are told apart by their
+# site-packages directory, so a snapshot diffed against itself shows nothing, and a
+# change of torch there is named with the directory
+python3 - "$D/before.json" "$T" <<'PY'
+import json, sys, copy
+d = json.load(open(sys.argv[1]))
+env = lambda sp, pk, t=None: dict({"prefix": "/usr", "site_packages": sp, "python_version": "3.11",
+                                   "interpreter": "/usr/bin/python3", "packages": pk}, **({"torch": t} if t else {}))
+torch = {"version": "1.13.0a0", "cuda": None, "hip": None, "build": "cpu"}
+d["python"]["environments"] = [env("/usr/lib/python3/dist-packages", {"torch": {"version": "1.13.0a0"}}, torch),
+                               env("/usr/lib/python3.11/dist-packages", {})]
+json.dump(d, open(sys.argv[2] + "/two-usr-a.json", "w"))
+e = copy.deepcopy(d)
+e["python"]["environments"][0]["torch"]["version"] = "2.6.0"
+json.dump(e, open(sys.argv[2] + "/two-usr-b.json", "w"))
+PY
+"$GPUVET" diff "$T/two-usr-a.json" "$T/two-usr-a.json" >"$T/two-usr-same.txt" ||
+    fail "two environments under /usr diffed against themselves: $(cat "$T/two-usr-same.txt")"
+set +e; "$GPUVET" diff "$T/two-usr-a.json" "$T/two-usr-b.json" >"$T/two-usr.txt"; rc=$?; set -e
+[[ $rc == 1 ]] || fail "torch 1.13 -> 2.6 under /usr: exit $rc"
+grep -q "torch version (/usr/lib/python3/dist-packages).*1.13.0a0.*2.6.0" "$T/two-usr.txt" ||
+    fail "the torch change is not named with its directory: $(cat "$T/two-usr.txt")"
+! grep -q "python3.11/dist-packages" "$T/two-usr.txt" || fail "the other /usr environment was reported"
 echo "diff_cli: ok"
