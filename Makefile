@@ -8,7 +8,7 @@ BUILD ?= build
 TEST_BUILD ?= build-test
 ARGS ?=
 
-.PHONY: all run test deps test-deps build build-test bench clean
+.PHONY: all run test deps test-deps build build-test bench fuzz clean
 
 all: build
 
@@ -34,6 +34,11 @@ test: build-test
 
 bench: build
 	tests/bench/run.sh $(BUILD)
+
+# A coverage-guided campaign over every parser (docs/fuzzing.md):
+#   make fuzz FUZZ_ARGS='--seconds 60'
+fuzz: test-deps
+	scripts/fuzz-campaign.sh $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(TEST_BUILD)

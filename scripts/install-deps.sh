@@ -6,7 +6,8 @@
 set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config libjansson-dev libzstd-dev zlib1g-dev libopenblas-dev)
-test_pkgs=(debootstrap shellcheck binutils file python3 python3-torch dpkg-dev clang-19 lld-19 clang-tools-19 rpm groff-base
+test_pkgs=(debootstrap shellcheck binutils file python3 python3-torch dpkg-dev clang-19 lld-19 clang-tools-19
+           libclang-rt-19-dev rpm groff-base
            dnf dnf-plugins-core createrepo-c)
 
 want=("${build_pkgs[@]}")

@@ -851,7 +851,7 @@ static json_t *child_probe(void (*body)(int fd))
     waitpid(pid, &status, 0);
     json_t *o = json_object();
     char *line = buf, *nl;
-    for (int i = 0; (nl = strchr(line, '\n')) != NULL; i++, line = nl + 1) {
+    for (; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
         *nl = '\0';
         json_t *part = json_loads(line, 0, NULL);
         if (part)

@@ -105,6 +105,44 @@ static int split_status(struct slice s, struct slice w[3])
     return i == s.n ? 0 : -1;
 }
 
+/* The words dpkg itself writes in a Status field (dpkg's lib/dpkg/parsehelp.c
+ * tables wantinfos, eflaginfos, statusinfos). dpkg refuses a status file with
+ * any other word ("value for 'Status' field not allowed in this context"); a
+ * snapshot keeps going, skips that stanza and says so. */
+static int one_of(struct slice w, const char *const *words)
+{
+    for (; *words; words++)
+        if (strlen(*words) == w.n && !memcmp(*words, w.p, w.n))
+            return 1;
+    return 0;
+}
+
+static int dpkg_status_words(const struct slice w[3])
+{
+    static const char *const want[] = {"unknown", "install", "hold", "deinstall", "purge", NULL};
+    static const char *const flag[] = {"ok", "reinstreq", NULL};
+    static const char *const state[] = {"not-installed", "config-files", "half-installed",
+                                        "unpacked", "half-configured", "triggers-awaited",
+                                        "triggers-pending", "installed", NULL};
+    return one_of(w[0], want) && one_of(w[1], flag) && one_of(w[2], state);
+}
+
+/* dpkg's package names (pkg_name_is_illegal): a letter or digit first, then
+ * letters, digits and "-+._" (the underscore deprecated but accepted). */
+static int dpkg_name_ok(struct slice s)
+{
+    if (!s.n || !((s.p[0] >= 'a' && s.p[0] <= 'z') || (s.p[0] >= 'A' && s.p[0] <= 'Z') ||
+                  (s.p[0] >= '0' && s.p[0] <= '9')))
+        return 0;
+    for (size_t i = 0; i < s.n; i++) {
+        char c = s.p[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '+' || c == '-' || c == '.' || c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
 static void skip(struct gv_pkg_list *out, const char *why)
 {
     if (!out->skipped++)
@@ -142,10 +180,10 @@ static int finish(struct stanza *st, struct gv_pkg_list *out)
     struct slice w[3];
     if (st->bad)
         skip(out, st->bad);
-    else if (!st->name.n || has_space_or_nul(st->name))
+    else if (!dpkg_name_ok(st->name))
         skip(out, "a stanza without a valid Package field");
-    else if (split_status(st->status, w) != 0)
-        skip(out, "a stanza without a valid Status field (want flag state)");
+    else if (split_status(st->status, w) != 0 || !dpkg_status_words(w))
+        skip(out, "a stanza without a valid Status field (want flag state, in dpkg's words)");
     else if (!(w[2].n == 13 && !memcmp(w[2].p, "not-installed", 13))) {
         struct slice src = st->source;
         const char *paren = src.n ? memchr(src.p, '(', src.n) : NULL;

@@ -128,6 +128,26 @@ static void test_dpkg_parse(void)
     T_EQ_INT(gv_dpkg_parse("", 0, &l, &err), 0);
     T_EQ_INT(l.n, 0);
     gv_pkg_list_free(&l);
+
+    /* Status words dpkg does not write, and names dpkg does not allow, skip their
+     * stanza (dpkg itself refuses the whole file); found by fuzz_dpkg: a state word
+     * "not-installed" with a NUL byte after it was kept, as a package */
+    const char t4[] = "Package:n:\nStatus: hold I e\n\nPackage: a\nStatus: hold , not-installed\0\n\n"
+                      "Package: b\nStatus: install ok not-installed\0\n\n"
+                      "Package: c\nStatus: install ok installed\n\n"
+                      "Package: d\nStatus: hold ok half-configured\n\n"
+                      "Package: -e\nStatus: install ok installed\n\n"
+                      "Package: f\nStatus: install hold installed\n";
+    T_EQ_INT(gv_dpkg_parse(t4, sizeof t4 - 1, &l, &err), 0);
+    T_EQ_INT(l.n, 2);
+    if (l.n == 2) {
+        T_EQ_STR(l.items[0].name, "c");
+        T_EQ_STR(l.items[1].name, "d");
+        T_EQ_INT(l.items[1].hold, 1);
+    }
+    T_EQ_INT(l.skipped, 5);
+    T_CHECK(strstr(l.first_skip, "Package") != NULL);
+    gv_pkg_list_free(&l);
 }
 
 static void test_rpm_parse(void)
