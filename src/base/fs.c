@@ -230,7 +230,7 @@ void gv_test_stop_points(const char *stage, const char *file)
     snprintf(stop_file, sizeof stop_file, "%s", file ? file : "");
 }
 
-static void stop_point(const char *stage, const char *path)
+void gv_test_stop_point(const char *stage, const char *path)
 {
     if (stop_stage[0] && !strcmp(stage, stop_stage) && (!stop_file[0] || strstr(path, stop_file)))
         raise(SIGSTOP);
@@ -239,7 +239,7 @@ static void stop_point(const char *stage, const char *path)
 int gv_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
                     struct gv_err *err)
 {
-    stop_point("atomic-start", path);
+    gv_test_stop_point("atomic-start", path);
     char tmp[GV_PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
         return gv_err_set(err, GV_E_USAGE, "%s: path too long", path);
@@ -247,7 +247,7 @@ int gv_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
     if (fd < 0)
         return gv_err_set(err, GV_E_IO, "%s: cannot create temporary file: %s", path,
                           strerror(errno));
-    stop_point("atomic-created", path);
+    gv_test_stop_point("atomic-created", path);
     const char *p = data;
     size_t left = len, half = len / 2;
     while (left > 0) {
@@ -263,9 +263,9 @@ int gv_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
         p += w;
         left -= (size_t)w;
         if (left == len - half && half)
-            stop_point("atomic-half", path);
+            gv_test_stop_point("atomic-half", path);
     }
-    stop_point("atomic-written", path);
+    gv_test_stop_point("atomic-written", path);
     if (fchmod(fd, mode) != 0 || fsync(fd) != 0) {
         int e = errno;
         close(fd);
@@ -277,13 +277,13 @@ int gv_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
         unlink(tmp);
         return gv_err_set(err, GV_E_IO, "%s: close failed: %s", path, strerror(e));
     }
-    stop_point("atomic-synced", path);
+    gv_test_stop_point("atomic-synced", path);
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
         return gv_err_set(err, GV_E_IO, "%s: rename failed: %s", path, strerror(e));
     }
-    stop_point("atomic-renamed", path);
+    gv_test_stop_point("atomic-renamed", path);
     char dir[GV_PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');

@@ -50,6 +50,9 @@ int gv_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
  * atomic-written, atomic-synced (fsync'ed and closed), atomic-renamed (in
  * place, directory not yet synced). NULL stage: none (the default). */
 void gv_test_stop_points(const char *stage, const char *file);
+/* The check behind them, for other rooms' stop points (e.g. hashcache-store,
+ * before the digest cache is merged into its file). */
+void gv_test_stop_point(const char *stage, const char *path);
 
 /* "~/.cache/gpuvet" or $XDG_CACHE_HOME/gpuvet, created if needed. */
 int gv_cache_dir(char *out, size_t outsz, const char *sub, struct gv_err *err);

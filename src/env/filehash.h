@@ -17,11 +17,17 @@ struct gv_hash_job {
 };
 
 /* Hash every job, using up to nthreads threads (jobs are taken largest first
- * when the caller sorts them so). */
+ * when the caller sorts them so). Each thread holds one 1 MiB read buffer. */
 void gv_filehash_run(struct gv_hash_job *jobs, size_t n, int nthreads);
+/* Threads for gv_filehash_run: one per physical core (hyperthreads share the
+ * SHA unit), else the online CPUs; at most GV_FILEHASH_MAX_THREADS
+ * ($GPUVET_HASH_THREADS overrides, for measurements). */
+#define GV_FILEHASH_MAX_THREADS 32
+int gv_filehash_threads(void);
 
 /* A persistent cache of digests of big files, so that the next snapshot of
- * an unchanged stack does not read gigabytes again. An entry is used only
+ * an unchanged stack does not read gigabytes again. Concurrent gpuvet
+ * processes merge their entries into it under a lock (see store()). An entry is used only
  * when device, inode, size, mtime and ctime (which no user tool can set back)
  * all match. Stored in the user's cache directory (gpuvet/sha256-cache.json,
  * mode 0600); GPUVET_HASH_CACHE=0 turns it off. Failures to read or write it

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "base/json.h"
@@ -16,8 +19,19 @@ struct gv_hash_cache {
     char path[GV_PATH_MAX];
     json_t *entries; /* real path -> {dev, ino, size, mtime_ns, ctime_ns, sha256} */
     json_t *used;    /* keys looked up or stored in this run */
-    int dirty;
+    json_t *added;   /* entries stored in this run (merged into the file at close) */
 };
+
+/* The entries of the cache file, or an empty object. */
+static json_t *read_entries(const char *path)
+{
+    json_t *doc = NULL, *e = NULL;
+    if (gv_is_file(path) && gv_json_read_file(path, 64 << 20, &doc, NULL) == 0 &&
+        json_is_object(json_object_get(doc, "entries")))
+        e = json_incref(json_object_get(doc, "entries"));
+    json_decref(doc);
+    return e ? e : json_object();
+}
 
 struct gv_hash_cache *gv_hash_cache_open(void)
 {
@@ -31,14 +45,9 @@ struct gv_hash_cache *gv_hash_cache_open(void)
         free(c);
         return NULL;
     }
-    json_t *doc = NULL;
-    if (gv_is_file(c->path) && gv_json_read_file(c->path, 64 << 20, &doc, NULL) == 0 &&
-        json_is_object(json_object_get(doc, "entries")))
-        c->entries = json_incref(json_object_get(doc, "entries"));
-    json_decref(doc);
-    if (!c->entries)
-        c->entries = json_object();
+    c->entries = read_entries(c->path);
     c->used = json_object();
+    c->added = json_object();
     return c;
 }
 
@@ -91,36 +100,58 @@ void gv_hash_cache_put(struct gv_hash_cache *c, const char *path, const char hex
     if (!key)
         return;
     json_object_set_new(key, "sha256", json_string(hex));
+    json_object_set(c->added, real, key);
     json_object_set_new(c->entries, real, key);
     json_object_set_new(c->used, real, json_true());
-    c->dirty = 1;
+}
+
+/* Writes this run's entries into the cache file. Other gpuvet processes may be
+ * doing the same: under an exclusive lock on PATH.lock the file is read again,
+ * this run's entries are merged into what it holds now, and it is replaced
+ * atomically, so no process's entries are lost and the file is always whole. */
+static void store(struct gv_hash_cache *c)
+{
+    gv_test_stop_point("hashcache-store", c->path);
+    char lock[GV_PATH_MAX + 8];
+    snprintf(lock, sizeof lock, "%s.lock", c->path);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return; /* the cache only saves time: without the lock, leave it as it is */
+    }
+    json_t *now = read_entries(c->path);
+    const char *k;
+    json_t *v;
+    json_object_foreach(c->added, k, v)
+        json_object_set(now, k, v);
+    /* bounded: when too big, keep only what this run used */
+    if (json_object_size(now) > CACHE_MAX_ENTRIES) {
+        json_t *kept = json_object();
+        json_object_foreach(now, k, v)
+            if (json_object_get(c->used, k))
+                json_object_set(kept, k, v);
+        json_decref(now);
+        now = kept;
+    }
+    json_t *doc = json_pack("{s:s, s:i, s:o}", "schema", "gpuvet.sha256-cache",
+                            "schema_version", 1, "entries", now);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    if (text)
+        gv_write_atomic(c->path, text, strlen(text), 0600, NULL);
+    free(text);
+    json_decref(doc);
+    close(fd); /* releases the lock */
 }
 
 void gv_hash_cache_close(struct gv_hash_cache *c)
 {
     if (!c)
         return;
-    if (c->dirty) {
-        /* bounded: when too big, keep only what this run used */
-        if (json_object_size(c->entries) > CACHE_MAX_ENTRIES) {
-            json_t *kept = json_object();
-            const char *k;
-            json_t *v;
-            json_object_foreach(c->entries, k, v)
-                if (json_object_get(c->used, k))
-                    json_object_set(kept, k, v);
-            json_decref(c->entries);
-            c->entries = kept;
-        }
-        json_t *doc = json_pack("{s:s, s:i, s:O}", "schema", "gpuvet.sha256-cache",
-                                "schema_version", 1, "entries", c->entries);
-        char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-        if (text)
-            gv_write_atomic(c->path, text, strlen(text), 0600, NULL);
-        free(text);
-        json_decref(doc);
-    }
+    if (json_object_size(c->added))
+        store(c);
     json_decref(c->entries);
     json_decref(c->used);
+    json_decref(c->added);
     free(c);
 }

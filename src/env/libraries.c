@@ -477,7 +477,7 @@ static size_t plan_jobs(struct scan *s, struct gv_hash_job *jobs, char (*hosts)[
     return nj;
 }
 
-/* Digests from the cache, the rest hashed largest first in two threads. */
+/* Digests from the cache, the rest hashed largest first, one thread per core. */
 static void run_jobs(struct gv_hash_job *jobs, size_t nj)
 {
     struct gv_hash_cache *cache = gv_hash_cache_open();
@@ -494,7 +494,7 @@ static void run_jobs(struct gv_hash_job *jobs, size_t nj)
         todo[nt++] = jobs[i];
     }
     qsort(todo, nt, sizeof *todo, cmp_size_desc);
-    gv_filehash_run(todo, nt, 2);
+    gv_filehash_run(todo, nt, gv_filehash_threads());
     for (size_t t = 0; t < nt; t++) {
         for (size_t i = 0; i < nj; i++)
             if (jobs[i].path == todo[t].path)

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -694,6 +696,20 @@ static void hand_out(struct scan *sc, int rc, struct gv_offload_targets *out)
         scan_to_out(sc, out);
 }
 
+/* Tells the kernel that the whole pages of a file mapping in [from, to) will
+ * not be read again: they leave this process's resident set (the page cache
+ * keeps them). A scan touches each entry header, and the kernel maps the 64 KiB
+ * around every touch whatever madvise says, so without this scanning the 2782
+ * containers of cuBLASLt's 140 MB .nv_fatbin left all 140 MB resident. */
+static void drop_behind(const uint8_t *from, const uint8_t *to)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)from + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1);
+    uintptr_t b = (uintptr_t)to & ~(uintptr_t)(pg - 1);
+    if (pg > 0 && b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 int gv_offload_scan_hip_ex(const uint8_t *data, size_t size, unsigned flags,
                            struct gv_offload_targets *out, struct gv_err *err)
 {
@@ -703,7 +719,7 @@ int gv_offload_scan_hip_ex(const uint8_t *data, size_t size, unsigned flags,
     sc.flags = flags;
     sc.err = err;
     int rc = GV_OK;
-    uint64_t pos = 0;
+    uint64_t pos = 0, dropped = 0;
     while (!rc && data && pos < size && size - pos >= 4) {
         uint64_t next = pos + 8;
         if (size - pos >= BUNDLE_MAGIC_LEN && memcmp(data + pos, BUNDLE_MAGIC, BUNDLE_MAGIC_LEN) == 0)
@@ -711,6 +727,10 @@ int gv_offload_scan_hip_ex(const uint8_t *data, size_t size, unsigned flags,
         else if (memcmp(data + pos, CCOB_MAGIC, 4) == 0)
             rc = scan_compressed(&sc, data, size, pos, &next);
         pos = align8(next);
+        if ((flags & GV_OFFLOAD_MAPPED) && pos - dropped >= (1u << 20) && pos <= size) {
+            drop_behind(data + dropped, data + pos);
+            dropped = pos;
+        }
     }
     if (!rc && size > 0 && sc.n_bundles == 0)
         rc = fmt_err(err, "no clang offload bundle found in %zu bytes", size);
@@ -785,26 +805,36 @@ static int nv_container(struct scan *sc, const uint8_t *data, size_t size, uint6
     return GV_OK;
 }
 
-int gv_offload_scan_cuda(const uint8_t *data, size_t size, struct gv_offload_targets *out,
-                         struct gv_err *err)
+static int scan_cuda(const uint8_t *data, size_t size, unsigned flags,
+                     struct gv_offload_targets *out, struct gv_err *err)
 {
     memset(out, 0, sizeof *out);
     struct scan sc;
     memset(&sc, 0, sizeof sc);
     sc.err = err;
     int rc = GV_OK;
-    uint64_t pos = 0;
+    uint64_t pos = 0, dropped = 0;
     while (!rc && data && pos < size && size - pos >= 4) {
         uint64_t next = pos + 8;
         if (le32(data + pos) == NV_FATBIN_MAGIC)
             rc = nv_container(&sc, data, size, pos, &next);
         pos = align8(next);
+        if ((flags & GV_OFFLOAD_MAPPED) && pos - dropped >= (1u << 20) && pos <= size) {
+            drop_behind(data + dropped, data + pos);
+            dropped = pos;
+        }
     }
     if (!rc && size > 0 && sc.n_bundles == 0)
         rc = fmt_err(err, "no fatbin container (magic 0x%08x) found in %zu bytes", NV_FATBIN_MAGIC,
                      size);
     hand_out(&sc, rc, out);
     return rc;
+}
+
+int gv_offload_scan_cuda(const uint8_t *data, size_t size, struct gv_offload_targets *out,
+                         struct gv_err *err)
+{
+    return scan_cuda(data, size, 0, out, err);
 }
 
 /* ---- files ---- */
@@ -864,7 +894,7 @@ static int scan_sections(const char *path, const struct gv_elf_map *m,
     int rc = GV_OK;
     if (hip) {
         n = section_bytes(m, hip, &p);
-        rc = gv_offload_scan_hip_ex(p, n, flags, out, err);
+        rc = gv_offload_scan_hip_ex(p, n, flags | GV_OFFLOAD_MAPPED, out, err);
         if (rc) {
             gv_err_prefix(err, "%s: section .hip_fatbin", path);
             return rc;
@@ -873,7 +903,7 @@ static int scan_sections(const char *path, const struct gv_elf_map *m,
     if (cuda) {
         struct gv_offload_targets nv;
         n = section_bytes(m, cuda, &p);
-        rc = gv_offload_scan_cuda(p, n, &nv, err);
+        rc = scan_cuda(p, n, GV_OFFLOAD_MAPPED, &nv, err);
         if (rc) {
             gv_offload_free(out);
             gv_err_prefix(err, "%s: section .nv_fatbin", path);

@@ -38,6 +38,10 @@ struct gv_offload_targets {
  * about one compression block (<= 128 KiB of output) per bundle instead of
  * the bundle's full size. */
 #define GV_OFFLOAD_QUICK 1u
+/* GV_OFFLOAD_MAPPED: data is a read-only file mapping; pages the scan has gone
+ * past are dropped from the process's resident set as it goes (never set it
+ * for data in ordinary memory: dropped anonymous pages read back as zeros). */
+#define GV_OFFLOAD_MAPPED 2u
 
 /* Scan a section's bytes: .hip_fatbin (hip) or .nv_fatbin (cuda). Bundles and
  * containers are found by their magic at 8-byte aligned offsets from the

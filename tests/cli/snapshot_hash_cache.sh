@@ -36,4 +36,31 @@ want2=$(sha256sum "$f" | cut -d' ' -f1)
 XDG_CACHE_HOME=$tmp/cache2 GPUVET_HASH_CACHE=0 "$GPUVET" snapshot --root "$tmp/root" -o "$tmp/d.json"
 [[ $(digest "$tmp/d.json") == "$want2" ]] || { echo "FAILED: digest without cache"; exit 1; }
 [[ ! -e $tmp/cache2/gpuvet/sha256-cache.json ]] || { echo "FAILED: GPUVET_HASH_CACHE=0 wrote a cache"; exit 1; }
-echo "ok: cache reused, invalidated by an in-place rewrite, and off with GPUVET_HASH_CACHE=0"
+
+# Two gpuvet processes at once: A reads the cache, hashes its file and stops
+# (GPUVET_TEST_STOP_AT, at the point it would store) while B runs from start to end;
+# then A goes on. Both digests must be in the cache: A merges into what B wrote.
+for x in A B; do
+    mkdir -p "$tmp/$x/opt/rocm-6.0.0/lib"
+    head -c $((2 << 20)) /dev/urandom >"$tmp/$x/opt/rocm-6.0.0/lib/librocblas.so.4.0.0"
+done
+export XDG_CACHE_HOME=$tmp/cache3
+GPUVET_TEST_STOP_AT=hashcache-store "$GPUVET" snapshot --root "$tmp/A" -o "$tmp/A.json" &
+pa=$!
+for _ in $(seq 6000); do # until A is stopped (a limit, not a timing assumption)
+    st=$(awk '{print $3}' "/proc/$pa/stat" 2>/dev/null || echo gone)
+    [[ $st == T || $st == gone ]] && break
+    sleep 0.1
+done
+[[ $st == T ]] || { echo "FAILED: A never reached the store"; exit 1; }
+"$GPUVET" snapshot --root "$tmp/B" -o "$tmp/B.json"
+kill -CONT "$pa"
+wait "$pa" || { echo "FAILED: A failed after it went on"; exit 1; }
+c=$XDG_CACHE_HOME/gpuvet/sha256-cache.json
+for x in A B; do
+    want=$(sha256sum "$tmp/$x/opt/rocm-6.0.0/lib/librocblas.so.4.0.0" | cut -d' ' -f1)
+    grep -q "$want" "$c" || { echo "FAILED: the digest of $x was lost from the cache"; exit 1; }
+done
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["entries"]) == 2, d' "$c" ||
+    { echo "FAILED: the cache does not hold exactly A's and B's entries"; exit 1; }
+echo "ok: cache reused, invalidated by an in-place rewrite, off with GPUVET_HASH_CACHE=0, and two concurrent processes both keep their digests"
