@@ -734,11 +734,13 @@ class Worker(object):
                 ops.append(name)
         return ops, kernels
 
-    def run_case(self, c, x, note):
+    def run_case(self, c, note, call):
+        """call() under the profiler (when it works), noting what ran."""
         torch = self.torch
+        grad = c["op"] == "mlp"  # the autocast case runs a backward pass
         if not self.profile:
-            with torch.no_grad() if c["op"] != "mlp" else _null():
-                y = self.compute(c, x, note)
+            with _null() if grad else torch.no_grad():
+                y = call()
                 self.sync()
             return y
         try:
@@ -750,10 +752,10 @@ class Worker(object):
         except Exception as e:
             self.profile = False
             self.profile_note = "profiler unavailable: " + err_text(e)
-            return self.run_case(c, x, note)
+            return self.run_case(c, note, call)
         with prof_cm as prof:
-            with torch.no_grad() if c["op"] != "mlp" else _null():
-                y = self.compute(c, x, note)
+            with _null() if grad else torch.no_grad():
+                y = call()
                 self.sync()
         try:
             ops, kernels = self.kernels_of(prof)
@@ -811,7 +813,7 @@ class Worker(object):
             self.test_fault(c)
             self.sync()
             t0 = time.perf_counter()
-            y = self.run_case(c, x, note)
+            y = self.run_case(c, note, lambda: self.compute(c, x, note))
             seconds = time.perf_counter() - t0
             want = self.dtype(req["out"]["dtype"])
             if y.dtype != want:
@@ -877,6 +879,11 @@ class Worker(object):
                 self.chan.send(hdr, out)
             elif op == "describe":
                 self.chan.send({"ok": True, "describe": self.describe()})
+            elif op == "capture":
+                capture_model(self, req, payload)  # noqa: F821 - gpuvet_capture.py
+            elif op == "replay":
+                hdr, out = replay_op(self, req, payload)  # noqa: F821 - gpuvet_capture.py
+                self.chan.send(hdr, out)
             else:
                 self.chan.send({"ok": False, "status": "usage", "error": "unknown op %r" % op})
 

@@ -1,11 +1,16 @@
 #include "cli/cli.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/json.h"
+#include "env/probe.h"
+#include "kb/pypick.h"
+
+extern char **environ;
 
 struct gv_term gv_term;
 
@@ -72,4 +77,30 @@ int cli_emit_json(const struct json_t *doc, const char *path)
     fputs(s, stdout);
     free(s);
     return GV_EXIT_OK;
+}
+
+void cli_choose_python(const char *python, const char *python_root, int want_gpu, char *note,
+                       size_t notesz)
+{
+    if (note && notesz)
+        note[0] = '\0';
+    if (python_root)
+        setenv("GPUVET_PYTHON_ROOT", python_root, 1);
+    if (python) {
+        setenv("GPUVET_PYTHON", python, 1);
+        return;
+    }
+    const char *env = getenv("GPUVET_PYTHON");
+    if (env && *env)
+        return;
+    const char *root = python_root ? python_root : "/";
+    struct gv_probe_ctx ctx = {.root = root, .live = !strcmp(root, "/"), .envp = environ};
+    json_t *py = gv_probe_python(&ctx);
+    char path[4096], why[1024];
+    gv_pick_torch_python(py, want_gpu, path, sizeof path, why, sizeof why);
+    json_decref(py);
+    setenv("GPUVET_PYTHON", path, 1);
+    if (note && notesz)
+        snprintf(note, notesz, "interpreter %s", why);
+    fprintf(stderr, "gpuvet: torch device: using %s\n", why);
 }

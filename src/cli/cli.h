@@ -24,11 +24,23 @@ enum gv_exit {
     X(compare, "compare two result files case by case")                                      \
     X(ab, "run the suite on two stacks side by side and compare")                            \
     X(plan, "generate a rollback plan from a saved baseline (dry run)")                      \
-    X(verify, "verify that the machine matches a baseline again")
+    X(verify, "verify that the machine matches a baseline again")                            \
+    X(torch, "capture your own model op by op; bisect it in another environment")
 
 #define GV_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
 GV_COMMANDS(GV_DECLARE_CMD)
 #undef GV_DECLARE_CMD
+
+/* The interpreter for --device torch:... (check, ab, torch): python, else
+ * $GPUVET_PYTHON, else the snapshot's first environment with a (GPU when
+ * want_gpu) build of torch, said on stderr and in note. Sets $GPUVET_PYTHON and,
+ * with python_root, $GPUVET_PYTHON_ROOT for the worker (and child processes). */
+void cli_choose_python(const char *python, const char *python_root, int want_gpu, char *note,
+                       size_t notesz);
+
+/* Captures (.gvcap): whether a file is one, and compare A B for two (capture_out.c). */
+int cli_is_capture(const char *path);
+int cli_compare_captures(const char *a, const char *b, int json);
 
 /* Output settings shared by all commands. */
 struct gv_term {

@@ -19,7 +19,6 @@
 #include "num/runner.h"
 #include "store/junit.h"
 #include "kb/cuda_compat.h"
-#include "kb/pypick.h"
 #include "store/results.h"
 #include "store/safetensors.h"
 
@@ -454,31 +453,6 @@ static unsigned targets_of(const char *device)
                                                                           : GV_TARGET_TORCH_GPU;
 }
 
-/* The interpreter for torch:... : --python, else $GPUVET_PYTHON, else the
- * snapshot's first environment with a (GPU) build of torch, said on stderr. */
-static void choose_python(const struct check_opts *o, char *note, size_t notesz)
-{
-    if (o->python_root)
-        setenv("GPUVET_PYTHON_ROOT", o->python_root, 1);
-    if (o->python) {
-        setenv("GPUVET_PYTHON", o->python, 1);
-        return;
-    }
-    const char *env = getenv("GPUVET_PYTHON");
-    if (env && *env)
-        return;
-    const char *root = o->python_root ? o->python_root : "/";
-    struct gv_probe_ctx ctx = {.root = root, .live = !strcmp(root, "/"), .envp = environ};
-    json_t *py = gv_probe_python(&ctx);
-    char path[4096], why[1024];
-    gv_pick_torch_python(py, targets_of(o->device) == GV_TARGET_TORCH_GPU, path, sizeof path,
-                         why, sizeof why);
-    json_decref(py);
-    setenv("GPUVET_PYTHON", path, 1);
-    snprintf(note, notesz, "interpreter %s", why);
-    fprintf(stderr, "gpuvet: torch device: using %s\n", why);
-}
-
 int cmd_check(int argc, char **argv)
 {
     struct check_opts o = {.suite = "quick", .det = GV_DET_QUICK};
@@ -509,7 +483,8 @@ int cmd_check(int argc, char **argv)
     char note[1200] = "", pynote[1100] = "";
     struct gv_err err = {0};
     if (targets_of(o.device) != GV_TARGET_KERNEL)
-        choose_python(&o, pynote, sizeof pynote);
+        cli_choose_python(o.python, o.python_root, targets_of(o.device) == GV_TARGET_TORCH_GPU,
+                          pynote, sizeof pynote);
     else if (o.python || o.python_root) {
         free(sel);
         return cli_usage("check", "--python and --python-root are for --device torch:...");

@@ -33,6 +33,9 @@ static const char usage[] =
     "by element: the largest difference in ULPs of the output format and the number of\n"
     "elements whose bits differ. Likely causes are listed from the two embedded\n"
     "snapshots: environment variables, GPU libraries, the device and the driver.\n"
+    "Two captures of a model ('gpuvet torch capture') are compared op by op instead:\n"
+    "aligned, the difference of each op in AFTER from BEFORE in units of roundoff of\n"
+    "its format, the first op that differs and the first beyond rounding.\n"
     "\n"
     "Options:\n"
     "      --json            print the comparison as JSON (schema gpuvet.compare)\n"
@@ -395,6 +398,8 @@ int cmd_compare(int argc, char **argv)
         return cli_help(usage);
     if (rc)
         return rc;
+    if (cli_is_capture(o.a) || cli_is_capture(o.b)) /* gpuvet torch capture files */
+        return cli_compare_captures(o.a, o.b, o.json);
     struct gv_results ra, rb;
     struct gv_err err = {0};
     if (gv_results_load(o.a, &ra, &err))

@@ -27,7 +27,9 @@ struct gv_device {
 void gv_torch_reply_free(struct gv_torch_reply *r)
 {
     json_decref(r->describe);
+    json_decref(r->doc);
     r->describe = NULL;
+    r->doc = NULL;
 }
 
 static int str_field(const json_t *o, const char *key, char *out, size_t n, struct gv_err *err)
@@ -76,6 +78,7 @@ int gv_torch_reply_parse(const char *text, size_t len, struct gv_torch_reply *r,
         r->seconds = sec ? json_number_value(sec) : 0;
         if (desc)
             r->describe = json_incref((json_t *)desc);
+        r->doc = json_incref(o);
         if (!r->ok && !r->status[0])
             snprintf(r->status, sizeof r->status, "error");
     }
@@ -419,6 +422,24 @@ static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buf
             retire(d, c, err);
     }
     gv_torch_reply_free(&r);
+    return rc;
+}
+
+int gv_torch_request(struct gv_device *d, json_t *req, const struct gv_torch_part *parts,
+                     int nparts, struct gv_err *err)
+{
+    int rc = ensure(d, err);
+    return rc ? rc : gv_torch_send(&d->p, req, parts, nparts, err);
+}
+
+int gv_torch_reply_next(struct gv_device *d, int timeout_ms, size_t max, void **payload,
+                        size_t *len, struct gv_torch_reply *r, struct gv_err *err)
+{
+    int rc = gv_torch_recv_any(&d->p, timeout_ms, max, payload, len, r, err);
+    if (rc == GV_OK && r->describe && json_is_object(r->describe))
+        keep_desc(d, json_incref(r->describe));
+    if (rc && d->p.pid > 0)
+        gv_torch_proc_stop(&d->p);
     return rc;
 }
 

@@ -35,6 +35,7 @@ struct gv_torch_reply {
     char impl[512];
     uint64_t nbytes;   /* payload bytes that follow the header */
     json_t *describe;  /* owned (NULL when absent); free with gv_torch_reply_free */
+    json_t *doc;       /* the whole header, owned */
 };
 
 /* Parses a header. GV_E_FORMAT, naming the field, for anything malformed:
@@ -42,6 +43,20 @@ struct gv_torch_reply {
 int gv_torch_reply_parse(const char *text, size_t len, struct gv_torch_reply *r,
                          struct gv_err *err);
 void gv_torch_reply_free(struct gv_torch_reply *r);
+
+/* Requests beyond the suite (capture and replay, src/capture): one request to
+ * the device's worker (started again when it is gone), and its replies one at
+ * a time; a payload of any size up to max bytes is malloc'ed into *payload.
+ * A worker that dies or stops answering within timeout_ms is killed
+ * (GV_E_DEVICE / GV_E_TIMEOUT) and the next request starts a new one. */
+struct gv_torch_part { /* one buffer of a message's payload */
+    const void *data;
+    size_t bytes;
+};
+int gv_torch_request(struct gv_device *dev, json_t *req, const struct gv_torch_part *parts,
+                     int nparts, struct gv_err *err);
+int gv_torch_reply_next(struct gv_device *dev, int timeout_ms, size_t max, void **payload,
+                        size_t *len, struct gv_torch_reply *r, struct gv_err *err);
 
 /* "libcublas.so.13.1.0.3" -> "13.1.0.3", "libtorch_cpu.so.2.6" -> "2.6"; "" when the
  * file name carries no version. */

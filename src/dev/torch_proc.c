@@ -25,7 +25,9 @@ extern char **environ;
 #define FD_VAR "GPUVET_FD"
 #define MAX_HEADER (16u << 20)
 
-/* Run with `python -c`: reads the worker script from the socket and runs it. */
+/* Run with `python -c`: reads the worker's files from the socket (a count, then
+ * for each a name and its text, lengths little-endian) and runs them in order
+ * in one namespace; the last one serves. */
 static const char boot[] =
     "import os\n"
     "fd = int(os.environ.pop('" FD_VAR "'))\n"
@@ -37,17 +39,43 @@ static const char boot[] =
     "            raise SystemExit('gpuvet: the worker script did not arrive')\n"
     "        b += c\n"
     "    return bytes(b)\n"
-    "n = int.from_bytes(rd(8), 'little')\n"
-    "src = rd(n).decode('utf-8')\n"
-    "exec(compile(src, 'gpuvet_torch_worker.py', 'exec'),\n"
-    "     {'__name__': '__gpuvet_worker__', 'GPUVET_FD': fd})\n";
+    "g = {'__name__': '__gpuvet_worker__', 'GPUVET_FD': fd}\n"
+    "for _ in range(int.from_bytes(rd(4), 'little')):\n"
+    "    name = rd(int.from_bytes(rd(4), 'little')).decode('utf-8')\n"
+    "    src = rd(int.from_bytes(rd(8), 'little')).decode('utf-8')\n"
+    "    exec(compile(src, name, 'exec'), g)\n";
 
-static const char *worker_script(void)
+/* The embedded Python files, the worker (which serves) last. */
+static int send_scripts(int fd)
 {
-    for (int i = 0; i < gv_python_sources_count; i++)
+    int n = 0, worker = -1;
+    for (int i = 0; i < gv_python_sources_count; i++) {
+        n++;
         if (!strcmp(gv_python_sources[i].name, "gpuvet_torch_worker.py"))
-            return gv_python_sources[i].text;
-    return NULL;
+            worker = i;
+    }
+    if (worker < 0)
+        return -1;
+    unsigned char le[8];
+    for (int b = 0; b < 4; b++)
+        le[b] = (unsigned char)((unsigned)n >> (8 * b));
+    if (gv_ipc_send_all(fd, le, 4))
+        return -1;
+    for (int k = 0; k < n; k++) {
+        int i = k < n - 1 ? (k < worker ? k : k + 1) : worker;
+        const char *name = gv_python_sources[i].name, *text = gv_python_sources[i].text;
+        uint32_t nl = (uint32_t)strlen(name);
+        uint64_t tl = strlen(text);
+        for (int b = 0; b < 4; b++)
+            le[b] = (unsigned char)(nl >> (8 * b));
+        if (gv_ipc_send_all(fd, le, 4) || gv_ipc_send_all(fd, name, nl))
+            return -1;
+        for (int b = 0; b < 8; b++)
+            le[b] = (unsigned char)(tl >> (8 * b));
+        if (gv_ipc_send_all(fd, le, 8) || gv_ipc_send_all(fd, text, tl))
+            return -1;
+    }
+    return 0;
 }
 
 /* ---------- launching ---------- */
@@ -325,8 +353,9 @@ int gv_torch_send(struct gv_torch_proc *p, json_t *hdr, const struct gv_torch_pa
     return bad ? gone(p, GV_E_DEVICE, "while gpuvet was sending", err) : GV_OK;
 }
 
-int gv_torch_recv(struct gv_torch_proc *p, int timeout_ms, void *payload, size_t payload_bytes,
-                  struct gv_torch_reply *r, struct gv_err *err)
+/* Reads one header; 0 with r filled, or an error (the worker stopped). */
+static int recv_header(struct gv_torch_proc *p, int timeout_ms, struct gv_torch_reply *r,
+                       struct gv_err *err)
 {
     memset(r, 0, sizeof *r);
     unsigned char le[4];
@@ -356,16 +385,58 @@ int gv_torch_recv(struct gv_torch_proc *p, int timeout_ms, void *payload, size_t
     else if ((rc = gv_torch_reply_parse(text, len, r, err)) != GV_OK)
         gv_torch_proc_stop(p);
     free(text);
+    return rc;
+}
+
+int gv_torch_recv(struct gv_torch_proc *p, int timeout_ms, void *payload, size_t payload_bytes,
+                  struct gv_torch_reply *r, struct gv_err *err)
+{
+    int rc = recv_header(p, timeout_ms, r, err);
     if (rc)
         return rc;
     if (r->nbytes != (r->ok ? payload_bytes : 0)) {
         gv_torch_proc_stop(p);
+        gv_torch_reply_free(r);
         return gv_err_set(err, GV_E_FORMAT, "the PyTorch worker sent %llu payload bytes where "
                           "%zu were expected", (unsigned long long)r->nbytes,
                           r->ok ? payload_bytes : (size_t)0);
     }
-    if (r->nbytes && gv_ipc_recv_all(p->fd, payload, (size_t)r->nbytes, timeout_ms) != 0)
+    if (r->nbytes && gv_ipc_recv_all(p->fd, payload, (size_t)r->nbytes, timeout_ms) != 0) {
+        gv_torch_reply_free(r);
         return gone(p, GV_E_DEVICE, "while sending its output", err);
+    }
+    return GV_OK;
+}
+
+int gv_torch_recv_any(struct gv_torch_proc *p, int timeout_ms, size_t max, void **payload,
+                      size_t *len, struct gv_torch_reply *r, struct gv_err *err)
+{
+    *payload = NULL;
+    *len = 0;
+    int rc = recv_header(p, timeout_ms, r, err);
+    if (rc)
+        return rc;
+    if (r->nbytes > max) {
+        gv_torch_proc_stop(p);
+        gv_torch_reply_free(r);
+        return gv_err_set(err, GV_E_FORMAT, "the PyTorch worker announced %llu payload bytes, "
+                          "more than the %zu allowed", (unsigned long long)r->nbytes, max);
+    }
+    if (!r->nbytes)
+        return GV_OK;
+    void *buf = malloc((size_t)r->nbytes);
+    if (!buf) {
+        gv_torch_reply_free(r);
+        return gv_err_set(err, GV_E_NOMEM, "%llu bytes from the PyTorch worker",
+                          (unsigned long long)r->nbytes);
+    }
+    if (gv_ipc_recv_all(p->fd, buf, (size_t)r->nbytes, timeout_ms) != 0) {
+        free(buf);
+        gv_torch_reply_free(r);
+        return gone(p, GV_E_DEVICE, "while sending its data", err);
+    }
+    *payload = buf;
+    *len = (size_t)r->nbytes;
     return GV_OK;
 }
 
@@ -374,8 +445,10 @@ int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char 
 {
     p->pid = -1;
     p->fd = p->out = -1;
-    const char *script = worker_script();
-    if (!script)
+    int have = 0;
+    for (int i = 0; i < gv_python_sources_count; i++)
+        have |= !strcmp(gv_python_sources[i].name, "gpuvet_torch_worker.py");
+    if (!have)
         return gv_err_set(err, GV_E_LIB, "this gpuvet was built without its PyTorch worker");
     struct launch *l = calloc(1, sizeof *l);
     if (!l)
@@ -416,11 +489,7 @@ int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char 
                           strerror(fork_errno));
     }
     p->pid = pid;
-    size_t n = strlen(script);
-    unsigned char le[8];
-    for (int i = 0; i < 8; i++)
-        le[i] = (unsigned char)((uint64_t)n >> (8 * i));
-    if (gv_ipc_send_all(p->fd, le, 8) || gv_ipc_send_all(p->fd, script, n))
+    if (send_scripts(p->fd))
         return gone(p, GV_E_LIB, "before it could read the worker script", err);
     struct gv_torch_reply hello;
     rc = gv_torch_recv(p, 120 * 1000, NULL, 0, &hello, err);

@@ -26,12 +26,6 @@ int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char 
                         struct gv_err *err);
 void gv_torch_proc_stop(struct gv_torch_proc *p);
 
-/* One buffer of a message's payload. */
-struct gv_torch_part {
-    const void *data;
-    size_t bytes;
-};
-
 /* Sends hdr (nbytes is set to the payload's total) and the payload parts. */
 int gv_torch_send(struct gv_torch_proc *p, json_t *hdr, const struct gv_torch_part *parts,
                   int nparts, struct gv_err *err);
@@ -42,6 +36,11 @@ int gv_torch_send(struct gv_torch_proc *p, json_t *hdr, const struct gv_torch_pa
  * malformed reply (the worker is killed). */
 int gv_torch_recv(struct gv_torch_proc *p, int timeout_ms, void *payload, size_t payload_bytes,
                   struct gv_torch_reply *r, struct gv_err *err);
+
+/* As gv_torch_recv for a reply whose payload may have any size up to max: it is
+ * malloc'ed into *payload (NULL when empty), *len bytes. */
+int gv_torch_recv_any(struct gv_torch_proc *p, int timeout_ms, size_t max, void **payload,
+                      size_t *len, struct gv_torch_reply *r, struct gv_err *err);
 
 /* The last lines the worker printed, on one line ("" when none). */
 void gv_torch_proc_tail(const struct gv_torch_proc *p, char *out, size_t n);

@@ -137,6 +137,12 @@ const struct kb_hip_version *kb_hip_versions(size_t *n);
 const struct kb_kmd *kb_kmds(size_t *n);
 const struct kb_env *kb_envs(size_t *n);
 
+/* ATen operations whose results may differ from run to run with the same
+ * inputs (on CUDA: atomics in the reduction), as torch.use_deterministic_algorithms
+ * documents them. op is the name without "aten." and overload. NULL when the
+ * op is not listed; else why. */
+const char *kb_nondeterministic_op(const char *aten_name);
+
 /* Libraries whose copy decides what a PyTorch process computes: the GPU
  * stacks (also the pieces wheels bundle: cuDNN's sub-libraries, cuBLASLt,
  * nvJitLink, aotriton ...), PyTorch's own, and the CPU BLAS/oneDNN/SLEEF

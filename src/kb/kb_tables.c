@@ -510,3 +510,41 @@ int kb_framework_lib_name(const char *filename, char *name, size_t n)
     }
     return 0;
 }
+
+/* torch.use_deterministic_algorithms (PyTorch documentation, "operations that
+ * throw a RuntimeError when mode=True" / "use a deterministic implementation
+ * when mode=True"): the forward operations whose CUDA kernels accumulate with
+ * atomics, so their results can differ between runs. */
+static const struct {
+    const char *op, *why;
+} nondet_ops[] = {
+    {"index_add", "atomic accumulation on CUDA (index_add_)"},
+    {"index_add_", "atomic accumulation on CUDA"},
+    {"scatter_add", "atomic accumulation on CUDA (scatter_add_)"},
+    {"scatter_add_", "atomic accumulation on CUDA"},
+    {"scatter_reduce", "atomic accumulation on CUDA for sum/prod/mean"},
+    {"index_put_", "atomic accumulation on CUDA when accumulate=True"},
+    {"_index_put_impl_", "atomic accumulation on CUDA when accumulate=True"},
+    {"put_", "atomic accumulation on CUDA when accumulate=True"},
+    {"embedding_bag", "atomic accumulation on CUDA"},
+    {"_embedding_bag", "atomic accumulation on CUDA"},
+    {"histc", "atomic accumulation on CUDA"},
+    {"bincount", "atomic accumulation on CUDA with weights"},
+    {"kthvalue", "non-deterministic on CUDA"},
+    {"median", "non-deterministic indices on CUDA (median with dim)"},
+    {"nll_loss2d", "atomic accumulation on CUDA"},
+    {"ctc_loss", "non-deterministic on CUDA"},
+    {"cumsum", "non-deterministic on CUDA for floating inputs unless deterministic mode is on"},
+};
+
+const char *kb_nondeterministic_op(const char *aten_name)
+{
+    if (!aten_name)
+        return NULL;
+    const char *n = strncmp(aten_name, "aten.", 5) ? aten_name : aten_name + 5;
+    size_t len = strcspn(n, ".");
+    for (size_t i = 0; i < N(nondet_ops); i++)
+        if (strlen(nondet_ops[i].op) == len && !strncmp(nondet_ops[i].op, n, len))
+            return nondet_ops[i].why;
+    return NULL;
+}

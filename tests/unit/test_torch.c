@@ -36,8 +36,10 @@ static void test_reply_parse(void)
     T_CHECK(!r.ok && r.nbytes == 0);
     T_EQ_STR(r.status, "unsupported");
     T_EQ_STR(r.error, "no rms_norm");
+    gv_torch_reply_free(&r);
     T_EQ_INT(parse("{\"ok\":false}", &r, &e), GV_OK); /* a failure always has a status */
     T_EQ_STR(r.status, "error");
+    gv_torch_reply_free(&r);
     static const char *const bad[] = {
         "", "{", "[1]", "\"ok\"", "{}", "{\"ok\":1}", "{\"ok\":\"true\"}",
         "{\"ok\":true,\"nbytes\":-1}", "{\"ok\":true,\"nbytes\":1.5}",
@@ -56,6 +58,7 @@ static void test_reply_parse(void)
     snprintf(big, sizeof big, "{\"ok\":false,\"error\":\"%4000d\"}", 1);
     T_EQ_INT(parse(big, &r, &e), GV_OK);
     T_EQ_INT(strlen(r.error), sizeof r.error - 1);
+    gv_torch_reply_free(&r);
 }
 
 static void test_libraries(void)

@@ -1,0 +1,562 @@
+# gpuvet's capture and replay of a user's model, run inside the PyTorch worker
+# (gpuvet_torch_worker.py, which is loaded after this file into the same
+# namespace and calls capture_model() and replay_op()). docs/capture.md.
+#
+# capture: every ATen operation of one forward pass, seen through a
+# TorchDispatchMode (so functional calls, in-place ops and views are there too,
+# which module hooks miss), with the module it ran in; each tensor an op reads
+# or writes goes to gpuvet once, as it appears, and gpuvet streams it to disk.
+# replay: one recorded op, fed the recorded inputs, on this environment's device,
+# and the same op in float64 on the CPU as the referee.
+import time
+import traceback
+import weakref
+
+CAPTURE_FMT = 1
+
+NAME_OF_DTYPE = {}
+
+
+def dtype_name(torch, dt):
+    if not NAME_OF_DTYPE:
+        for n in ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+                  "int64", "int32", "int16", "int8", "uint8", "bool", "complex64",
+                  "complex128", "uint16", "uint32", "uint64"):
+            d = getattr(torch, n, None)
+            if d is not None:
+                NAME_OF_DTYPE[d] = n
+    return NAME_OF_DTYPE.get(dt)
+
+
+def tensor_bytes(torch, t):
+    """The tensor's values, C-contiguous, as a bytearray (no numpy)."""
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    t = t.contiguous().reshape(-1)
+    out = bytearray(t.numel() * t.element_size())
+    if out:
+        try:
+            torch.frombuffer(out, dtype=t.dtype).copy_(t)
+        except (TypeError, RuntimeError, ValueError):
+            torch.frombuffer(out, dtype=torch.uint8).copy_(t.view(torch.uint8))
+    return out
+
+
+class ModelError(Exception):
+    """The user's model file or function failed: the message names the file and line."""
+
+
+def user_frame(e, path):
+    """The last traceback frame inside the user's file: ' (model.py:12 in make)'."""
+    for f in reversed(traceback.extract_tb(e.__traceback__)):
+        if f.filename == path:
+            return " (%s:%d in %s)" % (path, f.lineno, f.name)
+    return ""
+
+
+def load_state(torch, model, inputs, specs, payload, path):
+    """Gives the model another capture's parameters, buffers and inputs (bisect's
+    run of the model in this environment, so that it computes on the same values)."""
+    params = dict(model.named_parameters()) if hasattr(model, "named_parameters") else {}
+    bufs = dict(model.named_buffers()) if hasattr(model, "named_buffers") else {}
+    off = 0
+    for spec in specs:
+        n = int(spec["nbytes"])
+        t = torch.frombuffer(payload[off:off + n], dtype=getattr(torch, spec["dtype"])) \
+            if n else torch.zeros(0, dtype=getattr(torch, spec["dtype"]))
+        t = t.reshape(spec["shape"])
+        off += n
+        kind, _, name = spec["role"].partition(":")
+        if kind == "input":
+            i = int(name)
+            if i >= len(inputs) or list(inputs[i].shape) != list(t.shape):
+                raise ModelError("%s: input %s here does not match the capture's" % (path, name))
+            inputs[i] = t.to(inputs[i].dtype)
+            continue
+        target = params.get(name) if kind == "param" else bufs.get(name)
+        if target is None or list(target.shape) != list(t.shape):
+            raise ModelError("%s: the model here has no %s %s of shape %s like the capture's"
+                             % (path, "parameter" if kind == "param" else "buffer", name,
+                                list(t.shape)))
+        with torch.no_grad():
+            target.copy_(t)
+    return inputs
+
+
+def load_model(torch, req, payload, seed):
+    """The model and its example inputs. req["model"] is path/to/file.py:function
+    (its text arrives in req["source"], so the file need not be visible to this
+    interpreter, e.g. inside a root filesystem) or a torch.export program (.pt2,
+    its bytes the payload), whose recorded example inputs are used."""
+    spec = req["model"]
+    torch.manual_seed(seed)
+    if spec.endswith(".pt2"):
+        export = getattr(torch, "export", None)
+        if export is None or not hasattr(export, "load"):
+            raise ModelError("%s: torch %s cannot load torch.export programs (added in 2.1)"
+                             % (spec, torch.__version__))
+        import io
+        try:
+            ep = export.load(io.BytesIO(bytes(payload)))
+        except Exception as e:
+            raise ModelError("%s: torch.export.load raised %s" % (spec, err_text(e)))
+        ex = getattr(ep, "example_inputs", None)
+        if not ex:
+            raise ModelError("%s: the exported program carries no example inputs" % spec)
+        args = ex[0] if isinstance(ex, tuple) and len(ex) == 2 else ex
+        return ep.module(), list(args), spec, "(exported program)"
+    path, sep, fn = spec.rpartition(":")
+    if not sep or not path or not fn:
+        raise ModelError("--model %s: expected path/to/file.py:function or a .pt2 program" % spec)
+    try:
+        code = compile(req["source"], path, "exec")
+        mod = {"__name__": "gpuvet_user_model", "__file__": path}
+        exec(code, mod)
+    except Exception as e:
+        raise ModelError("%s raised %s while loading%s" % (path, err_text(e), user_frame(e, path)))
+    make = mod.get(fn)
+    if not callable(make):
+        raise ModelError("%s has no function %s" % (path, fn))
+    torch.manual_seed(seed)
+    try:
+        got = make()
+    except Exception as e:
+        raise ModelError("%s:%s() raised %s%s" % (path, fn, err_text(e), user_frame(e, path)))
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        raise ModelError("%s:%s() must return (model, inputs), not %s" % (path, fn,
+                                                                          type(got).__name__))
+    model, inputs = got
+    if not callable(model):
+        raise ModelError("%s:%s() returned a model that cannot be called (%s)"
+                         % (path, fn, type(model).__name__))
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    if not isinstance(inputs, (tuple, list)) or not all(isinstance(t, torch.Tensor)
+                                                        for t in inputs):
+        raise ModelError("%s:%s(): the inputs must be a tensor or a tuple of tensors" % (path, fn))
+    return model, list(inputs), path, fn
+
+
+def out_tensors(torch, out, path):
+    """The model's output as a flat list of tensors, or ModelError."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)) and out and all(isinstance(t, torch.Tensor) for t in out):
+        return list(out)
+    if isinstance(out, dict) and out and all(isinstance(t, torch.Tensor) for t in out.values()):
+        return [out[k] for k in sorted(out)]
+    raise ModelError("%s: the model's output is not a tensor (nor a tuple or dict of tensors) "
+                     "but %s" % (path, type(out).__name__))
+
+
+class Tensors(object):
+    """Gives each tensor value a capture id, sending it to gpuvet the first time:
+    a tensor object keeps its id while its version counter (bumped by every
+    in-place write, also through a view) is unchanged."""
+
+    def __init__(self, torch, chan, roles):
+        self.torch = torch
+        self.chan = chan
+        self.roles = roles           # id(tensor) -> "param:conv1.weight", ...
+        self.known = {}              # id(tensor) -> (weakref, version, capture id)
+        self.next = 0
+        self.send_seconds = 0.0
+        self.device_bytes = 0
+
+    def send(self, t, role):
+        torch = self.torch
+        t0 = time.perf_counter()
+        dt = dtype_name(torch, t.dtype)
+        if dt is None:
+            raise RuntimeError("a tensor of dtype %s, which gpuvet cannot store" % t.dtype)
+        data = tensor_bytes(torch, t)
+        if t.device.type != "cpu":
+            self.device_bytes += len(data)
+        cid = self.next
+        self.next += 1
+        meta = {"kind": "tensor", "key": cid, "dtype": dt, "shape": list(t.shape),
+                "device": str(t.device), "stride": list(t.stride()), "role": role}
+        self.chan.send(dict({"ok": True}, **meta), data)
+        self.send_seconds += time.perf_counter() - t0
+        return cid
+
+    def remember(self, t, cid):
+        try:
+            wr = weakref.ref(t)
+        except TypeError:
+            return
+        self.known[id(t)] = (wr, t._version, cid)
+
+    def ref(self, t, role_hint):
+        """The capture id of t's current value (sending it when new)."""
+        k = self.known.get(id(t))
+        if k is not None and k[0]() is t and k[1] == t._version:
+            return k[2]
+        role = self.roles.get(id(t), role_hint)
+        cid = self.send(t, role)
+        self.remember(t, cid)
+        return cid
+
+
+def encode(torch, tensors, v, role_hint):
+    """Arguments as JSON: tensors as {"$t": id}, dtypes, devices and other enums
+    by name; tuples and lists as lists."""
+    if isinstance(v, torch.Tensor):
+        return {"$t": tensors.ref(v, role_hint)}
+    if isinstance(v, (list, tuple)):
+        return [encode(torch, tensors, x, role_hint) for x in v]
+    if isinstance(v, dict):
+        return {str(k): encode(torch, tensors, x, role_hint) for k, x in v.items()}
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return {"$float": repr(v)}
+        return v
+    if isinstance(v, torch.dtype):
+        return {"$dtype": dtype_name(torch, v) or str(v)}
+    if isinstance(v, torch.device):
+        return {"$device": str(v)}
+    if isinstance(v, torch.memory_format):
+        return {"$memory_format": str(v).split(".")[-1]}
+    if isinstance(v, torch.layout):
+        return {"$layout": str(v).split(".")[-1]}
+    return {"$repr": repr(v)}
+
+
+def devices_of(torch, vals, acc):
+    for v in vals:
+        if isinstance(v, torch.Tensor):
+            acc.add(str(v.device))
+        elif isinstance(v, (list, tuple)):
+            devices_of(torch, v, acc)
+        elif isinstance(v, dict):
+            devices_of(torch, v.values(), acc)
+    return acc
+
+
+def mutated_args(func, args, kwargs):
+    """(name, tensor) of the arguments the op writes (Tensor(a!) in its schema)."""
+    out = []
+    try:
+        schema = func._schema
+    except AttributeError:
+        return out
+    for i, a in enumerate(schema.arguments):
+        info = a.alias_info
+        if info is None or not info.is_write:
+            continue
+        v = args[i] if i < len(args) else kwargs.get(a.name)
+        if v is not None and hasattr(v, "_version"):
+            out.append((a.name, v))
+    return out
+
+
+def rng_state(torch, cuda):
+    s = [torch.default_generator.get_state()]
+    if cuda:
+        s.append(torch.cuda.get_rng_state())
+    return s
+
+
+def make_recorder(torch):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self, worker, tensors, stack):
+            super().__init__()
+            self.w, self.t, self.stack = worker, tensors, stack
+            self.n = 0
+            self.op_seconds = 0.0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            t = self.t
+            module = self.stack[-1] if self.stack else ""
+            enc_args = encode(torch, t, list(args), "leaf")
+            enc_kwargs = encode(torch, t, kwargs, "leaf")
+            devs = devices_of(torch, list(args) + list(kwargs.values()), set())
+            rng0 = rng_state(torch, self.w.is_gpu)
+            self.w.sync()
+            t0 = time.perf_counter()
+            out = func(*args, **kwargs)
+            self.w.sync()
+            dt = time.perf_counter() - t0
+            self.op_seconds += dt
+            rng1 = rng_state(torch, self.w.is_gpu)
+            used_rng = any(not torch.equal(a, b) for a, b in zip(rng0, rng1))
+            outs = out if isinstance(out, (tuple, list)) else [out]
+            devices_of(torch, outs, devs)
+            enc_out = []
+            for o in outs:
+                if isinstance(o, torch.Tensor):
+                    cid = t.send(o, "op:%d" % self.n)
+                    t.remember(o, cid)
+                    enc_out.append({"$t": cid})
+                else:
+                    enc_out.append(encode(torch, t, o, "leaf"))
+            mutated = []
+            for name, v in mutated_args(func, args, kwargs):
+                if any(v is o for o in outs if isinstance(o, torch.Tensor)):
+                    continue  # in-place ops return the tensor they wrote: already sent
+                cid = t.send(v, "op:%d:%s" % (self.n, name))
+                t.remember(v, cid)
+                mutated.append({"arg": name, "$t": cid})
+            rec = {"ok": True, "kind": "op", "i": self.n, "name": str(func), "module": module,
+                   "args": enc_args, "kwargs": enc_kwargs,
+                   "outputs": enc_out if isinstance(out, (tuple, list)) else enc_out[0],
+                   "tuple": isinstance(out, (tuple, list)), "devices": sorted(devs),
+                   "seconds": dt}
+            if mutated:
+                rec["mutated"] = mutated
+            if used_rng:
+                rec["rng"] = True
+            self.w.chan.send(rec)
+            self.n += 1
+            return out
+
+    return Recorder
+
+
+def module_hooks(model, stack):
+    handles = []
+    named = getattr(model, "named_modules", None)
+    if named is None:
+        return handles
+    for name, m in named():
+        if not name:
+            continue
+
+        def pre(mod, inp, name=name):
+            stack.append(name)
+
+        def post(mod, inp, out, name=name):
+            if stack and stack[-1] == name:
+                stack.pop()
+
+        handles.append(m.register_forward_pre_hook(pre))
+        handles.append(m.register_forward_hook(post))
+    return handles
+
+
+def proc_rss_peak():
+    """The peak resident memory of this process (VmHWM), in bytes; -1 if unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+def reset_rss_peak():
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def capture_model(worker, req, payload):
+    """Runs the model once plainly (timed), then once recorded, streaming tensors
+    and ops to gpuvet; ends with {"kind": "done"} or {"ok": false}."""
+    torch = worker.torch
+    chan = worker.chan
+    seed = int(req.get("seed") or 0)
+    try:
+        program = int(req.get("program_nbytes") or 0)
+        model, inputs, path, fn = load_model(torch, req, payload[:program], seed)
+        if req.get("load"):
+            inputs = load_state(torch, model, inputs, req["load"], payload[program:], path)
+        dev = worker.dev
+        if hasattr(model, "eval"):
+            model.eval()
+        if hasattr(model, "to"):
+            model.to(dev)
+        inputs = [x.to(dev) for x in inputs]
+        # the plain forward: a warm-up, then the best of three, and its memory
+        plain = []
+        with torch.no_grad():
+            out = model(*inputs)
+            out_tensors(torch, out, path)
+            worker.sync()
+            for _ in range(3):
+                t0 = time.perf_counter()
+                model(*inputs)
+                worker.sync()
+                plain.append(time.perf_counter() - t0)
+        mem = {}
+        if worker.is_gpu:
+            torch.cuda.reset_peak_memory_stats(dev)
+            with torch.no_grad():
+                model(*inputs)
+            worker.sync()
+            mem["plain_gpu_peak_bytes"] = int(torch.cuda.max_memory_allocated(dev))
+            torch.cuda.reset_peak_memory_stats(dev)
+        base_rss = proc_rss_peak()
+        if reset_rss_peak():
+            with torch.no_grad():
+                model(*inputs)
+            mem["plain_rss_peak_bytes"] = proc_rss_peak()
+            reset_rss_peak()
+        roles = {}
+        named_params = getattr(model, "named_parameters", None)
+        for name, p in (named_params() if named_params else []):
+            roles[id(p)] = "param:" + name
+        named_bufs = getattr(model, "named_buffers", None)
+        for name, b in (named_bufs() if named_bufs else []):
+            roles[id(b)] = "buffer:" + name
+        for i, x in enumerate(inputs):
+            roles[id(x)] = "input:%d" % i
+        tensors = Tensors(torch, chan, roles)
+        in_ids = [tensors.ref(x, "input:%d" % i) for i, x in enumerate(inputs)]
+        stack = []
+        handles = module_hooks(model, stack)
+        rec = make_recorder(torch)(worker, tensors, stack)
+        torch.manual_seed(seed)
+        t0 = time.perf_counter()
+        try:
+            with torch.no_grad():
+                with rec:
+                    out = model(*inputs)
+                worker.sync()
+        finally:
+            for h in handles:
+                h.remove()
+        total = time.perf_counter() - t0
+        outs = out_tensors(torch, out, path)
+        out_ids = [tensors.ref(o, "output:%d" % i) for i, o in enumerate(outs)]
+        if worker.is_gpu:
+            mem["capture_gpu_peak_bytes"] = int(torch.cuda.max_memory_allocated(dev))
+        mem["capture_rss_peak_bytes"] = proc_rss_peak()
+        mem["rss_before_bytes"] = base_rss
+        chan.send({"ok": True, "kind": "done", "inputs": [{"$t": i} for i in in_ids],
+                   "outputs": [{"$t": i} for i in out_ids], "model_file": path,
+                   "model_function": fn, "seed": seed, "ops": rec.n,
+                   "timing": {"plain_forward_seconds": min(plain), "capture_seconds": total,
+                              "capture_writing_seconds": tensors.send_seconds,
+                              "capture_ops_seconds": rec.op_seconds,
+                              "device_to_host_bytes": tensors.device_bytes},
+                   "memory": mem, "describe": worker.describe()})
+    except ModelError as e:
+        chan.send({"ok": False, "status": "model-error", "error": str(e)})
+    except Exception as e:
+        chan.send({"ok": False, "status": "model-error",
+                   "error": "the model raised %s%s" % (err_text(e), where(e))})
+
+
+# ---------------------------------------------------------------- replay
+
+
+def decode(torch, v, tensors, device):
+    if isinstance(v, list):
+        return [decode(torch, x, tensors, device) for x in v]
+    if isinstance(v, dict):
+        if "$t" in v:
+            return tensors[v["$t"]]
+        if "$dtype" in v:
+            return getattr(torch, v["$dtype"])
+        if "$device" in v:
+            return torch.device(device if v["$device"] != "cpu" else "cpu")
+        if "$memory_format" in v:
+            return getattr(torch, v["$memory_format"])
+        if "$layout" in v:
+            return getattr(torch, v["$layout"])
+        if "$float" in v:
+            return float(v["$float"])
+        if "$repr" in v:
+            raise Unsupported("an argument gpuvet could not record: %s" % v["$repr"])
+        return {k: decode(torch, x, tensors, device) for k, x in v.items()}
+    return v
+
+
+def op_of(torch, name):
+    """torch.ops.aten.convolution.default from "aten.convolution.default"."""
+    obj = torch.ops
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise Unsupported("this torch has no operator %s" % name)
+    return obj
+
+
+def to_f64(torch, v):
+    if isinstance(v, torch.Tensor):
+        v = v.detach().cpu()
+        return v.double() if v.is_floating_point() else v.clone()
+    if isinstance(v, list):
+        return [to_f64(torch, x) for x in v]
+    if isinstance(v, tuple):
+        return tuple(to_f64(torch, x) for x in v)
+    if isinstance(v, dict):
+        return {k: to_f64(torch, x) for k, x in v.items()}
+    if isinstance(v, torch.device):
+        return torch.device("cpu")
+    return v
+
+
+def flat_outputs(torch, out):
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    return [o for o in outs if isinstance(o, torch.Tensor)]
+
+
+def replay_op(worker, req, payload):
+    """One recorded op on this device, and in float64 on the CPU; replies with
+    both outputs' bytes (B's first, then the referee's, per output)."""
+    torch = worker.torch
+    note = []
+    try:
+        tensors, off = {}, 0
+        for spec in req["tensors"]:
+            n = int(spec["nbytes"])
+            dt = getattr(torch, spec["dtype"])
+            data = payload[off:off + n]
+            off += n
+            t = torch.frombuffer(data, dtype=dt) if n else torch.zeros(0, dtype=dt)
+            t = t.reshape(spec["shape"])
+            want = spec.get("stride")
+            if want and list(t.stride()) != list(want) and t.numel() > 0:
+                s = torch.empty_strided(spec["shape"], want, dtype=dt)
+                s.copy_(t)
+                t = s
+            dev = "cpu" if spec.get("device", "cpu") == "cpu" else worker.dev
+            tensors[spec["key"]] = t.to(dev)
+        func = op_of(torch, req["name"])
+        # every tensor its own copy: an in-place op must not write into another's input
+        tensors = {k: t.clone() for k, t in tensors.items()}
+        args = decode(torch, req["args"], tensors, worker.dev)
+        kwargs = decode(torch, req.get("kwargs") or {}, tensors, worker.dev)
+        with torch.no_grad():
+            out = worker.run_case({"op": "replay", "id": req["name"]}, note,
+                                  lambda: func(*args, **kwargs))
+        outs = flat_outputs(torch, out)
+        ref_outs, ref_note = None, ""
+        try:
+            with torch.no_grad():
+                r = func(*to_f64(torch, args), **to_f64(torch, kwargs))
+            ref_outs = flat_outputs(torch, r)
+            if len(ref_outs) != len(outs):
+                ref_outs, ref_note = None, "the float64 call gave another number of outputs"
+        except Exception as e:
+            ref_outs, ref_note = None, "no float64 referee: " + err_text(e)
+        specs, blobs = [], []
+        for k, o in enumerate(outs):
+            b = tensor_bytes(torch, o)
+            spec = {"dtype": dtype_name(torch, o.dtype), "shape": list(o.shape), "nbytes": len(b)}
+            blobs.append(b)
+            if ref_outs is not None:
+                rb = tensor_bytes(torch, ref_outs[k])
+                spec["ref"] = {"dtype": dtype_name(torch, ref_outs[k].dtype), "nbytes": len(rb)}
+                blobs.append(rb)
+            specs.append(spec)
+        payload_out = b"".join(bytes(b) for b in blobs)
+        return {"ok": True, "outputs": specs, "impl": ", ".join(note),
+                "referee": ref_note}, payload_out
+    except Unsupported as e:
+        return {"ok": False, "status": "unsupported", "error": str(e)}, b""
+    except Exception as e:
+        return worker.failure(e), b""

@@ -1,0 +1,114 @@
+/* Printing capture comparisons and bisections (gpuvet compare A.gvcap B.gvcap,
+ * gpuvet torch bisect). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "capture/capture.h"
+#include "cli/cli.h"
+
+int cli_is_capture(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char m[8] = {0};
+    int yes = f && fread(m, 1, 8, f) == 8 && !memcmp(m, "GVCAP01\n", 8);
+    if (f)
+        fclose(f);
+    return yes;
+}
+
+static const char *s(const json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
+static double units(const json_t *o)
+{
+    const json_t *u = json_object_get(o, "units");
+    return json_is_number(u) ? json_number_value(u) : NAN;
+}
+
+static void print_brief(const char *label, const json_t *b)
+{
+    if (json_is_object(b))
+        printf("%s: op %lld %s in %s\n", label, (long long)json_integer_value(json_object_get(b, "op")),
+               s(b, "name"), s(b, "module")[0] ? s(b, "module") : "(the model itself)");
+    else
+        printf("%s: none\n", label);
+}
+
+static void print_compare(const json_t *d)
+{
+    const json_t *sm = json_object_get(d, "summary");
+    printf("%sbefore%s %s\n%safter%s  %s\n\n", cli_bold(), cli_reset(), s(d, "before"), cli_bold(),
+           cli_reset(), s(d, "after"));
+    printf("ops: %lld before, %lld after, %lld aligned, %lld identical, %lld beyond rounding "
+           "(more than %.0f units of roundoff of their format, normwise)\n",
+           (long long)json_integer_value(json_object_get(sm, "ops_before")),
+           (long long)json_integer_value(json_object_get(sm, "ops_after")),
+           (long long)json_integer_value(json_object_get(sm, "aligned")),
+           (long long)json_integer_value(json_object_get(sm, "identical")),
+           (long long)json_integer_value(json_object_get(sm, "beyond_noise")), GV_CAP_NOISE_UNITS);
+    print_brief("first op that differs", json_object_get(sm, "first_difference"));
+    print_brief("first op beyond rounding", json_object_get(sm, "first_beyond_noise"));
+    const json_t *ops = json_object_get(d, "ops");
+    size_t i, shown = 0;
+    json_t *e;
+    printf("\n%s%5s  %-34s %-28s %-16s %12s%s\n", cli_bold(), "op", "operator", "module",
+           "status", "units", cli_reset());
+    json_array_foreach(ops, i, e) {
+        if (!strcmp(s(e, "status"), "identical") || shown >= 40)
+            continue;
+        shown++;
+        printf("%5lld  %-34s %-28s %s%-16s%s %12.3g\n",
+               (long long)json_integer_value(json_object_get(e, "a")), s(e, "name"),
+               s(e, "module")[0] ? s(e, "module") : "-",
+               !strcmp(s(e, "status"), "rounding") ? "" : cli_yellow(), s(e, "status"), cli_reset(),
+               units(e));
+    }
+    size_t nd = 0;
+    json_array_foreach(ops, i, e) nd += strcmp(s(e, "status"), "identical") != 0;
+    if (nd > shown)
+        printf("  (%zu more)\n", nd - shown);
+    printf("\nmodel outputs: %s (%.3g units)\n", s(sm, "outputs_status"),
+           json_number_value(json_object_get(sm, "outputs_units")));
+    const char *only[] = {"only_before", "only_after"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *l = json_object_get(d, only[k]);
+        if (!json_array_size(l))
+            continue;
+        printf("%s%zu ops only %s%s (the graph changed there):", cli_yellow(), json_array_size(l),
+               k ? "after" : "before", cli_reset());
+        json_array_foreach(l, i, e) if (i < 8) printf(" %s (op %lld, %s)", s(e, "name"),
+                                                      (long long)json_integer_value(json_object_get(e, "op")),
+                                                      s(e, "module")[0] ? s(e, "module") : "-");
+        printf("\n");
+    }
+}
+
+int cli_compare_captures(const char *a, const char *b, int json)
+{
+    struct gv_cap ca, cb;
+    struct gv_err err = {0};
+    if (gv_cap_open(a, &ca, &err))
+        return cli_fail(&err);
+    if (gv_cap_open(b, &cb, &err)) {
+        gv_cap_close(&ca);
+        return cli_fail(&err);
+    }
+    json_t *d = NULL;
+    int rc = gv_capture_compare(&ca, &cb, &d, &err);
+    gv_cap_close(&ca);
+    gv_cap_close(&cb);
+    if (rc)
+        return cli_fail(&err);
+    if (json)
+        cli_emit_json(d, NULL);
+    else
+        print_compare(d);
+    int flagged = json_is_true(json_object_get(d, "flagged"));
+    json_decref(d);
+    return flagged ? GV_EXIT_FINDINGS : GV_EXIT_OK;
+}

@@ -1,0 +1,444 @@
+/* gpuvet torch: the user's own model, captured op by op (capture), and the
+ * operation that changed found by replaying it in another environment (bisect).
+ * gpuvet compare A.gvcap B.gvcap compares two captures (cmd_compare.c). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "base/sha256.h"
+#include "capture/capture.h"
+#include "cli/cli.h"
+#include "env/probe.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: gpuvet torch capture --model SPEC [--python PY] [--python-root DIR]\n"
+    "                            [--device D] [--max-bytes N] [--seed N] [--strict]\n"
+    "                            -o RUN.gvcap [--json]\n"
+    "       gpuvet torch bisect A.gvcap [--python PY] [--python-root DIR] [--device D]\n"
+    "                            [--keep-capture B.gvcap] [-o REPORT.json] [--json]\n"
+    "\n"
+    "capture: runs your model once (evaluation mode, fixed seed) in the interpreter PY\n"
+    "and records every ATen operation in order, with the module it ran in, its inputs'\n"
+    "and outputs' shapes, dtypes, devices and digests, its time, and the output tensors\n"
+    "themselves, streamed to RUN.gvcap (never all in memory); also the final outputs,\n"
+    "the CPU fallbacks and device transfers on a GPU, non-deterministic ops and RNG use,\n"
+    "and the embedded snapshot. Compare two captures with 'gpuvet compare A B'.\n"
+    "\n"
+    "bisect: which operation changed. In the environment it runs in (its variables,\n"
+    "the interpreter PY) it replays each op of A's trace on A's exact recorded inputs\n"
+    "(so a difference cannot be inherited), computes the same op in float64 on the CPU\n"
+    "as the referee, and classifies each op: identical, different but equally accurate,\n"
+    "or less accurate here. It also runs the model itself here, so that a change above\n"
+    "ATen (Python code choosing other ops or other arguments) is found too.\n"
+    "\n"
+    "      --model SPEC      path/to/file.py:function (returns the model and its example\n"
+    "                        inputs) or a torch.export program (.pt2)\n"
+    "      --python PY       the interpreter (as for check --device torch:...)\n"
+    "      --python-root DIR the interpreter lives in this root filesystem\n"
+    "      --device D        cuda:N or cpu (default: cuda:0 where a GPU is present)\n"
+    "      --max-bytes N     keep tensors up to N bytes in all (K, M, G suffixes); beyond\n"
+    "                        that only digests and statistics (and say so)\n"
+    "      --seed N          the seed set before the model is built and run (default 0)\n"
+    "      --strict          capture: exit 1 when ops ran on the CPU or moved between\n"
+    "                        devices inside the forward pass of a GPU model\n"
+    "      --keep-capture F  bisect: keep this environment's capture of the model in F\n"
+    "  -o FILE               capture: the .gvcap to write; bisect: the report (JSON)\n"
+    "      --json            print the summary or report as JSON\n"
+    "  -h, --help            this help\n"
+    "\n"
+    "Exit status: 0 fine, 1 a finding (capture --strict: CPU fallback; bisect: an op is\n"
+    "less accurate here, or a call changed), 2 usage error, 3 the model or the\n"
+    "environment failed (the message names the file and line; nothing is written).\n";
+
+struct torch_opts {
+    const char *model, *python, *python_root, *device, *out, *keep;
+    uint64_t max_bytes;
+    int seed, strict, json;
+};
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    uint64_t mul = 1;
+    if (*end == 'K' || *end == 'k')
+        mul = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1ull << 30, end++;
+    if (end == s || *end || v == 0 || v > UINT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static int parse(int argc, char **argv, struct torch_opts *o)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},    {"python", required_argument, 0, 'P'},
+        {"python-root", required_argument, 0, 'R'}, {"device", required_argument, 0, 'd'},
+        {"output", required_argument, 0, 'o'},   {"max-bytes", required_argument, 0, 'B'},
+        {"seed", required_argument, 0, 's'},     {"strict", no_argument, 0, 'S'},
+        {"keep-capture", required_argument, 0, 'k'}, {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    /* options may follow the capture file (GNU argument order) */
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': o->model = optarg; break;
+        case 'P': o->python = optarg; break;
+        case 'R': o->python_root = optarg; break;
+        case 'd': o->device = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 'B':
+            if (parse_size(optarg, &o->max_bytes))
+                return cli_usage("torch", "--max-bytes takes a size such as 500M, not '%s'",
+                                 optarg);
+            break;
+        case 's': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 0 || v > 1000000000)
+                return cli_usage("torch", "--seed takes a whole number, not '%s'", optarg);
+            o->seed = (int)v;
+            break;
+        }
+        case 'S': o->strict = 1; break;
+        case 'k': o->keep = optarg; break;
+        case 'j': o->json = 1; break;
+        case 'h': return -1;
+        default: return cli_usage("torch", "unknown option or missing value: '%s'", argv[optind - 1]);
+        }
+    }
+    return GV_EXIT_OK;
+}
+
+/* "torch:cuda:0" / "torch:cpu" for the worker; the GPU when the machine has one. */
+static void torch_device(const char *given, char *out, size_t n)
+{
+    if (given)
+        snprintf(out, n, "%s%s", strncmp(given, "torch:", 6) ? "torch:" : "", given);
+    else
+        snprintf(out, n, "%s", gv_exists("/dev/nvidiactl") || gv_exists("/dev/kfd")
+                                   ? "torch:cuda:0" : "torch:cpu");
+}
+
+static int open_torch(const struct torch_opts *o, const struct gv_backend **be,
+                      struct gv_device **dev)
+{
+    char spec[64], note[1200];
+    torch_device(o->device, spec, sizeof spec);
+    cli_choose_python(o->python, o->python_root, strcmp(spec, "torch:cpu") != 0, note,
+                      sizeof note);
+    struct gv_err err = {0};
+    if (gv_device_open(spec, be, dev, NULL, 0, &err))
+        return err.code == GV_E_USAGE ? cli_usage("torch", "%s", err.msg) : cli_fail(&err);
+    return GV_EXIT_OK;
+}
+
+/* ---------- capture ---------- */
+
+static json_t *live_snapshot(void)
+{
+    struct gv_probe_ctx ctx = {.root = "/", .live = 1, .envp = environ, .hash_files = 0};
+    json_t *doc = NULL;
+    struct gv_err err = {0};
+    if (gv_snapshot_collect(&ctx, &doc, &err))
+        return gv_section_missing("gv_snapshot_collect", err.msg);
+    return doc;
+}
+
+static double num(const json_t *o, const char *path)
+{
+    return json_number_value(gv_json_path(o, path));
+}
+
+static void print_summary(const json_t *h, const char *path)
+{
+    printf("captured %s: %lld ops of %s on %s (torch %s)\n", path,
+           (long long)json_integer_value(json_object_get(h, "ops")),
+           json_string_value(gv_json_path(h, "model.spec")),
+           json_string_value(gv_json_path(h, "device.device")),
+           json_string_value(gv_json_path(h, "device.torch.version")));
+    printf("  plain forward %.4f s; recorded forward %.4f s (ops %.4f s, writing %.4f s)\n",
+           num(h, "timing.plain_forward_seconds"), num(h, "timing.capture_seconds"),
+           num(h, "timing.capture_ops_seconds"), num(h, "timing.capture_writing_seconds"));
+    const json_t *fb = json_object_get(h, "cpu_fallback");
+    size_t ncpu = json_array_size(json_object_get(fb, "cpu_ops"));
+    size_t nmove = json_array_size(json_object_get(fb, "transfers"));
+    if (ncpu || nmove) {
+        printf("%sCPU fallback:%s %zu ops ran on the CPU (%.1f%% of the op time), %zu moved "
+               "tensors between devices (%.1f%%)\n", cli_yellow(), cli_reset(), ncpu,
+               100 * num(fb, "cpu_share"), nmove, 100 * num(fb, "transfer_share"));
+        const char *kinds[] = {"cpu_ops", "transfers"};
+        for (int k = 0; k < 2; k++) {
+            size_t i;
+            json_t *e;
+            json_array_foreach(json_object_get(fb, kinds[k]), i, e)
+                printf("  op %lld %-36s in %s (%.1f%%)\n",
+                       (long long)json_integer_value(json_object_get(e, "op")),
+                       json_string_value(json_object_get(e, "name")),
+                       json_string_value(json_object_get(e, "module"))[0]
+                           ? json_string_value(json_object_get(e, "module"))
+                           : "(the model itself)",
+                       100 * json_number_value(json_object_get(e, "share")));
+        }
+    }
+    const char *lists[] = {"nondeterministic_ops", "rng_ops"};
+    const char *what[] = {"non-deterministic ops", "ops that used the random number generator"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *l = json_object_get(h, lists[k]);
+        if (!json_array_size(l))
+            continue;
+        printf("%s: %zu:", what[k], json_array_size(l));
+        size_t i;
+        json_t *e;
+        json_array_foreach(l, i, e) if (i < 8) printf(" %s (op %lld)",
+                                                       json_string_value(json_object_get(e, "name")),
+                                                       (long long)json_integer_value(
+                                                           json_object_get(e, "op")));
+        printf("\n");
+    }
+}
+
+static int read_model(const char *spec, char **data, size_t *len, char sha[65], struct gv_err *err)
+{
+    char file[4096];
+    size_t n = strlen(spec);
+    const char *colon = strrchr(spec, ':');
+    if (n > 4 && !strcmp(spec + n - 4, ".pt2"))
+        snprintf(file, sizeof file, "%s", spec);
+    else if (colon && colon != spec)
+        snprintf(file, sizeof file, "%.*s", (int)(colon - spec), spec);
+    else
+        return gv_err_set(err, GV_E_USAGE, "--model %s: expected path/to/file.py:function or a "
+                          ".pt2 torch.export program", spec);
+    int rc = gv_read_file(file, (size_t)4 << 30, data, len, err);
+    if (!rc)
+        gv_sha256_buf_hex(*data, *len, sha);
+    return rc;
+}
+
+static int capture(int argc, char **argv)
+{
+    struct torch_opts o = {0};
+    int rc = parse(argc, argv, &o);
+    if (rc < 0)
+        return cli_help(usage);
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return cli_usage("torch", "capture: unexpected argument '%s'", argv[optind]);
+    if (!o.model || !o.out)
+        return cli_usage("torch", "capture needs --model SPEC and -o RUN.gvcap");
+    struct gv_err err = {0};
+    char *src = NULL, sha[65];
+    size_t srclen = 0;
+    if (read_model(o.model, &src, &srclen, sha, &err))
+        return err.code == GV_E_USAGE ? cli_usage("torch", "%s", err.msg) : cli_fail(&err);
+    const struct gv_backend *be = NULL;
+    struct gv_device *dev = NULL;
+    if ((rc = open_torch(&o, &be, &dev))) {
+        free(src);
+        return rc;
+    }
+    json_t *snap = live_snapshot();
+    struct gv_capture_opts co = {o.model, o.seed, o.max_bytes, o.out, snap, src, srclen, sha, NULL};
+    json_t *h = NULL;
+    rc = gv_capture_run(be, dev, &co, &h, &err);
+    be->close(dev);
+    json_decref(snap);
+    free(src);
+    if (rc)
+        return cli_fail(&err);
+    if (o.json)
+        cli_emit_json(h, NULL);
+    else
+        print_summary(h, o.out);
+    const json_t *fb = json_object_get(h, "cpu_fallback");
+    int fell = json_array_size(json_object_get(fb, "cpu_ops")) ||
+               json_array_size(json_object_get(fb, "transfers"));
+    json_decref(h);
+    return o.strict && fell ? GV_EXIT_FINDINGS : GV_EXIT_OK;
+}
+
+/* ---------- bisect ---------- */
+
+static void print_bisect(const json_t *d)
+{
+    const json_t *sm = json_object_get(d, "summary");
+    printf("bisect of %s (%s), replayed op by op here on its recorded inputs:\n",
+           json_string_value(json_object_get(d, "capture")),
+           json_string_value(gv_json_path(d, "model.spec")));
+    static const char *const keys[] = {"identical",     "equally_accurate", "less_accurate",
+                                       "more_accurate", "different",        "not_replayed",
+                                       "replay_failed"};
+    for (int k = 0; k < 7; k++)
+        printf("%s%s %lld", k ? ", " : "  ", keys[k],
+               (long long)json_integer_value(json_object_get(sm, keys[k])));
+    printf("\n");
+    size_t i;
+    json_t *e;
+    const json_t *cul = json_object_get(d, "culprits");
+    if (json_array_size(cul)) {
+        printf("\n%sless accurate here than in A, on the same inputs (the culprits):%s\n",
+               cli_red(), cli_reset());
+        json_array_foreach(cul, i, e) {
+            printf("  op %lld %s in %s\n", (long long)json_integer_value(json_object_get(e, "op")),
+                   json_string_value(json_object_get(e, "name")),
+                   json_string_value(json_object_get(e, "module"))[0]
+                       ? json_string_value(json_object_get(e, "module"))
+                       : "(the model itself)");
+            size_t k;
+            json_t *o;
+            json_array_foreach(json_object_get(e, "outputs"), k, o) {
+                const json_t *ua = json_object_get(o, "error_a_units"), *ub = json_object_get(o, "error_b_units");
+                if (json_is_number(ua))
+                    printf("    output %zu (%s): error against float64 %.3g units of roundoff "
+                           "in A, %.3g here\n", k, json_string_value(json_object_get(o, "dtype")),
+                           json_number_value(ua), json_number_value(ub));
+            }
+            printf("    ran here: %s\n", json_string_value(json_object_get(e, "impl_b")));
+        }
+    }
+    const json_t *calls = json_object_get(d, "call_changes");
+    if (json_array_size(calls)) {
+        printf("\n%scalls that changed above ATen (same inputs as in A, another call):%s\n",
+               cli_red(), cli_reset());
+        json_array_foreach(calls, i, e)
+            printf("  op %lld in %s:\n    A:    %s\n    here: %s\n",
+                   (long long)json_integer_value(json_object_get(e, "op_a")),
+                   json_string_value(json_object_get(e, "module"))[0]
+                       ? json_string_value(json_object_get(e, "module"))
+                       : "(the model itself)",
+                   json_string_value(json_object_get(e, "call_a")),
+                   json_string_value(json_object_get(e, "call_b")));
+    }
+    const json_t *inh = json_object_get(d, "inherited");
+    if (inh)
+        printf("\n%zu ops differ in the model's own run here but not on their own inputs "
+               "(they inherited the difference)\n", json_array_size(inh));
+    if (json_object_get(d, "outputs_status"))
+        printf("model outputs here against A: %s (%.3g units)\n",
+               json_string_value(json_object_get(d, "outputs_status")),
+               json_number_value(json_object_get(d, "outputs_units")));
+    if (json_object_get(d, "model_run_note"))
+        printf("model run here: %s\n", json_string_value(json_object_get(d, "model_run_note")));
+    if (!json_array_size(cul) && !json_array_size(calls))
+        printf("\nno op is less accurate here, and no call changed\n");
+}
+
+/* The model's own run in B, on A's parameters and inputs, into path. */
+static int run_model_here(const struct gv_backend *be, struct gv_device *dev,
+                          const struct gv_cap *a, const char *path, int *have, char *note,
+                          size_t notesz)
+{
+    *have = 0;
+    const char *spec = json_string_value(gv_json_path(a->header, "model.spec"));
+    struct gv_err err = {0};
+    char *src = NULL, sha[65];
+    size_t len = 0;
+    if (!spec || read_model(spec, &src, &len, sha, &err)) {
+        snprintf(note, notesz, "not run: %s", spec ? err.msg : "the capture names no model");
+        return GV_OK;
+    }
+    json_t *h = NULL;
+    struct gv_capture_opts co = {spec, (int)json_integer_value(json_object_get(a->header, "seed")),
+                                 0, path, NULL, src, len, sha, a};
+    int rc = gv_capture_run(be, dev, &co, &h, &err);
+    free(src);
+    json_decref(h);
+    if (rc) {
+        snprintf(note, notesz, "the model failed here: %s", err.msg);
+        return GV_OK;
+    }
+    *have = 1;
+    return GV_OK;
+}
+
+static int bisect(int argc, char **argv)
+{
+    struct torch_opts o = {0};
+    int rc = parse(argc, argv, &o);
+    if (rc < 0)
+        return cli_help(usage);
+    if (rc)
+        return rc;
+    if (optind + 1 != argc)
+        return cli_usage("torch", "bisect takes one capture (A.gvcap)");
+    struct gv_cap a, b;
+    struct gv_err err = {0};
+    if (gv_cap_open(argv[optind], &a, &err))
+        return cli_fail(&err);
+    if (!o.device) /* the device A ran on */
+        o.device = json_string_value(gv_json_path(a.header, "device.device"));
+    const struct gv_backend *be = NULL;
+    struct gv_device *dev = NULL;
+    if ((rc = open_torch(&o, &be, &dev))) {
+        gv_cap_close(&a);
+        return rc;
+    }
+    char tmp[64] = "", note[1200] = "";
+    const char *keep = o.keep;
+    if (!keep) {
+        snprintf(tmp, sizeof tmp, "/tmp/gpuvet-bisect-XXXXXX");
+        int fd = mkstemp(tmp);
+        if (fd >= 0)
+            close(fd);
+        keep = tmp;
+    }
+    int have_b = 0;
+    run_model_here(be, dev, &a, keep, &have_b, note, sizeof note);
+    if (have_b && gv_cap_open(keep, &b, &err)) {
+        snprintf(note, sizeof note, "its capture cannot be read: %s", err.msg);
+        have_b = 0;
+    }
+    json_t *d = NULL;
+    rc = gv_capture_bisect(&a, have_b ? &b : NULL, dev, &d, &err);
+    if (!rc) {
+        json_object_set_new(d, "device_b", be->describe(dev));
+        if (note[0])
+            json_object_set_new(d, "model_run_note", json_string(note));
+        if (o.keep && have_b)
+            json_object_set_new(d, "capture_b", json_string(o.keep));
+    }
+    be->close(dev);
+    if (have_b)
+        gv_cap_close(&b);
+    gv_cap_close(&a);
+    if (tmp[0])
+        unlink(tmp);
+    if (rc)
+        return cli_fail(&err);
+    if (o.out && gv_json_write_file(o.out, d, &err)) {
+        json_decref(d);
+        return cli_fail(&err);
+    }
+    if (o.json)
+        cli_emit_json(d, NULL);
+    else
+        print_bisect(d);
+    int flagged = json_is_true(json_object_get(d, "flagged"));
+    json_decref(d);
+    return flagged ? GV_EXIT_FINDINGS : GV_EXIT_OK;
+}
+
+int cmd_torch(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+        return argc < 2 ? cli_usage("torch", "capture or bisect?") : cli_help(usage);
+    if (!strcmp(argv[1], "capture"))
+        return capture(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "bisect"))
+        return bisect(argc - 1, argv + 1);
+    return cli_usage("torch", "unknown subcommand '%s' (capture, bisect)", argv[1]);
+}
