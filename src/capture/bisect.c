@@ -255,44 +255,69 @@ static char *call_text(const json_t *op)
                                                                    : json_null());
     char *s = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(c);
-    /* tensor references differ between captures: blank them out */
-    for (char *p = s ? strstr(s, "{\"$t\":") : NULL; p; p = strstr(p + 1, "{\"$t\":"))
-        for (char *q = p + 6; *q && *q != '}'; q++)
-            *q = '#';
+    /* tensor references differ between captures: each {"$t":N} becomes T */
+    if (s) {
+        char *w = s;
+        for (const char *r = s; *r;) {
+            if (!strncmp(r, "{\"$t\":", 6) && strchr(r, '}')) {
+                *w++ = 'T';
+                r = strchr(r, '}') + 1;
+            } else {
+                *w++ = *r++;
+            }
+        }
+        *w = '\0';
+    }
     return s;
 }
 
-/* In B's own run, ops whose inputs are A's but whose call differs. */
+static json_t *call_change(const struct gv_cap *a, size_t i, const struct gv_cap *b, size_t j)
+{
+    const json_t *oa = json_array_get(a->ops, i), *ob = json_array_get(b->ops, j);
+    char *ka = input_key(a, oa), *kb = input_key(b, ob), *ca = call_text(oa), *cb = call_text(ob);
+    json_t *e = NULL;
+    if (ka && kb && ca && cb && !strcmp(ka, kb) && strcmp(ca, cb) != 0)
+        e = json_pack("{s:I, s:I, s:s, s:s, s:s, s:s}", "op_a", (json_int_t)i, "op_b",
+                      (json_int_t)j, "name", str(ob, "name"), "module", str(ob, "module"), "call_a",
+                      ca, "call_b", cb);
+    free(ka);
+    free(kb);
+    free(ca);
+    free(cb);
+    return e;
+}
+
+/* In B's own run, the ops whose inputs are A's but whose call is not: among
+ * ops aligned with A's (same operator, module and shapes: another argument),
+ * and where the sequences part (another operator on the same inputs). */
 static json_t *call_changes(const struct gv_cap *a, const struct gv_cap *b)
 {
     json_t *out = json_array();
     size_t na = json_array_size(a->ops), nb = json_array_size(b->ops);
-    json_t *by_inputs = json_object(); /* input digests in A -> first op index */
+    long *m = gv_capture_align(a, b);
+    if (!m)
+        return out;
+    size_t next_b = 0; /* the first op of b after the last aligned pair */
     for (size_t i = 0; i < na; i++) {
-        char *k = input_key(a, json_array_get(a->ops, i));
-        if (k && k[0] && !json_object_get(by_inputs, k))
-            json_object_set_new(by_inputs, k, json_integer((json_int_t)i));
-        free(k);
-    }
-    for (size_t j = 0; j < nb; j++) {
-        const json_t *ob = json_array_get(b->ops, j);
-        char *k = input_key(b, ob);
-        const json_t *ia = k && k[0] ? json_object_get(by_inputs, k) : NULL;
-        free(k);
-        if (!ia)
-            continue;
-        const json_t *oa = json_array_get(a->ops, (size_t)json_integer_value(ia));
-        char *ca = call_text(oa), *cb = call_text(ob);
-        if (ca && cb && strcmp(ca, cb) != 0) {
-            json_t *e = json_pack("{s:O, s:I, s:s, s:s, s:s, s:s}", "op_a", ia, "op_b",
-                                  (json_int_t)j, "name", str(ob, "name"), "module",
-                                  str(ob, "module"), "call_a", ca, "call_b", cb);
-            json_array_append_new(out, e);
+        json_t *e = NULL;
+        if (m[i] >= 0) {
+            e = call_change(a, i, b, (size_t)m[i]);
+            next_b = (size_t)m[i] + 1;
+        } else if (next_b < nb && (i == 0 || m[i - 1] >= 0)) {
+            /* the start of a stretch of A's ops that B does not have: what did B do instead? */
+            size_t end = nb;
+            for (size_t k = i + 1; k < na; k++)
+                if (m[k] >= 0) {
+                    end = (size_t)m[k];
+                    break;
+                }
+            if (next_b < end)
+                e = call_change(a, i, b, next_b);
         }
-        free(ca);
-        free(cb);
+        if (e)
+            json_array_append_new(out, e);
     }
-    json_decref(by_inputs);
+    free(m);
     return out;
 }
 
@@ -343,9 +368,14 @@ int gv_capture_bisect(const struct gv_cap *a, const struct gv_cap *b, struct gv_
             json_array_foreach(json_object_get(cmp, "ops"), i, e) {
                 if (!strcmp(str(e, "status"), "identical"))
                     continue;
-                const json_t *r = json_array_get(ops, (size_t)json_integer_value(json_object_get(e, "a")));
+                json_int_t ia = json_integer_value(json_object_get(e, "a"));
+                const json_t *r = json_array_get(ops, (size_t)ia);
                 const char *v = str(r, "verdict");
-                if (!strcmp(v, "identical") || !strcmp(v, "equally_accurate"))
+                int changed = 0; /* a call that changed is the cause, not an heir */
+                size_t k;
+                json_t *cc;
+                json_array_foreach(calls, k, cc) changed |= json_integer_value(json_object_get(cc, "op_a")) == ia;
+                if (!changed && (!strcmp(v, "identical") || !strcmp(v, "equally_accurate")))
                     json_array_append_new(inherited, json_pack("{s:O, s:s, s:s, s:O}", "op",
                                                                json_object_get(e, "a"), "name",
                                                                str(e, "name"), "module",

@@ -47,6 +47,12 @@ int gv_capture_run(const struct gv_backend *be, struct gv_device *dev,
 int gv_capture_compare(const struct gv_cap *a, const struct gv_cap *b, json_t **doc,
                        struct gv_err *err);
 
+/* The alignment of B's ops to A's: m[i] is the op of b that op i of a
+ * corresponds to (same operator, module and input shapes and dtypes, in
+ * order: a longest common subsequence), or -1. malloc'ed; NULL when out of
+ * memory. */
+long *gv_capture_align(const struct gv_cap *a, const struct gv_cap *b);
+
 /* Replays A's ops in the environment of dev (a torch device opened there),
  * and (when b is not NULL) uses that environment's own capture of the model to
  * find calls that changed above ATen. The document: schema gpuvet.bisect. */

@@ -138,13 +138,8 @@ static json_t *op_brief(const json_t *op, size_t i)
                      str(op, "module"));
 }
 
-int gv_capture_compare(const struct gv_cap *a, const struct gv_cap *b, json_t **doc,
-                       struct gv_err *err)
+long *gv_capture_align(const struct gv_cap *a, const struct gv_cap *b)
 {
-    *doc = NULL;
-    int rc = same_model(a, b, err);
-    if (rc)
-        return rc;
     size_t na = json_array_size(a->ops), nb = json_array_size(b->ops);
     char **sa = calloc(na ? na : 1, sizeof *sa), **sb = calloc(nb ? nb : 1, sizeof *sb);
     long *m = NULL;
@@ -161,6 +156,18 @@ int gv_capture_compare(const struct gv_cap *a, const struct gv_cap *b, json_t **
         free(sb[i]);
     free(sa);
     free(sb);
+    return m;
+}
+
+int gv_capture_compare(const struct gv_cap *a, const struct gv_cap *b, json_t **doc,
+                       struct gv_err *err)
+{
+    *doc = NULL;
+    int rc = same_model(a, b, err);
+    if (rc)
+        return rc;
+    size_t na = json_array_size(a->ops), nb = json_array_size(b->ops);
+    long *m = gv_capture_align(a, b);
     if (!m)
         return gv_err_set(err, GV_E_NOMEM, "compare: out of memory aligning the ops");
     json_t *d = json_object(), *ops = json_array(), *only_a = json_array(), *only_b = json_array();

@@ -88,6 +88,7 @@ int gv_cap_create(struct gv_cap_writer *w, const char *path, uint64_t max_bytes,
     if (w->fd < 0)
         return gv_err_set(err, GV_E_IO, "%s: cannot create a temporary file: %s", path,
                           strerror(errno));
+    fchmod(w->fd, 0644); /* as gpuvet's other outputs; mkstemp makes 0600 */
     w->budget = max_bytes ? max_bytes : UINT64_MAX;
     w->over_budget_at = -1;
     w->tensors = json_array();
@@ -434,6 +435,38 @@ const json_t *gv_cap_tensor(const struct gv_cap *c, int64_t id)
     return id < 0 ? NULL : json_array_get(c->tensors, (size_t)id);
 }
 
+/* "output of op 3, aten.convolution.default in layer1.0.conv1", "param:fc.weight" */
+static void tensor_what(const struct gv_cap *c, const json_t *t, char *out, size_t n)
+{
+    const char *role = json_string_value(json_object_get(t, "role"));
+    long long op = -1;
+    if (role && sscanf(role, "op:%lld", &op) == 1 && op >= 0) {
+        const json_t *o = json_array_get(c->ops, (size_t)op);
+        const char *mod = json_string_value(json_object_get(o, "module"));
+        snprintf(out, n, "output of op %lld, %s in %s", op,
+                 json_string_value(json_object_get(o, "name")) ? json_string_value(json_object_get(o, "name"))
+                                                               : "?",
+                 mod && *mod ? mod : "the model itself");
+    } else {
+        snprintf(out, n, "%s", role ? role : "no role");
+    }
+}
+
+int gv_cap_verify(const struct gv_cap *c, struct gv_err *err)
+{
+    for (size_t i = 0; i < json_array_size(c->tensors); i++) {
+        if (!json_is_integer(json_object_get(json_array_get(c->tensors, i), "offset")))
+            continue;
+        void *d = NULL;
+        size_t n = 0;
+        int rc = gv_cap_read(c, (int64_t)i, &d, &n, err);
+        free(d);
+        if (rc)
+            return rc;
+    }
+    return GV_OK;
+}
+
 int gv_cap_read(const struct gv_cap *c, int64_t id, void **data, size_t *n, struct gv_err *err)
 {
     *data = NULL;
@@ -463,8 +496,10 @@ int gv_cap_read(const struct gv_cap *c, int64_t id, void **data, size_t *n, stru
     gv_sha256_buf_hex(buf, nb, hex);
     if (strcmp(hex, json_string_value(json_object_get(t, "sha256"))) != 0) {
         free(buf);
-        return gv_err_set(err, GV_E_FORMAT, "%s: tensor %lld: its bytes do not match their sha256 "
-                          "(the file is corrupt)", c->path, (long long)id);
+        char what[512];
+        tensor_what(c, t, what, sizeof what);
+        return gv_err_set(err, GV_E_FORMAT, "%s: tensor %lld (%s): its bytes do not match their "
+                          "sha256: the file is corrupt", c->path, (long long)id, what);
     }
     *data = buf;
     *n = nb;

@@ -86,6 +86,9 @@ int gv_cap_open(const char *path, struct gv_cap *c, struct gv_err *err);
 void gv_cap_close(struct gv_cap *c);
 /* The tensor entry of id, or NULL. */
 const json_t *gv_cap_tensor(const struct gv_cap *c, int64_t id);
+/* Reads every stored tensor and checks its sha256 (a corrupt capture is refused
+ * with the tensor and the op that made it named). */
+int gv_cap_verify(const struct gv_cap *c, struct gv_err *err);
 /* Reads a stored tensor's bytes (malloc'ed, *n bytes) and verifies its sha256.
  * GV_E_NOTFOUND when it was not stored (the byte budget). */
 int gv_cap_read(const struct gv_cap *c, int64_t id, void **data, size_t *n, struct gv_err *err);

@@ -99,7 +99,11 @@ int cli_compare_captures(const char *a, const char *b, int json)
         return cli_fail(&err);
     }
     json_t *d = NULL;
-    int rc = gv_capture_compare(&ca, &cb, &d, &err);
+    int rc = gv_cap_verify(&ca, &err);
+    if (!rc)
+        rc = gv_cap_verify(&cb, &err);
+    if (!rc)
+        rc = gv_capture_compare(&ca, &cb, &d, &err);
     gv_cap_close(&ca);
     gv_cap_close(&cb);
     if (rc)

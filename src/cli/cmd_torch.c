@@ -377,8 +377,10 @@ static int bisect(int argc, char **argv)
         return cli_usage("torch", "bisect takes one capture (A.gvcap)");
     struct gv_cap a, b;
     struct gv_err err = {0};
-    if (gv_cap_open(argv[optind], &a, &err))
+    if (gv_cap_open(argv[optind], &a, &err) || gv_cap_verify(&a, &err)) {
+        gv_cap_close(&a);
         return cli_fail(&err);
+    }
     if (!o.device) /* the device A ran on */
         o.device = json_string_value(gv_json_path(a.header, "device.device"));
     const struct gv_backend *be = NULL;

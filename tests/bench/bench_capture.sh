@@ -1,0 +1,58 @@
+#!/bin/bash
+# Benchmark: gpuvet torch capture of ResNet-18 (batch 8, 224x224) against its plain
+# forward (time: the recorded forward without the time spent writing; memory: the GPU's
+# peak allocation and the worker's peak resident set), and bisect of the whole trace.
+# Targets on the H200: capture within 5x of the plain forward, memory within 1.5x,
+# bisect under 60 s.
+# usage: tests/bench/bench_capture.sh GPUVET [PYTHON] [DEVICE]   (default cuda:0)
+set -u
+G=${1:?usage: bench_capture.sh GPUVET [PYTHON] [DEVICE]}
+PY=${2:-$(command -v python3)}
+DEV=${3:-cuda:0}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+export XDG_CACHE_HOME=$W/cache
+status=0
+for i in 1 2 3; do
+    "$G" torch capture --model "$SRC/tests/cli/models/resnet18_224.py:make" --python "$PY" \
+        --device "$DEV" -o "$W/r.gvcap" --json >"$W/h$i.json" 2>"$W/err" ||
+        { echo "capture failed: $(tail -3 "$W/err")"; exit 1; }
+    python3 - "$W/h$i.json" <<'PY' || status=1
+import json, sys
+h = json.load(open(sys.argv[1]))
+t, m = h["timing"], h["memory"]
+plain = t["plain_forward_seconds"]
+rec = t["capture_seconds"] - t["capture_writing_seconds"]
+ratio = rec / plain
+line = ("capture of ResNet-18 b8: %d ops; plain forward %.2f ms; recorded forward %.2f ms "
+        "without writing (%.2fx; writing %.1f ms for %.0f MB device-to-host)" % (
+            h["ops"], plain * 1e3, rec * 1e3, ratio, t["capture_writing_seconds"] * 1e3,
+            t["device_to_host_bytes"] / 1e6))
+ok = ratio <= 5
+if "plain_gpu_peak_bytes" in m:
+    gr = m["capture_gpu_peak_bytes"] / m["plain_gpu_peak_bytes"]
+    line += "; GPU peak %.0f MB plain, %.0f MB capturing (%.2fx)" % (
+        m["plain_gpu_peak_bytes"] / 1e6, m["capture_gpu_peak_bytes"] / 1e6, gr)
+    ok = ok and gr <= 1.5
+if m.get("plain_rss_peak_bytes", -1) > 0:
+    line += "; worker RSS peak %.0f MB plain, %.0f MB capturing (%.2fx)" % (
+        m["plain_rss_peak_bytes"] / 1e6, m["capture_rss_peak_bytes"] / 1e6,
+        m["capture_rss_peak_bytes"] / m["plain_rss_peak_bytes"])
+print(line + ("" if ok else "  MISSES A TARGET"))
+sys.exit(0 if ok else 1)
+PY
+done
+s=$(date +%s%N)
+"$G" torch bisect "$W/r.gvcap" --python "$PY" --device "$DEV" --json >"$W/b.json" 2>"$W/berr"
+rc=$?
+ms=$(( ($(date +%s%N) - s) / 1000000 ))
+python3 - "$W/b.json" "$ms" "$rc" <<'PY' || status=1
+import json, sys
+d = json.load(open(sys.argv[1])); ms = int(sys.argv[2])
+print("bisect of the whole trace (%d ops, replay with a float64 CPU referee, and the model "
+      "run here): %.1f s, exit %s; %s" % (len(d["ops"]), ms / 1e3, sys.argv[3],
+      {k: v for k, v in d["summary"].items() if v}))
+sys.exit(0 if ms < 60000 else 1)
+PY
+exit $status

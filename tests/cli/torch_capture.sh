@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# gpuvet torch capture / compare / bisect with real PyTorch on the CPU, on a torchvision
+# ResNet-18 and a small transformer encoder built here (random weights from the seed):
+#   - two captures of an unchanged stack: every op identical, nothing flagged;
+#   - the capture file read independently (its documented layout, sha256 of the data, a
+#     ReLU's recorded output recomputed from its recorded input);
+#   - --max-bytes: digests and statistics only beyond the budget, and said;
+#   - a model that raises, a model whose output is not a tensor, captures of two models,
+#     a truncated and a corrupt capture: clear errors, an existing output never touched;
+#   - environment B's sitecustomize swaps the exact GELU for the tanh approximation: the
+#     GELU call in module "head" is named as the change, the rest inherits;
+#   - environment B sets float32 matmul precision "medium" (bf16 on CPUs that have it):
+#     the linear layers' addmm ops are the culprits, the GELUs only inherit;
+#   - a capture under trixie's PyTorch 2.6 bisected under sid's 2.14, reported as it is.
+set -euo pipefail
+# shellcheck source=tests/cli/torch_env.bash
+source "$GV_SRC/tests/cli/torch_env.bash"
+host_torch
+torch_roots
+M=$GV_SRC/tests/cli/models
+T=$GV_TEST_TMP/torch_capture
+rm -rf "$T" && mkdir -p "$T"
+export XDG_CACHE_HOME=$T/cache
+cap() { # OUT MODEL ARGS... : capture on the CPU
+    local out=$1 model=$2
+    shift 2
+    "$GPUVET" torch capture --model "$M/$model" --device cpu -o "$T/$out" "$@" >"$T/$out.txt" 2>&1 ||
+        fail "capture $model: $(cat "$T/$out.txt")"
+}
+
+# 1. an unchanged stack, twice
+cap r1.gvcap resnet18.py:make --python "$HOST_PY"
+cap r2.gvcap resnet18.py:make --python "$HOST_PY"
+cap e1.gvcap encoder.py:make --python "$HOST_PY"
+cap e2.gvcap encoder.py:make --python "$HOST_PY"
+for p in r e; do
+    "$GPUVET" compare --json "$T/${p}1.gvcap" "$T/${p}2.gvcap" >"$T/$p-same.json" ||
+        fail "two captures of an unchanged stack were flagged"
+    python3 - "$T/$p-same.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); s = d["summary"]
+assert not d["flagged"] and s["ops_before"] == s["ops_after"] == s["aligned"] == s["identical"] > 5, s
+assert s["first_difference"] is None and s["outputs_status"] == "identical", s
+PY
+done
+
+# 2. the file, read by its documented layout
+python3 - "$T/r1.gvcap" <<'PY'
+import hashlib, json, struct, sys
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"GVCAP01\n" and b[-8:] == b"GVCAPEND"
+off, n = struct.unpack("<QQ", b[-24:-8])
+idx = json.loads(b[off:off + n])
+assert idx["schema"] == "gpuvet.capture" and idx["schema_version"] == 1
+ts, ops, h = idx["tensors"], idx["ops"], idx["header"]
+for t in ts:
+    if t["offset"] is not None:
+        assert hashlib.sha256(b[t["offset"]:t["offset"] + t["nbytes"]]).hexdigest() == t["sha256"]
+params = [t for t in ts if t["role"].startswith("param:")]
+assert len(params) == 62, len(params)  # ResNet-18's parameter tensors
+names = [o["name"] for o in ops]
+assert names.count("aten.convolution.default") == 20, names
+conv_mods = [o["module"] for o in ops if o["name"] == "aten.convolution.default"]
+assert conv_mods[0] == "conv1" and "layer1.0.conv1" in conv_mods and "layer4.1.downsample.0" not in conv_mods
+assert "layer2.0.downsample.0" in conv_mods
+relu = next(o for o in ops if o["name"] in ("aten.relu_.default", "aten.relu.default"))
+x, y = ts[relu["args"][0]["$t"]], ts[relu["outputs"]["$t"]]
+fx = struct.unpack("<%df" % (x["nbytes"] // 4), b[x["offset"]:x["offset"] + x["nbytes"]])
+fy = struct.unpack("<%df" % (y["nbytes"] // 4), b[y["offset"]:y["offset"] + y["nbytes"]])
+assert len(fx) == len(fy) and all(v == max(u, 0.0) for u, v in zip(fx, fy)), "ReLU output is not max(x, 0)"
+assert h["device"]["torch"]["version"] and h["model"]["parameters_digest"] and h["snapshot"]["schema"]
+assert h["inputs"] and h["outputs"] and h["timing"]["plain_forward_seconds"] > 0
+print("capture file: %d ops, %d tensors, %.1f MB" % (len(ops), len(ts), len(b) / 1e6))
+PY
+
+# 3. a byte budget
+cap b1.gvcap resnet18.py:make --python "$HOST_PY" --max-bytes 1M
+cap b2.gvcap resnet18.py:make --python "$HOST_PY" --max-bytes 1M
+python3 - "$T/b1.gvcap" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+off, n = struct.unpack("<QQ", b[-24:-8])
+idx = json.loads(b[off:off + n])
+bud = idx["budget"]
+assert bud["max_bytes"] == 1 << 20 and bud["stored_bytes"] <= 1 << 20 < bud["tensor_bytes"], bud
+assert bud["first_unstored_tensor"] is not None
+kept = [t for t in idx["tensors"] if t["offset"] is None]
+assert kept and all(t["sha256"] and ("stats" in t or not t["dtype"].startswith(("float", "bfloat"))) for t in kept)
+PY
+"$GPUVET" compare "$T/b1.gvcap" "$T/b2.gvcap" >/dev/null || fail "budgeted captures of one stack differ"
+
+# 4. bad input
+echo "previous contents" >"$T/keep.gvcap"
+before=$(sha256sum "$T/keep.gvcap")
+expect3() { # PATTERN CMD... : exit 3 and the message
+    local pat=$1 rc=0
+    shift
+    "$@" >"$T/err.out" 2>&1 || rc=$?
+    [[ $rc == 3 ]] || fail "expected exit 3 from $*: got $rc: $(cat "$T/err.out")"
+    grep -Eq "$pat" "$T/err.out" || fail "expected /$pat/ from $*: $(cat "$T/err.out")"
+}
+expect3 "raises.py:make\(\) raised ValueError: the weights file is missing \(.*raises.py:7 in make\)" \
+    "$GPUVET" torch capture --model "$M/raises.py:make" --python "$HOST_PY" --device cpu -o "$T/keep.gvcap"
+expect3 "notensor.py: the model's output is not a tensor" \
+    "$GPUVET" torch capture --model "$M/notensor.py:make" --python "$HOST_PY" --device cpu -o "$T/keep.gvcap"
+[[ $(sha256sum "$T/keep.gvcap") == "$before" ]] || fail "a failed capture touched the existing output"
+[[ -z $(find "$T" -name 'keep.gvcap.tmp.*') ]] || fail "a failed capture left its temporary file"
+expect3 "not captures of the same model" "$GPUVET" compare "$T/r1.gvcap" "$T/e1.gvcap"
+head -c $(($(stat -c %s "$T/r1.gvcap") - 100)) "$T/r1.gvcap" >"$T/trunc.gvcap"
+expect3 "trunc.gvcap: no end marker: the capture is incomplete" "$GPUVET" compare "$T/trunc.gvcap" "$T/r2.gvcap"
+cp "$T/r1.gvcap" "$T/corrupt.gvcap"
+printf '\xff\xff\xff\xff' | dd of="$T/corrupt.gvcap" bs=1 seek=100000 conv=notrunc status=none
+expect3 "corrupt.gvcap: tensor [0-9]+ \((output of op [0-9]+, aten\.[a-z_.]+ in [a-z0-9.]+|param:[a-z0-9.]+|input:0)\): its bytes do not match their sha256" \
+    "$GPUVET" compare "$T/corrupt.gvcap" "$T/r2.gvcap"
+
+# 5. sitecustomize swaps GELU in environment B
+mkdir -p "$T/gelu"
+cat >"$T/gelu/sitecustomize.py" <<'EOF'
+import torch.nn.functional as F
+_gelu = F.gelu
+def gelu(x, approximate="none"):
+    return _gelu(x, approximate="tanh")
+F.gelu = gelu
+EOF
+rc=0
+PYTHONPATH=$T/gelu "$GPUVET" torch bisect "$T/e1.gvcap" --python "$HOST_PY" --json >"$T/gelu.json" \
+    2>"$T/gelu.err" || rc=$?
+[[ $rc == 1 ]] || fail "bisect with the GELU swap exited $rc: $(cat "$T/gelu.err")"
+python3 - "$T/gelu.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+calls = d["call_changes"]
+assert len(calls) >= 1, d["summary"]
+c = calls[0]
+assert c["name"] == "aten.gelu.default" and c["module"] == "head", c
+assert "tanh" in c["call_b"] and "tanh" not in c["call_a"], c
+assert not d["culprits"], "on A's own inputs every op computes as in A"
+assert d["summary"]["identical"] == len(d["ops"])
+assert d["inherited"] and all(i["op"] > c["op_a"] for i in d["inherited"]), d["inherited"]
+print("GELU swap: the call change is %s in %s; %d later ops inherited" % (c["name"], c["module"], len(d["inherited"])))
+PY
+
+# 6. float32 matmul precision "medium" in environment B (bf16 matmul where the CPU has it)
+if grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo; then
+    cap m.gvcap mlp.py:make --python-root "$SID_TORCH"
+    site=$(mktemp -d "$SID_TORCH/tmp/gv-site.XXXXXX")
+    trap 'rm -rf "$site"' EXIT
+    echo 'import torch; torch.set_float32_matmul_precision("medium")' >"$site/sitecustomize.py"
+    rc=0
+    PYTHONPATH=/tmp/$(basename "$site") "$GPUVET" torch bisect "$T/m.gvcap" --python-root "$SID_TORCH" \
+        --json >"$T/medium.json" 2>"$T/medium.err" || rc=$?
+    [[ $rc == 1 ]] || fail "bisect with bf16 matmuls exited $rc: $(cat "$T/medium.err")"
+    python3 - "$T/medium.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cul = [(c["name"], c["module"]) for c in d["culprits"]]
+assert cul == [("aten.addmm.default", "l1"), ("aten.addmm.default", "l2"), ("aten.addmm.default", "l3")], cul
+for c in d["culprits"]:
+    o = c["outputs"][0]
+    assert o["error_b_units"] > 100 * o["error_a_units"], o
+assert {i["name"] for i in d["inherited"]} == {"aten.gelu.default"}, d["inherited"]
+assert not d["call_changes"]
+print("bf16 matmul: culprits %s, inherited %s" % (cul, [(i["name"], i["module"]) for i in d["inherited"]]))
+PY
+else
+    echo "part 6 skipped: this CPU has no bf16 matmul (avx512_bf16/amx_bf16) for precision 'medium'"
+fi
+
+# 7. a capture under trixie's PyTorch, bisected under sid's
+cap t.gvcap resnet18.py:make --python-root "$TRIXIE_TORCH"
+rc=0
+"$GPUVET" torch bisect "$T/t.gvcap" --python-root "$SID_TORCH" -o "$T/ts.json" >"$T/ts.txt" 2>&1 || rc=$?
+[[ $rc == 0 || $rc == 1 ]] || fail "bisect trixie -> sid exited $rc: $(cat "$T/ts.txt")"
+cat "$T/ts.txt"
+python3 - "$T/ts.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["device_a"]["torch"]["version"].startswith("2.6") and d["device_b"]["torch"]["version"].startswith("2.14")
+assert sum(d["summary"].values()) == len(d["ops"]) == 90, d["summary"]
+assert d["summary"]["replay_failed"] == 0, [o for o in d["ops"] if o["verdict"] == "replay_failed"][:3]
+print("trixie 2.6 -> sid 2.14:", {k: v for k, v in d["summary"].items() if v})
+PY
+echo "capture, compare and bisect: all checks passed"

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# gpuvet torch capture / compare / bisect on a real NVIDIA GPU (skipped, 77, without one
+# or without a CUDA build of torch):
+#  1. ResNet-18 (batch 8, 224x224) captured twice on an unchanged stack: nothing flagged;
+#  2. A at PyTorch's defaults, bisected with NVIDIA_TF32_OVERRIDE=1 in B: the ops whose
+#     TF32 use changes are named culprits (what is culprit is printed; fp32 convolutions
+#     already run TF32 at PyTorch's defaults, cudnn.allow_tf32), the others inherit;
+#  3. a sitecustomize in B swaps the exact GELU for tanh: that GELU call is named;
+#  4. a model that calls .cpu() inside forward is reported as falling back, at module
+#     block.post, and --strict exits 1.
+# Speed and memory: tests/bench/bench_capture.sh.
+set -uo pipefail
+: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:=/tmp}"
+out=$GV_TEST_TMP/torch_capture_cuda
+mkdir -p "$out"
+[[ -e /dev/nvidiactl ]] || { echo "skipped: no NVIDIA GPU"; exit 77; }
+PY=${GV_TORCH_PYTHON:-$(command -v python3)}
+"$PY" -c 'import torch, sys; sys.exit(0 if torch.version.cuda and torch.cuda.is_available() else 1)' \
+    2>/dev/null || { echo "skipped: $PY has no CUDA build of torch that sees the GPU"; exit 77; }
+M=$GV_SRC/tests/cli/models
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+cap() { # OUT MODEL ARGS...
+    local o=$1 m=$2
+    shift 2
+    "$GPUVET" torch capture --model "$M/$m" --python "$PY" --device cuda:0 -o "$out/$o" "$@" \
+        >"$out/$o.txt" 2>&1
+    local rc=$?
+    cat "$out/$o.txt"
+    return $rc
+}
+
+echo "== 1. unchanged stack"
+cap r1.gvcap resnet18_224.py:make || bad "capture r1"
+cap r2.gvcap resnet18_224.py:make || bad "capture r2"
+"$GPUVET" compare "$out/r1.gvcap" "$out/r2.gvcap" >"$out/same.txt" 2>&1 || bad "unchanged stack flagged: $(cat "$out/same.txt")"
+grep -E "^ops:|model outputs" "$out/same.txt"
+
+echo "== 2. NVIDIA_TF32_OVERRIDE=1 in B"
+NVIDIA_TF32_OVERRIDE=1 "$GPUVET" torch bisect "$out/r1.gvcap" --python "$PY" --json \
+    -o "$out/tf32.json" >/dev/null 2>"$out/tf32.err"
+[[ $? == 1 ]] || bad "bisect with the TF32 override should find culprits: $(tail -3 "$out/tf32.err")"
+python3 - "$out/tf32.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("summary:", {k: v for k, v in d["summary"].items() if v})
+kinds = {}
+for o in d["ops"]:
+    kinds.setdefault(o["name"], {}).setdefault(o["verdict"], 0)
+    kinds[o["name"]][o["verdict"]] += 1
+for n in sorted(kinds):
+    print("  %-40s %s" % (n, kinds[n]))
+cul = {c["name"] for c in d["culprits"]}
+print("culprits:", sorted(cul))
+for c in d["culprits"][:4]:
+    o = c["outputs"][0]
+    print("  op %d %s in %s: %.3g -> %.3g units; ran %s" % (c["op"], c["name"], c["module"],
+          o["error_a_units"], o["error_b_units"], c.get("impl_b", "")[:120]))
+assert "aten.addmm.default" in cul, "the fc layer's matmul must be a culprit"
+assert all(c["name"] in ("aten.addmm.default", "aten.convolution.default", "aten.mm.default") for c in d["culprits"]), cul
+assert d["inherited"], "the ops after the first culprit inherit"
+print("inherited: %d ops" % len(d["inherited"]))
+PY
+
+echo "== 3. GELU swapped by a sitecustomize in B"
+cap e.gvcap encoder.py:make || bad "capture encoder"
+mkdir -p "$out/site"
+cat >"$out/site/sitecustomize.py" <<'PYS'
+import torch.nn.functional as F
+_gelu = F.gelu
+def gelu(x, approximate="none"):
+    return _gelu(x, approximate="tanh")
+F.gelu = gelu
+PYS
+PYTHONPATH=$out/site "$GPUVET" torch bisect "$out/e.gvcap" --python "$PY" --json -o "$out/gelu.json" \
+    >/dev/null 2>"$out/gelu.err"
+[[ $? == 1 ]] || bad "bisect with the GELU swap should flag: $(tail -3 "$out/gelu.err")"
+python3 - "$out/gelu.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["call_changes"][0]
+print("call change:", c["name"], "in", c["module"], "\n  A:", c["call_a"], "\n  B:", c["call_b"])
+assert c["name"] == "aten.gelu.default" and c["module"] == "head" and "tanh" in c["call_b"]
+PY
+
+echo "== 4. CPU fallback inside forward"
+cap f.gvcap fallback.py:make --strict
+[[ $? == 1 ]] || bad "--strict should exit 1 for a model that falls back to the CPU"
+"$GPUVET" torch capture --model "$M/fallback.py:make" --python "$PY" --device cuda:0 -o "$out/f2.gvcap" \
+    --json >"$out/f.json" 2>/dev/null
+python3 - "$out/f.json" <<'PY' || fail=1
+import json, sys
+h = json.load(open(sys.argv[1]))
+fb = h["cpu_fallback"]
+cpu = [(o["name"], o["module"]) for o in fb["cpu_ops"]]
+moves = [(o["name"], o["module"]) for o in fb["transfers"]]
+print("cpu ops:", cpu, "\ntransfers:", moves, "\nshares: cpu %.1f%%, transfers %.1f%%" % (100 * fb["cpu_share"], 100 * fb["transfer_share"]))
+assert cpu and all(m == "block.post" for _, m in cpu), cpu
+assert any(m == "block.post" for _, m in moves), moves
+assert not any(m.startswith("block.fc") or m == "out" for _, m in cpu + moves)
+PY
+[[ $fail == 0 ]] && echo "capture on the GPU: all checks passed"
+exit $fail
