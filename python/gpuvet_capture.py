@@ -236,28 +236,63 @@ def devices_of(torch, vals, acc):
     return acc
 
 
+SCHEMA_FACTS = {}  # func -> ((index, name) of written arguments, draws random numbers)
+
+# operators that draw random numbers, also those without a Generator argument in their
+# schema in some torch (rand_like, dropout); any other op with one is checked too
+RNG_OPS = frozenset((
+    "native_dropout", "dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout",
+    "rrelu", "rrelu_with_noise", "rand", "rand_like", "randn", "randn_like", "randint",
+    "randint_like", "randperm", "normal", "normal_", "bernoulli", "bernoulli_", "multinomial",
+    "uniform_", "exponential_", "cauchy_", "geometric_", "log_normal_", "random_", "poisson",
+    "binomial", "_standard_gamma", "_sample_dirichlet"))
+
+
+def schema_facts(func):
+    f = SCHEMA_FACTS.get(func)
+    if f is None:
+        writes, rng = [], str(func).split(".")[1] in RNG_OPS if "." in str(func) else False
+        try:
+            for i, a in enumerate(func._schema.arguments):
+                if a.alias_info is not None and a.alias_info.is_write:
+                    writes.append((i, a.name))
+                if "Generator" in str(a.type):
+                    rng = True
+        except AttributeError:
+            rng = True  # unknown: check
+        f = SCHEMA_FACTS[func] = (tuple(writes), rng)
+    return f
+
+
 def mutated_args(func, args, kwargs):
     """(name, tensor) of the arguments the op writes (Tensor(a!) in its schema)."""
     out = []
-    try:
-        schema = func._schema
-    except AttributeError:
-        return out
-    for i, a in enumerate(schema.arguments):
-        info = a.alias_info
-        if info is None or not info.is_write:
-            continue
-        v = args[i] if i < len(args) else kwargs.get(a.name)
+    for i, name in schema_facts(func)[0]:
+        v = args[i] if i < len(args) else kwargs.get(name)
         if v is not None and hasattr(v, "_version"):
-            out.append((a.name, v))
+            out.append((name, v))
     return out
 
 
 def rng_state(torch, cuda):
+    """What tells whether an op drew random numbers: the CPU generator's state, and
+    the CUDA generator's offset where this torch has it (get_rng_state copies)."""
     s = [torch.default_generator.get_state()]
     if cuda:
-        s.append(torch.cuda.get_rng_state())
+        g = torch.cuda.default_generators[torch.cuda.current_device()]
+        off = getattr(g, "get_offset", None)
+        s.append(off() if off else torch.cuda.get_rng_state())
     return s
+
+
+def same_rng(torch, a, b):
+    for x, y in zip(a, b):
+        if isinstance(x, torch.Tensor):
+            if not torch.equal(x, y):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 def make_recorder(torch):
@@ -269,23 +304,37 @@ def make_recorder(torch):
             self.w, self.t, self.stack = worker, tensors, stack
             self.n = 0
             self.op_seconds = 0.0
+            self.parts = {"inputs": 0.0, "rng": 0.0, "outputs": 0.0}
+            self.records = []  # sent after the forward: sending is writing
+            self.rng_flagged = False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             t = self.t
+            parts, clock = self.parts, time.perf_counter
+            c0 = clock()
             module = self.stack[-1] if self.stack else ""
+            sent0 = t.send_seconds
             enc_args = encode(torch, t, list(args), "leaf")
             enc_kwargs = encode(torch, t, kwargs, "leaf")
             devs = devices_of(torch, list(args) + list(kwargs.values()), set())
-            rng0 = rng_state(torch, self.w.is_gpu)
+            c1 = clock()
+            parts["inputs"] += c1 - c0 - (t.send_seconds - sent0)
+            may_rng = schema_facts(func)[1]  # only these can draw: check them, no others
+            rng0 = rng_state(torch, self.w.is_gpu) if may_rng else None
+            c2 = clock()
             self.w.sync()
-            t0 = time.perf_counter()
+            t0 = clock()
             out = func(*args, **kwargs)
             self.w.sync()
-            dt = time.perf_counter() - t0
+            dt = clock() - t0
             self.op_seconds += dt
-            rng1 = rng_state(torch, self.w.is_gpu)
-            used_rng = any(not torch.equal(a, b) for a, b in zip(rng0, rng1))
+            c3 = clock()
+            used_rng = may_rng and not same_rng(torch, rng0, rng_state(torch, self.w.is_gpu))
+            self.rng_flagged |= used_rng
+            parts["rng"] += (c2 - c1) + (clock() - c3)
+            c4 = clock()
+            sent0 = t.send_seconds
             outs = out if isinstance(out, (tuple, list)) else [out]
             devices_of(torch, outs, devs)
             enc_out = []
@@ -312,7 +361,8 @@ def make_recorder(torch):
                 rec["mutated"] = mutated
             if used_rng:
                 rec["rng"] = True
-            self.w.chan.send(rec)
+            parts["outputs"] += clock() - c4 - (t.send_seconds - sent0)
+            self.records.append(rec)
             self.n += 1
             return out
 
@@ -418,6 +468,7 @@ def capture_model(worker, req, payload):
         handles = module_hooks(model, stack)
         rec = make_recorder(torch)(worker, tensors, stack)
         torch.manual_seed(seed)
+        rng_before = rng_state(torch, worker.is_gpu)
         t0 = time.perf_counter()
         try:
             with torch.no_grad():
@@ -428,6 +479,13 @@ def capture_model(worker, req, payload):
             for h in handles:
                 h.remove()
         total = time.perf_counter() - t0
+        in_forward_writing = tensors.send_seconds
+        w0 = time.perf_counter()
+        for r in rec.records:
+            chan.send(r)
+        records_seconds = time.perf_counter() - w0
+        rng_unattributed = not rec.rng_flagged and not same_rng(torch, rng_before,
+                                                                rng_state(torch, worker.is_gpu))
         outs = out_tensors(torch, out, path)
         out_ids = [tensors.ref(o, "output:%d" % i) for i, o in enumerate(outs)]
         if worker.is_gpu:
@@ -438,10 +496,13 @@ def capture_model(worker, req, payload):
                    "outputs": [{"$t": i} for i in out_ids], "model_file": path,
                    "model_function": fn, "seed": seed, "ops": rec.n,
                    "timing": {"plain_forward_seconds": min(plain), "capture_seconds": total,
-                              "capture_writing_seconds": tensors.send_seconds,
+                              "capture_writing_seconds": in_forward_writing,
+                              "records_writing_seconds": records_seconds,
                               "capture_ops_seconds": rec.op_seconds,
+                              "capture_overhead_seconds": rec.parts,
                               "device_to_host_bytes": tensors.device_bytes},
-                   "memory": mem, "describe": worker.describe()})
+                   "memory": mem, "rng_unattributed": rng_unattributed,
+                   "describe": worker.describe()})
     except ModelError as e:
         chan.send({"ok": False, "status": "model-error", "error": str(e)})
     except Exception as e:

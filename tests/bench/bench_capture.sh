@@ -39,6 +39,8 @@ if m.get("plain_rss_peak_bytes", -1) > 0:
     line += "; worker RSS peak %.0f MB plain, %.0f MB capturing (%.2fx)" % (
         m["plain_rss_peak_bytes"] / 1e6, m["capture_rss_peak_bytes"] / 1e6,
         m["capture_rss_peak_bytes"] / m["plain_rss_peak_bytes"])
+ov = t.get("capture_overhead_seconds") or {}
+line += "; per-op overhead: " + ", ".join("%s %.1f ms" % (k, v * 1e3) for k, v in ov.items())
 print(line + ("" if ok else "  MISSES A TARGET"))
 sys.exit(0 if ok else 1)
 PY

@@ -89,6 +89,27 @@ assert kept and all(t["sha256"] and ("stats" in t or not t["dtype"].startswith((
 PY
 "$GPUVET" compare "$T/b1.gvcap" "$T/b2.gvcap" >/dev/null || fail "budgeted captures of one stack differ"
 
+# RNG use and ops that are not deterministic on CUDA are listed; a replay cannot redo RNG
+cap n.gvcap noisy.py:make --python "$HOST_PY"
+"$GPUVET" torch capture --model "$M/noisy.py:make" --python "$HOST_PY" --device cpu -o "$T/n2.gvcap" \
+    --json >"$T/n.json"
+python3 - "$T/n.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+rng = [(o["name"], o["module"]) for o in h["rng_ops"]]
+nd = [o["name"] for o in h["nondeterministic_ops"]]
+assert rng and all("rand" in n or "uniform" in n for n, _ in rng) and not h["rng_unattributed"], (rng, h["rng_unattributed"])
+assert nd == ["aten.index_add_.default"], nd
+print("RNG use:", rng, "; not deterministic on CUDA:", nd)
+PY
+"$GPUVET" torch bisect "$T/n.gvcap" --python "$HOST_PY" --json >"$T/nb.json" 2>/dev/null || true
+python3 - "$T/nb.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+skipped = [o for o in d["ops"] if o["verdict"] == "not_replayed"]
+assert skipped and all("random" in o["why"] for o in skipped), [(o["name"], o["verdict"]) for o in d["ops"]]
+PY
+
 # 4. bad input
 echo "previous contents" >"$T/keep.gvcap"
 before=$(sha256sum "$T/keep.gvcap")

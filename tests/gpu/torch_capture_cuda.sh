@@ -2,9 +2,11 @@
 # gpuvet torch capture / compare / bisect on a real NVIDIA GPU (skipped, 77, without one
 # or without a CUDA build of torch):
 #  1. ResNet-18 (batch 8, 224x224) captured twice on an unchanged stack: nothing flagged;
-#  2. A at PyTorch's defaults, bisected with NVIDIA_TF32_OVERRIDE=1 in B: the ops whose
-#     TF32 use changes are named culprits (what is culprit is printed; fp32 convolutions
-#     already run TF32 at PyTorch's defaults, cudnn.allow_tf32), the others inherit;
+#  2. TF32: ResNet-18 at PyTorch's defaults bisected with NVIDIA_TF32_OVERRIDE=1 in B (what
+#     is culprit is printed: fp32 convolutions already run TF32 at PyTorch's defaults,
+#     cudnn.allow_tf32); ResNet-18 in exact fp32 (NVIDIA_TF32_OVERRIDE=0) bisected at
+#     PyTorch's defaults: the convolutions are the culprits; three linear layers bisected
+#     with the override: the matmuls are the culprits, the GELUs inherit;
 #  3. a sitecustomize in B swaps the exact GELU for tanh: that GELU call is named;
 #  4. a model that calls .cpu() inside forward is reported as falling back, at module
 #     block.post, and --strict exits 1.
@@ -36,30 +38,48 @@ cap r2.gvcap resnet18_224.py:make || bad "capture r2"
 "$GPUVET" compare "$out/r1.gvcap" "$out/r2.gvcap" >"$out/same.txt" 2>&1 || bad "unchanged stack flagged: $(cat "$out/same.txt")"
 grep -E "^ops:|model outputs" "$out/same.txt"
 
-echo "== 2. NVIDIA_TF32_OVERRIDE=1 in B"
-NVIDIA_TF32_OVERRIDE=1 "$GPUVET" torch bisect "$out/r1.gvcap" --python "$PY" --json \
-    -o "$out/tf32.json" >/dev/null 2>"$out/tf32.err"
-[[ $? == 1 ]] || bad "bisect with the TF32 override should find culprits: $(tail -3 "$out/tf32.err")"
-python3 - "$out/tf32.json" <<'PY' || fail=1
+# bisect_tf32 A.gvcap NAME ENV... : bisect with the environment of B, summary printed
+bisect_env() {
+    local a=$1 name=$2
+    shift 2
+    env "$@" "$GPUVET" torch bisect "$out/$a" --python "$PY" --json -o "$out/$name.json" \
+        >/dev/null 2>"$out/$name.err"
+    local rc=$?
+    python3 - "$out/$name.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-print("summary:", {k: v for k, v in d["summary"].items() if v})
-kinds = {}
-for o in d["ops"]:
-    kinds.setdefault(o["name"], {}).setdefault(o["verdict"], 0)
-    kinds[o["name"]][o["verdict"]] += 1
-for n in sorted(kinds):
-    print("  %-40s %s" % (n, kinds[n]))
-cul = {c["name"] for c in d["culprits"]}
-print("culprits:", sorted(cul))
-for c in d["culprits"][:4]:
+print("  summary:", {k: v for k, v in d["summary"].items() if v})
+for c in d["culprits"][:6]:
     o = c["outputs"][0]
-    print("  op %d %s in %s: %.3g -> %.3g units; ran %s" % (c["op"], c["name"], c["module"],
-          o["error_a_units"], o["error_b_units"], c.get("impl_b", "")[:120]))
-assert "aten.addmm.default" in cul, "the fc layer's matmul must be a culprit"
-assert all(c["name"] in ("aten.addmm.default", "aten.convolution.default", "aten.mm.default") for c in d["culprits"]), cul
-assert d["inherited"], "the ops after the first culprit inherit"
-print("inherited: %d ops" % len(d["inherited"]))
+    print("  culprit op %d %s in %s: error %.3g -> %.3g units of roundoff; ran %s" % (
+        c["op"], c["name"], c["module"], o["error_a_units"], o["error_b_units"], c.get("impl_b", "")[:110]))
+print("  %d culprits, %d ops inherited" % (len(d["culprits"]), len(d.get("inherited", []))))
+PY
+    return $rc
+}
+echo "== 2a. ResNet-18 at PyTorch's defaults; B with NVIDIA_TF32_OVERRIDE=1"
+bisect_env r1.gvcap tf32-defaults NVIDIA_TF32_OVERRIDE=1
+echo "== 2b. ResNet-18 in exact fp32 (A with NVIDIA_TF32_OVERRIDE=0); B at PyTorch's defaults"
+NVIDIA_TF32_OVERRIDE=0 cap r0.gvcap resnet18_224.py:make || bad "capture with the override off"
+bisect_env r0.gvcap tf32-convs
+[[ $? == 1 ]] || bad "TF32 convolutions at PyTorch's defaults should be culprits against exact fp32"
+python3 - "$out/tf32-convs.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = {c["name"] for c in d["culprits"]}
+assert "aten.convolution.default" in names and names <= {"aten.convolution.default", "aten.addmm.default"}, names
+assert d["inherited"]
+PY
+echo "== 2c. linear layers at PyTorch's defaults; B with NVIDIA_TF32_OVERRIDE=1"
+cap m.gvcap mlp.py:make || bad "capture mlp"
+bisect_env m.gvcap tf32-mlp NVIDIA_TF32_OVERRIDE=1
+[[ $? == 1 ]] || bad "TF32 matmuls should be culprits"
+python3 - "$out/tf32-mlp.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+cul = [(c["name"], c["module"]) for c in d["culprits"]]
+assert cul == [("aten.addmm.default", "l1"), ("aten.addmm.default", "l2"), ("aten.addmm.default", "l3")], cul
+assert {i["name"] for i in d["inherited"]} <= {"aten.gelu.default"} and d["inherited"], d["inherited"]
 PY
 
 echo "== 3. GELU swapped by a sitecustomize in B"
