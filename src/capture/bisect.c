@@ -58,12 +58,7 @@ static int read_inputs(const struct gv_cap *a, const json_t *op, struct inputs *
                        size_t whysz)
 {
     memset(in, 0, sizeof *in);
-    json_t *both = json_pack("[O, O]", json_object_get(op, "args") ? json_object_get(op, "args")
-                                                                   : json_null(),
-                             json_object_get(op, "kwargs") ? json_object_get(op, "kwargs")
-                                                           : json_null());
-    json_t *ids = gv_judge_tensor_ids(both);
-    json_decref(both);
+    json_t *ids = gv_judge_input_ids(op);
     size_t n = json_array_size(ids);
     in->specs = json_array();
     in->parts = calloc(n ? n : 1, sizeof *in->parts);
@@ -229,12 +224,7 @@ static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, e
 /* Digests of an op's input tensors, joined. */
 static char *input_key(const struct gv_cap *c, const json_t *op)
 {
-    json_t *both = json_pack("[O, O]", json_object_get(op, "args") ? json_object_get(op, "args")
-                                                                   : json_null(),
-                             json_object_get(op, "kwargs") ? json_object_get(op, "kwargs")
-                                                           : json_null());
-    json_t *ids = gv_judge_tensor_ids(both);
-    json_decref(both);
+    json_t *ids = gv_judge_input_ids(op);
     size_t n = json_array_size(ids);
     char *k = malloc(n * 65 + 1);
     if (k) {

@@ -215,17 +215,11 @@ int gv_capture_compare(const struct gv_cap *a, const struct gv_cap *b, json_t **
             json_array_append_new(only_b, op_brief(json_array_get(b->ops, j), j));
     free(seen);
     free(m);
-    if (rc) {
-        json_decref(d);
-        json_decref(ops);
-        json_decref(only_a);
-        json_decref(only_b);
-        return rc;
-    }
     /* the model's outputs */
     struct gv_judge_outputs fo;
-    rc = gv_judge_outputs(a, json_object_get(a->header, "outputs"), b,
-                          json_object_get(b->header, "outputs"), &fo, err);
+    if (!rc)
+        rc = gv_judge_outputs(a, json_object_get(a->header, "outputs"), b,
+                              json_object_get(b->header, "outputs"), &fo, err);
     if (rc) {
         json_decref(d);
         json_decref(ops);

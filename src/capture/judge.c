@@ -102,6 +102,17 @@ json_t *gv_judge_tensor_ids(const json_t *v)
     return out;
 }
 
+json_t *gv_judge_input_ids(const json_t *op)
+{
+    json_t *both = json_array();
+    json_array_append(both, json_object_get(op, "args") ? json_object_get(op, "args") : json_null());
+    json_array_append(both,
+                      json_object_get(op, "kwargs") ? json_object_get(op, "kwargs") : json_null());
+    json_t *ids = gv_judge_tensor_ids(both);
+    json_decref(both);
+    return ids;
+}
+
 static void worse(struct gv_judge_outputs *o, enum gv_judge_status s, double units)
 {
     if (s > o->worst)

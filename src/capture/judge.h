@@ -35,6 +35,8 @@ double gv_judge_error(const char *dtype, const void *x, const double *ref, size_
 
 /* Every tensor id ({"$t": id}) in an argument or output structure, in order. */
 json_t *gv_judge_tensor_ids(const json_t *v);
+/* The tensor ids an op reads: those in its args, then in its kwargs. */
+json_t *gv_judge_input_ids(const json_t *op);
 
 struct gv_judge_outputs {
     json_t *list;               /* per output tensor: {a, b, status, rel, units, ...} */
