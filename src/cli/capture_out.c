@@ -7,6 +7,7 @@
 #include "base/json.h"
 #include "capture/capture.h"
 #include "cli/cli.h"
+#include "store/junit.h"
 
 int cli_is_capture(const char *path)
 {
@@ -88,7 +89,69 @@ static void print_compare(const json_t *d)
     }
 }
 
-int cli_compare_captures(const char *a, const char *b, int json)
+static enum gv_junit_status op_status(const char *v)
+{
+    if (!strcmp(v, "beyond_rounding") || !strcmp(v, "less_accurate"))
+        return GV_JUNIT_FAILURE;
+    if (!strcmp(v, "replay_failed"))
+        return GV_JUNIT_ERROR;
+    if (!strcmp(v, "not_replayed") || !strcmp(v, "differs_not_kept"))
+        return GV_JUNIT_SKIPPED;
+    return GV_JUNIT_PASS;
+}
+
+/* One testcase per op of a capture comparison or bisection (the op's status or
+ * verdict: a less accurate op or one beyond rounding is a failure), then one
+ * failure per call change and per op only one side has. */
+int cli_capture_junit(const char *path, const char *suite, const struct json_t *d,
+                      struct gv_err *err)
+{
+    const json_t *ops = json_object_get(d, "ops");
+    const char *lists[] = {"call_changes", "only_before", "only_after"};
+    size_t n = json_array_size(ops);
+    for (int k = 0; k < 3; k++)
+        n += json_array_size(json_object_get(d, lists[k]));
+    struct gv_junit_case *j = calloc(n ? n : 1, sizeof *j);
+    char (*name)[160] = calloc(n ? n : 1, sizeof *name);
+    char (*cls)[200] = calloc(n ? n : 1, sizeof *cls);
+    if (!j || !name || !cls) {
+        free(j);
+        free(name);
+        free(cls);
+        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", path);
+    }
+    size_t m = 0;
+    for (int k = -1; k < 3; k++) {
+        const json_t *list = k < 0 ? ops : json_object_get(d, lists[k]);
+        for (size_t i = 0; i < json_array_size(list); i++, m++) {
+            const json_t *e = json_array_get(list, i);
+            const json_t *idx = json_object_get(e, "op");
+            if (!idx)
+                idx = json_object_get(e, "a");
+            snprintf(name[m], sizeof name[m], "%05lld %s", (long long)json_integer_value(idx),
+                     s(e, "name"));
+            snprintf(cls[m], sizeof cls[m], "gpuvet.%s.%s", suite,
+                     s(e, "module")[0] ? s(e, "module") : "-");
+            j[m].classname = cls[m];
+            j[m].name = name[m];
+            if (k < 0) {
+                const char *v = s(e, "verdict")[0] ? s(e, "verdict") : s(e, "status");
+                j[m].status = op_status(v);
+                j[m].message = v;
+            } else {
+                j[m].status = GV_JUNIT_FAILURE;
+                j[m].message = lists[k];
+            }
+        }
+    }
+    int rc = gv_junit_write(path, suite, j, m, err);
+    free(j);
+    free(name);
+    free(cls);
+    return rc;
+}
+
+int cli_compare_captures(const char *a, const char *b, int json, const char *junit)
 {
     struct gv_cap ca, cb;
     struct gv_err err = {0};
@@ -106,8 +169,12 @@ int cli_compare_captures(const char *a, const char *b, int json)
         rc = gv_capture_compare(&ca, &cb, &d, &err);
     gv_cap_close(&ca);
     gv_cap_close(&cb);
-    if (rc)
+    if (!rc && junit)
+        rc = cli_capture_junit(junit, "compare", d, &err);
+    if (rc) {
+        json_decref(d);
         return cli_fail(&err);
+    }
     if (json)
         cli_emit_json(d, NULL);
     else

@@ -40,7 +40,7 @@ void cli_choose_python(const char *python, const char *python_root, int want_gpu
 
 /* Captures (.gvcap): whether a file is one, and compare A B for two (capture_out.c). */
 int cli_is_capture(const char *path);
-int cli_compare_captures(const char *a, const char *b, int json);
+int cli_compare_captures(const char *a, const char *b, int json, const char *junit);
 
 /* Output settings shared by all commands. */
 struct gv_term {
@@ -69,5 +69,8 @@ int cli_help(const char *text);
 /* Writes a JSON document to stdout, or to path atomically when path != NULL. */
 struct json_t;
 int cli_emit_json(const struct json_t *doc, const char *path);
+/* JUnit XML of a capture comparison or bisection document (capture_out.c). */
+int cli_capture_junit(const char *path, const char *suite, const struct json_t *d,
+                      struct gv_err *err);
 
 #endif

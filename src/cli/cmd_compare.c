@@ -40,6 +40,7 @@ static const char usage[] =
     "Options:\n"
     "      --json            print the comparison as JSON (schema gpuvet.compare)\n"
     "      --junit FILE      JUnit XML: degraded and newly failing cases are failures\n"
+    "                        (captures: one testcase per op, beyond rounding fails)\n"
     "      --outputs-a FILE  saved outputs of BEFORE (overrides the recorded path)\n"
     "      --outputs-b FILE  saved outputs of AFTER\n"
     "      --all             list identical cases too\n"
@@ -399,7 +400,7 @@ int cmd_compare(int argc, char **argv)
     if (rc)
         return rc;
     if (cli_is_capture(o.a) || cli_is_capture(o.b)) /* gpuvet torch capture files */
-        return cli_compare_captures(o.a, o.b, o.json);
+        return cli_compare_captures(o.a, o.b, o.json, o.junit);
     struct gv_results ra, rb;
     struct gv_err err = {0};
     if (gv_results_load(o.a, &ra, &err))

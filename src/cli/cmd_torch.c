@@ -21,7 +21,7 @@ static const char usage[] =
     "                            [--device D] [--max-bytes N] [--seed N] [--strict]\n"
     "                            -o RUN.gvcap [--json]\n"
     "       gpuvet torch bisect A.gvcap [--python PY] [--python-root DIR] [--device D]\n"
-    "                            [--keep-capture B.gvcap] [-o REPORT.json] [--json]\n"
+    "                            [--keep-capture B.gvcap] [-o REPORT.json] [--junit F] [--json]\n"
     "\n"
     "capture: runs your model once (evaluation mode, fixed seed) in the interpreter PY\n"
     "and records every ATen operation in order, with the module it ran in, its inputs'\n"
@@ -49,6 +49,8 @@ static const char usage[] =
     "                        devices inside the forward pass of a GPU model\n"
     "      --keep-capture F  bisect: keep this environment's capture of the model in F\n"
     "  -o FILE               capture: the .gvcap to write; bisect: the report (JSON)\n"
+    "      --junit F         bisect: JUnit XML, one testcase per op (a culprit is a\n"
+    "                        failure) and a failure per call change\n"
     "      --json            print the summary or report as JSON\n"
     "  -h, --help            this help\n"
     "\n"
@@ -57,7 +59,7 @@ static const char usage[] =
     "environment failed (the message names the file and line; nothing is written).\n";
 
 struct torch_opts {
-    const char *model, *python, *python_root, *device, *out, *keep;
+    const char *model, *python, *python_root, *device, *out, *keep, *junit;
     uint64_t max_bytes;
     int seed, strict, json;
 };
@@ -87,6 +89,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         {"output", required_argument, 0, 'o'},   {"max-bytes", required_argument, 0, 'B'},
         {"seed", required_argument, 0, 's'},     {"strict", no_argument, 0, 'S'},
         {"keep-capture", required_argument, 0, 'k'}, {"json", no_argument, 0, 'j'},
+        {"junit", required_argument, 0, 'J'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -99,6 +102,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         case 'R': o->python_root = optarg; break;
         case 'd': o->device = optarg; break;
         case 'o': o->out = optarg; break;
+        case 'J': o->junit = optarg; break;
         case 'B':
             if (parse_size(optarg, &o->max_bytes))
                 return cli_usage("torch", "--max-bytes takes a size such as 500M, not '%s'",
@@ -421,7 +425,8 @@ static int bisect(int argc, char **argv)
         unlink(tmp);
     if (rc)
         return cli_fail(&err);
-    if (o.out && gv_json_write_file(o.out, d, &err)) {
+    if ((o.out && gv_json_write_file(o.out, d, &err)) ||
+        (o.junit && cli_capture_junit(o.junit, "bisect", d, &err))) {
         json_decref(d);
         return cli_fail(&err);
     }

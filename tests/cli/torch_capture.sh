@@ -34,13 +34,17 @@ cap r2.gvcap resnet18.py:make --python "$HOST_PY"
 cap e1.gvcap encoder.py:make --python "$HOST_PY"
 cap e2.gvcap encoder.py:make --python "$HOST_PY"
 for p in r e; do
-    "$GPUVET" compare --json "$T/${p}1.gvcap" "$T/${p}2.gvcap" >"$T/$p-same.json" ||
-        fail "two captures of an unchanged stack were flagged"
-    python3 - "$T/$p-same.json" <<'PY'
-import json, sys
+    "$GPUVET" compare --json --junit "$T/$p-same.xml" "$T/${p}1.gvcap" "$T/${p}2.gvcap" \
+        >"$T/$p-same.json" || fail "two captures of an unchanged stack were flagged"
+    python3 - "$T/$p-same.json" "$T/$p-same.xml" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
 d = json.load(open(sys.argv[1])); s = d["summary"]
 assert not d["flagged"] and s["ops_before"] == s["ops_after"] == s["aligned"] == s["identical"] > 5, s
 assert s["first_difference"] is None and s["outputs_status"] == "identical", s
+cases = ET.parse(sys.argv[2]).getroot().iter("testcase")
+cases = list(cases)
+assert len(cases) == s["aligned"], (len(cases), s)
+assert not [c for c in cases if len(c)], "an identical op is not a failure in the JUnit report"
 PY
 done
 
@@ -144,12 +148,17 @@ def gelu(x, approximate="none"):
 F.gelu = gelu
 EOF
 rc=0
-PYTHONPATH=$T/gelu "$GPUVET" torch bisect "$T/e1.gvcap" --python "$HOST_PY" --json >"$T/gelu.json" \
-    2>"$T/gelu.err" || rc=$?
+PYTHONPATH=$T/gelu "$GPUVET" torch bisect "$T/e1.gvcap" --python "$HOST_PY" --json \
+    --junit "$T/gelu.xml" >"$T/gelu.json" 2>"$T/gelu.err" || rc=$?
 [[ $rc == 1 ]] || fail "bisect with the GELU swap exited $rc: $(cat "$T/gelu.err")"
-python3 - "$T/gelu.json" <<'PY'
-import json, sys
+python3 - "$T/gelu.json" "$T/gelu.xml" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
 d = json.load(open(sys.argv[1]))
+cases = list(ET.parse(sys.argv[2]).getroot().iter("testcase"))
+failed = [c for c in cases if c.find("failure") is not None]
+assert len(cases) == len(d["ops"]) + len(d["call_changes"]), (len(cases), len(d["ops"]))
+assert len(failed) == len(d["call_changes"]) >= 1, [c.attrib for c in failed]
+assert "aten.gelu.default" in failed[0].get("name") and failed[0].get("classname") == "gpuvet.bisect.head", failed[0].attrib
 calls = d["call_changes"]
 assert len(calls) >= 1, d["summary"]
 c = calls[0]
