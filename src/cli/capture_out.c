@@ -128,6 +128,8 @@ int cli_capture_junit(const char *path, const char *suite, const struct json_t *
             const json_t *idx = json_object_get(e, "op");
             if (!idx)
                 idx = json_object_get(e, "a");
+            if (!idx)
+                idx = json_object_get(e, "op_a"); /* a call change: its op in A */
             snprintf(name[m], sizeof name[m], "%05lld %s", (long long)json_integer_value(idx),
                      s(e, "name"));
             snprintf(cls[m], sizeof cls[m], "gpuvet.%s.%s", suite,

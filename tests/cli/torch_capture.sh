@@ -158,7 +158,8 @@ cases = list(ET.parse(sys.argv[2]).getroot().iter("testcase"))
 failed = [c for c in cases if c.find("failure") is not None]
 assert len(cases) == len(d["ops"]) + len(d["call_changes"]), (len(cases), len(d["ops"]))
 assert len(failed) == len(d["call_changes"]) >= 1, [c.attrib for c in failed]
-assert "aten.gelu.default" in failed[0].get("name") and failed[0].get("classname") == "gpuvet.bisect.head", failed[0].attrib
+assert failed[0].get("name") == "%05d aten.gelu.default" % d["call_changes"][0]["op_a"], failed[0].attrib
+assert failed[0].get("classname") == "gpuvet.bisect.head", failed[0].attrib
 calls = d["call_changes"]
 assert len(calls) >= 1, d["summary"]
 c = calls[0]
