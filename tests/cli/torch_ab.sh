@@ -14,7 +14,9 @@ rc=0
 "$GPUVET" ab --a "python-root=$TRIXIE_TORCH" --b "python-root=$SID_TORCH" --keep "$T/kept" \
     --json >"$T/ab.json" 2>"$T/ab.err" || rc=$?
 [[ $rc == 0 || $rc == 1 ]] || fail "ab exited $rc: $(cat "$T/ab.err")"
-"$GPUVET" compare "$T/kept/a.json" "$T/kept/b.json" >"$T/compare.txt" || true
+crc=0
+"$GPUVET" compare "$T/kept/a.json" "$T/kept/b.json" >"$T/compare.txt" || crc=$?
+[[ $crc == "$rc" ]] || fail "compare of the kept files exited $crc, ab exited $rc"
 python3 - "$T" "$rc" "$(deb_version "$TRIXIE_TORCH" python3-torch)" "$(deb_version "$SID_TORCH" python3-torch)" <<'PY'
 import json, sys
 T, rc, va, vb = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
