@@ -8,6 +8,7 @@
 # or writes goes to gpuvet once, as it appears, and gpuvet streams it to disk.
 # replay: one recorded op, fed the recorded inputs, on this environment's device,
 # and the same op in float64 on the CPU as the referee.
+import os
 import time
 import traceback
 import weakref
@@ -153,33 +154,81 @@ def out_tensors(torch, out, path):
 class Tensors(object):
     """Gives each tensor value a capture id, sending it to gpuvet the first time:
     a tensor object keeps its id while its version counter (bumped by every
-    in-place write, also through a view) is unchanged."""
+    in-place write, also through a view) is unchanged.
 
-    def __init__(self, torch, chan, roles):
+    On a GPU, values wait on the device in a queue of at most `budget` bytes and
+    are copied out together, so that the forward pass keeps the GPU busy instead
+    of stopping after every op; an op about to write into a waiting value's
+    storage (or any op gpuvet cannot see the writes of) empties the queue first,
+    so what is sent is always the value the op produced."""
+
+    def __init__(self, torch, chan, roles, budget=0, sync=None, any_device=False):
         self.torch = torch
+        self.any_device = any_device # queue CPU values too (tests of the queue)
+        self.sync = sync             # waits for the device (budget > 0)
         self.chan = chan
         self.roles = roles           # id(tensor) -> "param:conv1.weight", ...
         self.known = {}              # id(tensor) -> (weakref, version, capture id)
         self.next = 0
-        self.send_seconds = 0.0
+        self.send_seconds = 0.0      # copying and sending (writing)
+        self.wait_seconds = 0.0      # waiting for the device before copying
         self.device_bytes = 0
+        self.budget = budget
+        self.pending = []            # (tensor, meta) not yet sent, in capture id order
+        self.pending_bytes = 0
+        self.pending_storages = set()
 
     def send(self, t, role):
-        torch = self.torch
-        t0 = time.perf_counter()
-        dt = dtype_name(torch, t.dtype)
+        dt = dtype_name(self.torch, t.dtype)
         if dt is None:
             raise RuntimeError("a tensor of dtype %s, which gpuvet cannot store" % t.dtype)
-        data = tensor_bytes(torch, t)
-        if t.device.type != "cpu":
-            self.device_bytes += len(data)
         cid = self.next
         self.next += 1
-        meta = {"kind": "tensor", "key": cid, "dtype": dt, "shape": list(t.shape),
+        meta = {"ok": True, "kind": "tensor", "key": cid, "dtype": dt, "shape": list(t.shape),
                 "device": str(t.device), "stride": list(t.stride()), "role": role}
-        self.chan.send(dict({"ok": True}, **meta), data)
-        self.send_seconds += time.perf_counter() - t0
+        if self.budget and (self.any_device or t.device.type != "cpu"):
+            self.pending.append((t, meta))
+            self.pending_bytes += t.numel() * t.element_size()
+            self.pending_storages.add(storage_key(t))
+            if self.pending_bytes > self.budget:
+                self.flush()
+        else:
+            self.write(t, meta)
         return cid
+
+    def write(self, t, meta):
+        t0 = time.perf_counter()
+        data = tensor_bytes(self.torch, t)
+        if t.device.type != "cpu":
+            self.device_bytes += len(data)
+        self.chan.send(meta, data)
+        self.send_seconds += time.perf_counter() - t0
+
+    def flush(self):
+        """Sends every waiting value (after the device has computed them)."""
+        if not self.pending:
+            return
+        t0 = time.perf_counter()
+        self.sync()
+        self.wait_seconds += time.perf_counter() - t0
+        pending, self.pending = self.pending, []
+        self.pending_bytes = 0
+        self.pending_storages = set()
+        for t, meta in pending:
+            self.write(t, meta)
+
+    def before_writes(self, func, written):
+        """Called before an op runs: empties the queue when the op writes into a
+        waiting value's storage, or is not an ATen op (its writes are unknown)."""
+        if not self.pending:
+            return
+        if not str(func).startswith("aten::"):
+            self.flush()
+            return
+        for v in written:
+            if storage_key(v) in self.pending_storages:
+                self.flush()
+                return
 
     def remember(self, t, cid):
         try:
@@ -197,6 +246,17 @@ class Tensors(object):
         cid = self.send(t, role)
         self.remember(t, cid)
         return cid
+
+
+def storage_key(t):
+    """What identifies the memory a tensor lives in (views share it)."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except (AttributeError, RuntimeError):
+        try:
+            return t.storage().data_ptr()
+        except (AttributeError, RuntimeError, NotImplementedError):
+            return None
 
 
 def encode(torch, tensors, v, role_hint):
@@ -249,9 +309,11 @@ RNG_OPS = frozenset((
 
 
 def schema_facts(func):
+    """(written arguments as (index, name), may draw random numbers, name) of an op."""
     f = SCHEMA_FACTS.get(func)
     if f is None:
-        writes, rng = [], str(func).split(".")[1] in RNG_OPS if "." in str(func) else False
+        name = str(func)
+        writes, rng = [], name.split(".")[1] in RNG_OPS if "." in name else False
         try:
             for i, a in enumerate(func._schema.arguments):
                 if a.alias_info is not None and a.alias_info.is_write:
@@ -260,14 +322,14 @@ def schema_facts(func):
                     rng = True
         except AttributeError:
             rng = True  # unknown: check
-        f = SCHEMA_FACTS[func] = (tuple(writes), rng)
+        f = SCHEMA_FACTS[func] = (tuple(writes), rng, name)
     return f
 
 
-def mutated_args(func, args, kwargs):
+def mutated_args(writes, args, kwargs):
     """(name, tensor) of the arguments the op writes (Tensor(a!) in its schema)."""
     out = []
-    for i, name in schema_facts(func)[0]:
+    for i, name in writes:
         v = args[i] if i < len(args) else kwargs.get(name)
         if v is not None and hasattr(v, "_version"):
             out.append((name, v))
@@ -306,6 +368,7 @@ def make_recorder(torch):
             self.op_seconds = 0.0
             self.parts = {"inputs": 0.0, "rng": 0.0, "outputs": 0.0}
             self.records = []  # sent after the forward: sending is writing
+            self.events = []   # (record, start, end) of GPU ops, read after the forward
             self.rng_flagged = False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -314,27 +377,41 @@ def make_recorder(torch):
             parts, clock = self.parts, time.perf_counter
             c0 = clock()
             module = self.stack[-1] if self.stack else ""
-            sent0 = t.send_seconds
+            sent0 = t.send_seconds + t.wait_seconds
             enc_args = encode(torch, t, list(args), "leaf")
             enc_kwargs = encode(torch, t, kwargs, "leaf")
             devs = devices_of(torch, list(args) + list(kwargs.values()), set())
+            writes, may_rng, name = schema_facts(func)
+            written = mutated_args(writes, args, kwargs)
+            t.before_writes(func, [v for _, v in written])
             c1 = clock()
-            parts["inputs"] += c1 - c0 - (t.send_seconds - sent0)
-            may_rng = schema_facts(func)[1]  # only these can draw: check them, no others
+            parts["inputs"] += c1 - c0 - (t.send_seconds + t.wait_seconds - sent0)
             rng0 = rng_state(torch, self.w.is_gpu) if may_rng else None
             c2 = clock()
-            self.w.sync()
-            t0 = clock()
-            out = func(*args, **kwargs)
-            self.w.sync()
-            dt = clock() - t0
-            self.op_seconds += dt
+            on_gpu = self.w.is_gpu and not any(d.startswith("cpu") for d in devs)
+            if on_gpu:
+                # device events time the op on the GPU without stopping it
+                e0 = torch.cuda.Event(enable_timing=True)
+                e1 = torch.cuda.Event(enable_timing=True)
+                e0.record()
+                out = func(*args, **kwargs)
+                e1.record()
+                dt = None
+            else:
+                # on the CPU (also a transfer or a fallback inside a GPU model): the
+                # wall clock, after the device has finished what came before
+                self.w.sync()
+                t0 = clock()
+                out = func(*args, **kwargs)
+                self.w.sync()
+                dt = clock() - t0
+                self.op_seconds += dt
             c3 = clock()
             used_rng = may_rng and not same_rng(torch, rng0, rng_state(torch, self.w.is_gpu))
             self.rng_flagged |= used_rng
             parts["rng"] += (c2 - c1) + (clock() - c3)
             c4 = clock()
-            sent0 = t.send_seconds
+            sent0 = t.send_seconds + t.wait_seconds
             outs = out if isinstance(out, (tuple, list)) else [out]
             devices_of(torch, outs, devs)
             enc_out = []
@@ -346,25 +423,34 @@ def make_recorder(torch):
                 else:
                     enc_out.append(encode(torch, t, o, "leaf"))
             mutated = []
-            for name, v in mutated_args(func, args, kwargs):
+            for arg, v in written:
                 if any(v is o for o in outs if isinstance(o, torch.Tensor)):
                     continue  # in-place ops return the tensor they wrote: already sent
-                cid = t.send(v, "op:%d:%s" % (self.n, name))
+                cid = t.send(v, "op:%d:%s" % (self.n, arg))
                 t.remember(v, cid)
-                mutated.append({"arg": name, "$t": cid})
-            rec = {"ok": True, "kind": "op", "i": self.n, "name": str(func), "module": module,
+                mutated.append({"arg": arg, "$t": cid})
+            rec = {"ok": True, "kind": "op", "i": self.n, "name": name, "module": module,
                    "args": enc_args, "kwargs": enc_kwargs,
                    "outputs": enc_out if isinstance(out, (tuple, list)) else enc_out[0],
                    "tuple": isinstance(out, (tuple, list)), "devices": sorted(devs),
                    "seconds": dt}
+            if dt is None:
+                self.events.append((rec, e0, e1))
             if mutated:
                 rec["mutated"] = mutated
             if used_rng:
                 rec["rng"] = True
-            parts["outputs"] += clock() - c4 - (t.send_seconds - sent0)
+            parts["outputs"] += clock() - c4 - (t.send_seconds + t.wait_seconds - sent0)
             self.records.append(rec)
             self.n += 1
             return out
+
+        def op_times(self):
+            """After the forward (and a synchronisation): each op's device time."""
+            for rec, e0, e1 in self.events:
+                rec["seconds"] = e0.elapsed_time(e1) / 1e3
+                self.op_seconds += rec["seconds"]
+            self.events = []
 
     return Recorder
 
@@ -462,7 +548,13 @@ def capture_model(worker, req, payload):
             roles[id(b)] = "buffer:" + name
         for i, x in enumerate(inputs):
             roles[id(x)] = "input:%d" % i
-        tensors = Tensors(torch, chan, roles)
+        # on a GPU, values wait on the device for up to 0.4x the plain forward's peak
+        # (the capture's peak stays within 1.5x of it)
+        budget = max(int(0.4 * mem["plain_gpu_peak_bytes"]), 1) if worker.is_gpu else 0
+        forced = os.environ.get("GPUVET_TEST_CAPTURE_QUEUE")  # tests: a queue on any device
+        if forced:
+            budget = int(forced)
+        tensors = Tensors(torch, chan, roles, budget, worker.sync, any_device=bool(forced))
         in_ids = [tensors.ref(x, "input:%d" % i) for i, x in enumerate(inputs)]
         stack = []
         handles = module_hooks(model, stack)
@@ -474,11 +566,13 @@ def capture_model(worker, req, payload):
             with torch.no_grad():
                 with rec:
                     out = model(*inputs)
-                worker.sync()
+            tensors.flush()
+            worker.sync()
         finally:
             for h in handles:
                 h.remove()
         total = time.perf_counter() - t0
+        rec.op_times()
         in_forward_writing = tensors.send_seconds
         w0 = time.perf_counter()
         for r in rec.records:
@@ -488,6 +582,7 @@ def capture_model(worker, req, payload):
                                                                 rng_state(torch, worker.is_gpu))
         outs = out_tensors(torch, out, path)
         out_ids = [tensors.ref(o, "output:%d" % i) for i, o in enumerate(outs)]
+        tensors.flush()
         if worker.is_gpu:
             mem["capture_gpu_peak_bytes"] = int(torch.cuda.max_memory_allocated(dev))
         mem["capture_rss_peak_bytes"] = proc_rss_peak()
@@ -497,6 +592,7 @@ def capture_model(worker, req, payload):
                    "model_function": fn, "seed": seed, "ops": rec.n,
                    "timing": {"plain_forward_seconds": min(plain), "capture_seconds": total,
                               "capture_writing_seconds": in_forward_writing,
+                              "capture_waiting_seconds": tensors.wait_seconds,
                               "records_writing_seconds": records_seconds,
                               "capture_ops_seconds": rec.op_seconds,
                               "capture_overhead_seconds": rec.parts,

@@ -5,6 +5,8 @@
 #   - the capture file read independently (its documented layout, sha256 of the data, a
 #     ReLU's recorded output recomputed from its recorded input);
 #   - --max-bytes: digests and statistics only beyond the budget, and said;
+#   - values written over later (view, in place, out=) are recorded as produced when
+#     the GPU capture's copy-out queue holds them back (queue forced onto the CPU);
 #   - a model that raises, a model whose output is not a tensor, captures of two models,
 #     a truncated and a corrupt capture: clear errors, an existing output never touched;
 #   - environment B's sitecustomize swaps the exact GELU for the tanh approximation: the
@@ -115,6 +117,21 @@ d = json.load(open(sys.argv[1]))
 skipped = [o for o in d["ops"] if o["verdict"] == "not_replayed"]
 assert skipped and all("random" in o["why"] for o in skipped), [(o["name"], o["verdict"]) for o in d["ops"]]
 PY
+
+# 3b. the queue a GPU capture copies values out through (forced onto the CPU here): a
+# model that writes into earlier values through a view, in place and with out= is
+# recorded bit for bit as without the queue, with a queue of one byte and of 100 MB
+cap q0.gvcap inplace.py:make --python "$HOST_PY"
+for q in 1 100000000; do
+    GPUVET_TEST_CAPTURE_QUEUE=$q cap "q$q.gvcap" inplace.py:make --python "$HOST_PY"
+    "$GPUVET" compare --json "$T/q0.gvcap" "$T/q$q.gvcap" >"$T/q$q.json" ||
+        fail "a capture through a queue of $q bytes differs from one without"
+    python3 - "$T/q$q.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["ops_before"] == s["aligned"] == s["identical"] >= 10, s
+PY
+done
 
 # 4. bad input
 echo "previous contents" >"$T/keep.gvcap"

@@ -9,7 +9,9 @@
 #     with the override: the matmuls are the culprits, the GELUs inherit;
 #  3. a sitecustomize in B swaps the exact GELU for tanh: that GELU call is named;
 #  4. a model that calls .cpu() inside forward is reported as falling back, at module
-#     block.post, and --strict exits 1.
+#     block.post, and --strict exits 1;
+#  5. a model writing into earlier values (view, in place, out=) records the same bits
+#     whatever the size of the queue that holds values on the device before copying.
 # Speed and memory: tests/bench/bench_capture.sh.
 set -uo pipefail
 : "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:=/tmp}"
@@ -119,5 +121,13 @@ assert cpu and all(m == "block.post" for _, m in cpu), cpu
 assert any(m == "block.post" for _, m in moves), moves
 assert not any(m.startswith("block.fc") or m == "out" for _, m in cpu + moves)
 PY
+echo "== 5. values written over later, held in the copy-out queue: recorded as produced"
+cap q0.gvcap inplace.py:make || bad "capture inplace (queue of 0.4x the peak)"
+GPUVET_TEST_CAPTURE_QUEUE=1 cap q1.gvcap inplace.py:make || bad "capture inplace (queue of 1 byte)"
+GPUVET_TEST_CAPTURE_QUEUE=1000000000 cap qbig.gvcap inplace.py:make || bad "capture inplace (1 GB queue)"
+for q in q1 qbig; do
+    "$GPUVET" compare "$out/q0.gvcap" "$out/$q.gvcap" >"$out/$q.cmp" 2>&1 ||
+        bad "the queue changed what was recorded ($q): $(cat "$out/$q.cmp")"
+done
 [[ $fail == 0 ]] && echo "capture on the GPU: all checks passed"
 exit $fail
