@@ -230,18 +230,25 @@ class Tensors(object):
                 self.flush()
                 return
 
-    def remember(self, t, cid):
+    def remember(self, t, cid, produced=False):
+        """t holds the value cid. An op's output (produced) takes its version at its
+        first use: PyTorch sets the version counter of a view, and bumps that of a
+        tensor written in place, only after the op has returned to gpuvet."""
         try:
             wr = weakref.ref(t)
         except TypeError:
             return
-        self.known[id(t)] = (wr, t._version, cid)
+        self.known[id(t)] = (wr, None if produced else t._version, cid)
 
     def ref(self, t, role_hint):
         """The capture id of t's current value (sending it when new)."""
         k = self.known.get(id(t))
-        if k is not None and k[0]() is t and k[1] == t._version:
-            return k[2]
+        if k is not None and k[0]() is t:
+            if k[1] is None:
+                self.known[id(t)] = (k[0], t._version, k[2])
+                return k[2]
+            if k[1] == t._version:
+                return k[2]
         role = self.roles.get(id(t), role_hint)
         cid = self.send(t, role)
         self.remember(t, cid)
@@ -418,7 +425,7 @@ def make_recorder(torch):
             for o in outs:
                 if isinstance(o, torch.Tensor):
                     cid = t.send(o, "op:%d" % self.n)
-                    t.remember(o, cid)
+                    t.remember(o, cid, produced=True)
                     enc_out.append({"$t": cid})
                 else:
                     enc_out.append(encode(torch, t, o, "leaf"))
@@ -427,7 +434,7 @@ def make_recorder(torch):
                 if any(v is o for o in outs if isinstance(o, torch.Tensor)):
                     continue  # in-place ops return the tensor they wrote: already sent
                 cid = t.send(v, "op:%d:%s" % (self.n, arg))
-                t.remember(v, cid)
+                t.remember(v, cid, produced=True)
                 mutated.append({"arg": arg, "$t": cid})
             rec = {"ok": True, "kind": "op", "i": self.n, "name": name, "module": module,
                    "args": enc_args, "kwargs": enc_kwargs,
@@ -661,27 +668,115 @@ def flat_outputs(torch, out):
     return [o for o in outs if isinstance(o, torch.Tensor)]
 
 
+def load_tensors(worker, req, payload):
+    """The request's tensors (A's recorded values), on the device they were on."""
+    torch = worker.torch
+    tensors, off = {}, 0
+    for spec in req["tensors"]:
+        n = int(spec["nbytes"])
+        dt = getattr(torch, spec["dtype"])
+        data = payload[off:off + n]
+        off += n
+        t = torch.frombuffer(data, dtype=dt) if n else torch.zeros(0, dtype=dt)
+        t = t.reshape(spec["shape"])
+        want = spec.get("stride")
+        if want and list(t.stride()) != list(want) and t.numel() > 0:
+            s = torch.empty_strided(spec["shape"], want, dtype=dt)
+            s.copy_(t)
+            t = s
+        dev = "cpu" if spec.get("device", "cpu") == "cpu" else worker.dev
+        tensors[spec["key"]] = t.to(dev)
+    return tensors
+
+
+def written_positions(func):
+    """Where the op writes: argument indices and names (its schema's Tensor(a!))."""
+    return schema_facts(func)[0]
+
+
+def run_chained(torch, func, op, live, device):
+    """One op of a span, on values computed earlier in the span: the arguments it
+    writes are copied first (so earlier values stay as they were), and its results
+    are filed under the ids A recorded for them."""
+    args = decode(torch, op["args"], live, device)
+    kwargs = decode(torch, op.get("kwargs") or {}, live, device)
+    for i, name in written_positions(func):
+        if i < len(args) and isinstance(args[i], torch.Tensor):
+            args[i] = args[i].clone()
+        elif isinstance(kwargs.get(name), torch.Tensor):
+            kwargs[name] = kwargs[name].clone()
+    out = func(*args, **kwargs)
+    rec = op["outputs"]
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    recs = rec if isinstance(rec, list) else [rec]
+    for o, r in zip(outs, recs):
+        if isinstance(o, torch.Tensor) and isinstance(r, dict) and "$t" in r:
+            live[r["$t"]] = o
+    for m in op.get("mutated") or []:
+        i = [k for k, (pos, name) in enumerate(written_positions(func)) if name == m["arg"]]
+        pos, name = written_positions(func)[i[0]] if i else (None, m["arg"])
+        v = args[pos] if pos is not None and pos < len(args) else kwargs.get(name)
+        if isinstance(v, torch.Tensor):
+            live[m["$t"]] = v
+    return out
+
+
+def replay_span(worker, req, payload):
+    """A stretch of A's ops run one after another on this device, each fed what
+    the ones before it computed here (A's recorded values only for what comes
+    from outside the stretch), and the same chain in float64 on the CPU; replies
+    with the values of the ids asked for (B's, then the referee's, per id)."""
+    torch = worker.torch
+    note = []
+    try:
+        ext = load_tensors(worker, req, payload)
+        funcs = [op_of(torch, op["name"]) for op in req["ops"]]
+        live = {k: t.clone() for k, t in ext.items()}
+        ref = {k: to_f64(torch, t) for k, t in ext.items()}
+
+        def chain():
+            for func, op in zip(funcs, req["ops"]):
+                run_chained(torch, func, op, live, worker.dev)
+            return [live[k] for k in req["want"]]
+
+        with torch.no_grad():
+            outs = worker.run_case({"op": "replay", "id": "span"}, note, chain)
+        ref_note = ""
+        try:
+            with torch.no_grad():
+                for func, op in zip(funcs, req["ops"]):
+                    run_chained(torch, func, op, ref, torch.device("cpu"))
+            ref_outs = [ref[k] for k in req["want"]]
+        except Exception as e:
+            ref_outs, ref_note = None, "no float64 referee: " + err_text(e)
+        specs, blobs = [], []
+        for k, o in enumerate(outs):
+            b = tensor_bytes(torch, o)
+            spec = {"dtype": dtype_name(torch, o.dtype), "shape": list(o.shape), "nbytes": len(b)}
+            blobs.append(b)
+            if ref_outs is not None:
+                rb = tensor_bytes(torch, ref_outs[k])
+                spec["ref"] = {"dtype": dtype_name(torch, ref_outs[k].dtype), "nbytes": len(rb)}
+                blobs.append(rb)
+            specs.append(spec)
+        return {"ok": True, "outputs": specs, "impl": ", ".join(note),
+                "referee": ref_note}, b"".join(bytes(b) for b in blobs)
+    except Unsupported as e:
+        return {"ok": False, "status": "unsupported", "error": str(e)}, b""
+    except KeyError as e:
+        return {"ok": False, "status": "unsupported",
+                "error": "the stretch reads tensor %s, which it was not given" % e}, b""
+    except Exception as e:
+        return worker.failure(e), b""
+
+
 def replay_op(worker, req, payload):
     """One recorded op on this device, and in float64 on the CPU; replies with
     both outputs' bytes (B's first, then the referee's, per output)."""
     torch = worker.torch
     note = []
     try:
-        tensors, off = {}, 0
-        for spec in req["tensors"]:
-            n = int(spec["nbytes"])
-            dt = getattr(torch, spec["dtype"])
-            data = payload[off:off + n]
-            off += n
-            t = torch.frombuffer(data, dtype=dt) if n else torch.zeros(0, dtype=dt)
-            t = t.reshape(spec["shape"])
-            want = spec.get("stride")
-            if want and list(t.stride()) != list(want) and t.numel() > 0:
-                s = torch.empty_strided(spec["shape"], want, dtype=dt)
-                s.copy_(t)
-                t = s
-            dev = "cpu" if spec.get("device", "cpu") == "cpu" else worker.dev
-            tensors[spec["key"]] = t.to(dev)
+        tensors = load_tensors(worker, req, payload)
         func = op_of(torch, req["name"])
         # every tensor its own copy: an in-place op must not write into another's input
         tensors = {k: t.clone() for k, t in tensors.items()}

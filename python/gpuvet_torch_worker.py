@@ -884,6 +884,9 @@ class Worker(object):
             elif op == "replay":
                 hdr, out = replay_op(self, req, payload)  # noqa: F821 - gpuvet_capture.py
                 self.chan.send(hdr, out)
+            elif op == "replay_span":
+                hdr, out = replay_span(self, req, payload)  # noqa: F821 - gpuvet_capture.py
+                self.chan.send(hdr, out)
             else:
                 self.chan.send({"ok": False, "status": "usage", "error": "unknown op %r" % op})
 

@@ -20,10 +20,11 @@
 #define REPLAY_TIMEOUT_MS (600 * 1000)
 #define MAX_REPLY ((size_t)64 << 30)
 
-enum verdict { V_IDENTICAL, V_EQUAL, V_WORSE, V_BETTER, V_DIFFERENT, V_SKIPPED, V_FAILED };
-static const char *const verdict_names[] = {"identical",       "equally_accurate", "less_accurate",
-                                            "more_accurate",   "different",        "not_replayed",
-                                            "replay_failed"};
+enum verdict { V_IDENTICAL, V_EQUAL, V_WORSE, V_BETTER, V_DIFFERENT, V_SKIPPED, V_FAILED, V_CLEARED };
+#define N_VERDICTS 8
+static const char *const verdict_names[N_VERDICTS] = {
+    "identical",     "equally_accurate", "less_accurate", "more_accurate",
+    "different",     "not_replayed",     "replay_failed", "cleared_with_module"};
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -54,11 +55,11 @@ static void inputs_free(struct inputs *in)
     memset(in, 0, sizeof *in);
 }
 
-static int read_inputs(const struct gv_cap *a, const json_t *op, struct inputs *in, char *why,
-                       size_t whysz)
+/* A's recorded values of the tensors ids, as request specs and parts. */
+static int read_tensors(const struct gv_cap *a, const json_t *ids, struct inputs *in, char *why,
+                        size_t whysz)
 {
     memset(in, 0, sizeof *in);
-    json_t *ids = gv_judge_input_ids(op);
     size_t n = json_array_size(ids);
     in->specs = json_array();
     in->parts = calloc(n ? n : 1, sizeof *in->parts);
@@ -90,6 +91,14 @@ static int read_inputs(const struct gv_cap *a, const json_t *op, struct inputs *
         in->n++;
     }
     json_decref(seen);
+    return rc;
+}
+
+static int read_inputs(const struct gv_cap *a, const json_t *op, struct inputs *in, char *why,
+                       size_t whysz)
+{
+    json_t *ids = gv_judge_input_ids(op);
+    int rc = read_tensors(a, ids, in, why, whysz);
     json_decref(ids);
     return rc;
 }
@@ -126,9 +135,78 @@ static enum verdict judge_slot(const char *dtype, const void *xa, const void *xb
 
 static enum verdict worse_of(enum verdict a, enum verdict b)
 {
-    static const int rank[] = {0, 1, 4, 2, 3, 5, 6}; /* identical < equal < better < different < worse */
+    /* identical < cleared < equal < better < different < worse < skipped < failed */
+    static const int rank[N_VERDICTS] = {0, 2, 5, 3, 4, 6, 7, 1};
     return rank[b] > rank[a] ? b : a;
 }
+
+/* Sends req (with in's tensors) to the worker and judges the values it returns
+ * against A's tensors ids, one slot each, into e ("impl_b", "referee",
+ * "outputs", "why"). */
+static enum verdict ask_and_judge(const struct gv_cap *a, struct gv_device *dev, json_t *req,
+                                  const struct inputs *in, const json_t *ids, json_t *e)
+{
+    struct gv_err err = {0};
+    int rc = gv_torch_request(dev, req, in->parts, (int)in->n, &err);
+    struct gv_torch_reply r = {0};
+    void *data = NULL;
+    size_t len = 0;
+    if (!rc)
+        rc = gv_torch_reply_next(dev, REPLAY_TIMEOUT_MS, MAX_REPLY, &data, &len, &r, &err);
+    if (rc || !r.ok) {
+        enum verdict v = rc || strcmp(r.status, "unsupported") ? V_FAILED : V_SKIPPED;
+        json_object_set_new(e, "why", json_string(rc ? err.msg : r.error));
+        gv_torch_reply_free(&r);
+        free(data);
+        return v;
+    }
+    json_object_set_new(e, "impl_b", json_string(r.impl));
+    if (json_string_value(json_object_get(r.doc, "referee"))[0])
+        json_object_set(e, "referee", json_object_get(r.doc, "referee"));
+    const json_t *outs = json_object_get(r.doc, "outputs");
+    json_t *slots = json_array();
+    size_t off = 0;
+    enum verdict v = V_IDENTICAL;
+    if (json_array_size(outs) != json_array_size(ids)) {
+        v = V_FAILED;
+        json_object_set_new(e, "why", json_sprintf("the replay gave %zu outputs, A recorded %zu",
+                                                   json_array_size(outs), json_array_size(ids)));
+    }
+    for (size_t k = 0; k < json_array_size(outs) && v != V_FAILED; k++) {
+        const json_t *o = json_array_get(outs, k), *ref = json_object_get(o, "ref");
+        size_t nb = (size_t)json_integer_value(json_object_get(o, "nbytes"));
+        size_t rb = ref ? (size_t)json_integer_value(json_object_get(ref, "nbytes")) : 0;
+        int64_t id = json_integer_value(json_array_get(ids, k));
+        json_t *se = json_pack("{s:I}", "a_tensor", (json_int_t)id);
+        void *xa = NULL;
+        size_t na = 0;
+        struct gv_err re = {0};
+        if (off + nb + rb > len) {
+            v = V_FAILED;
+            json_object_set_new(e, "why", json_string("the replay's reply is shorter than it says"));
+        } else if (gv_cap_read(a, id, &xa, &na, &re)) {
+            v = worse_of(v, V_SKIPPED);
+            json_object_set_new(se, "why", json_string(re.msg));
+        } else if (na != nb || strcmp(str(o, "dtype"), str(gv_cap_tensor(a, id), "dtype"))) {
+            v = worse_of(v, V_DIFFERENT);
+            json_object_set_new(se, "why", json_sprintf("%s of %zu bytes here, %s of %zu in A",
+                                                        str(o, "dtype"), nb,
+                                                        str(gv_cap_tensor(a, id), "dtype"), na));
+        } else {
+            v = worse_of(v, judge_slot(str(o, "dtype"), xa, (const char *)data + off, nb, ref,
+                                       ref ? (const char *)data + off + nb : NULL, se));
+        }
+        free(xa);
+        off += nb + rb;
+        json_array_append_new(slots, se);
+    }
+    json_object_set_new(e, "outputs", slots);
+    gv_torch_reply_free(&r);
+    free(data);
+    return v;
+}
+
+static const char *const rng_why = "it draws random numbers: a replay cannot give the same result";
 
 /* One op replayed: its record in the report. */
 static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, enum verdict *v)
@@ -139,8 +217,7 @@ static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, e
     json_object_set(e, "devices_a", json_object_get(op, "devices"));
     *v = V_SKIPPED;
     if (json_is_true(json_object_get(op, "rng"))) {
-        json_object_set_new(e, "why", json_string("it draws random numbers: a replay cannot give "
-                                                  "the same result"));
+        json_object_set_new(e, "why", json_string(rng_why));
         return e;
     }
     char why[1024] = "";
@@ -155,68 +232,234 @@ static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, e
                             json_object_get(op, "kwargs") ? json_object_get(op, "kwargs")
                                                           : json_object(),
                             "tensors", in.specs);
-    struct gv_err err = {0};
-    int rc = gv_torch_request(dev, req, in.parts, (int)in.n, &err);
+    json_t *ids = gv_judge_tensor_ids(json_object_get(op, "outputs"));
+    *v = ask_and_judge(a, dev, req, &in, ids, e);
+    json_decref(ids);
     json_decref(req);
     inputs_free(&in);
-    struct gv_torch_reply r = {0};
-    void *data = NULL;
-    size_t len = 0;
-    if (!rc)
-        rc = gv_torch_reply_next(dev, REPLAY_TIMEOUT_MS, MAX_REPLY, &data, &len, &r, &err);
-    if (rc || !r.ok) {
-        *v = rc || strcmp(r.status, "unsupported") ? V_FAILED : V_SKIPPED;
-        json_object_set_new(e, "why", json_string(rc ? err.msg : r.error));
-        gv_torch_reply_free(&r);
-        free(data);
-        return e;
-    }
-    json_object_set_new(e, "impl_b", json_string(r.impl));
-    if (json_string_value(json_object_get(r.doc, "referee"))[0])
-        json_object_set(e, "referee", json_object_get(r.doc, "referee"));
-    json_t *ids = gv_judge_tensor_ids(json_object_get(op, "outputs"));
-    const json_t *outs = json_object_get(r.doc, "outputs");
-    json_t *slots = json_array();
-    size_t off = 0;
-    *v = V_IDENTICAL;
-    if (json_array_size(outs) != json_array_size(ids)) {
-        *v = V_FAILED;
-        json_object_set_new(e, "why", json_sprintf("the replay gave %zu outputs, A recorded %zu",
-                                                   json_array_size(outs), json_array_size(ids)));
-    }
-    for (size_t k = 0; k < json_array_size(outs) && *v != V_FAILED; k++) {
-        const json_t *o = json_array_get(outs, k), *ref = json_object_get(o, "ref");
-        size_t nb = (size_t)json_integer_value(json_object_get(o, "nbytes"));
-        size_t rb = ref ? (size_t)json_integer_value(json_object_get(ref, "nbytes")) : 0;
-        int64_t id = json_integer_value(json_array_get(ids, k));
-        json_t *se = json_pack("{s:I}", "a_tensor", (json_int_t)id);
-        void *xa = NULL;
-        size_t na = 0;
-        struct gv_err re = {0};
-        if (off + nb + rb > len) {
-            *v = V_FAILED;
-            json_object_set_new(e, "why", json_string("the replay's reply is shorter than it says"));
-        } else if (gv_cap_read(a, id, &xa, &na, &re)) {
-            *v = worse_of(*v, V_SKIPPED);
-            json_object_set_new(se, "why", json_string(re.msg));
-        } else if (na != nb || strcmp(str(o, "dtype"), str(gv_cap_tensor(a, id), "dtype"))) {
-            *v = worse_of(*v, V_DIFFERENT);
-            json_object_set_new(se, "why", json_sprintf("%s of %zu bytes here, %s of %zu in A",
-                                                        str(o, "dtype"), nb,
-                                                        str(gv_cap_tensor(a, id), "dtype"), na));
-        } else {
-            *v = worse_of(*v, judge_slot(str(o, "dtype"), xa, (const char *)data + off, nb, ref,
-                                         ref ? (const char *)data + off + nb : NULL, se));
-        }
-        free(xa);
-        off += nb + rb;
-        json_array_append_new(slots, se);
-    }
-    json_object_set_new(e, "outputs", slots);
-    json_decref(ids);
-    gv_torch_reply_free(&r);
-    free(data);
     return e;
+}
+
+/* ---------- bisection over module boundaries ---------- */
+
+/* A walk over A's module tree: a module's stretch of ops is replayed as one
+ * chain (each op fed what the ones before it computed here; A's values only
+ * for what enters the stretch), judged at its boundary, and opened up into its
+ * children only when its outputs are not identical or equally accurate. */
+struct walk {
+    const struct gv_cap *a;
+    struct gv_device *dev;
+    json_t **entry;        /* per op: its record, once decided */
+    enum verdict *verdict; /* per op */
+    long *last_read;       /* per tensor: the last op that reads it, -1 if none */
+    char *is_output;       /* per tensor: one of the model's outputs */
+    size_t ntensors;
+    json_t *spans;
+    size_t replays;
+};
+
+/* The first depth+1 components of a module path ("layer1.0" of "layer1.0.conv1"
+ * at depth 1), or "" when it has no more than depth components. */
+static void child_of(const char *module, int depth, char *out, size_t outsz)
+{
+    const char *p = module;
+    out[0] = '\0';
+    if (!*p)
+        return;
+    for (int d = 0; d < depth; d++) {
+        p = strchr(p, '.');
+        if (!p)
+            return;
+        p++;
+    }
+    const char *end = strchr(p, '.');
+    size_t n = end ? (size_t)(end - module) : strlen(module);
+    snprintf(out, outsz, "%.*s", (int)n, module);
+}
+
+static int walk_init(struct walk *w, const struct gv_cap *a, struct gv_device *dev)
+{
+    memset(w, 0, sizeof *w);
+    size_t n = json_array_size(a->ops), nt = json_array_size(a->tensors);
+    w->a = a;
+    w->dev = dev;
+    w->ntensors = nt;
+    w->entry = calloc(n ? n : 1, sizeof *w->entry);
+    w->verdict = calloc(n ? n : 1, sizeof *w->verdict);
+    w->last_read = malloc((nt ? nt : 1) * sizeof *w->last_read);
+    w->is_output = calloc(nt ? nt : 1, 1);
+    w->spans = json_array();
+    if (!w->entry || !w->verdict || !w->last_read || !w->is_output)
+        return GV_E_NOMEM;
+    for (size_t t = 0; t < nt; t++)
+        w->last_read[t] = -1;
+    for (size_t i = 0; i < n; i++) {
+        json_t *ids = gv_judge_input_ids(json_array_get(a->ops, i));
+        for (size_t k = 0; k < json_array_size(ids); k++) {
+            json_int_t id = json_integer_value(json_array_get(ids, k));
+            if (id >= 0 && (size_t)id < nt)
+                w->last_read[id] = (long)i;
+        }
+        json_decref(ids);
+    }
+    json_t *outs = gv_judge_tensor_ids(json_object_get(a->header, "outputs"));
+    for (size_t k = 0; k < json_array_size(outs); k++) {
+        json_int_t id = json_integer_value(json_array_get(outs, k));
+        if (id >= 0 && (size_t)id < nt)
+            w->is_output[id] = 1;
+    }
+    json_decref(outs);
+    return GV_OK;
+}
+
+static void walk_free(struct walk *w)
+{
+    free(w->entry);
+    free(w->verdict);
+    free(w->last_read);
+    free(w->is_output);
+    json_decref(w->spans);
+}
+
+/* What a stretch needs and gives: the tensors entering it from outside (A's
+ * values), the ones it computes that are read after it or are model outputs,
+ * and its calls. NULL when it cannot be chained, with why. */
+static const char *plan_span(const struct walk *w, size_t s, size_t e, json_t *ext, json_t *want,
+                             json_t *calls)
+{
+    const struct gv_cap *a = w->a;
+    char *made = calloc(w->ntensors ? w->ntensors : 1, 2);
+    if (!made)
+        return "out of memory";
+    char *entering = made + w->ntensors;
+    const char *why = NULL;
+    json_int_t first_made = -1;
+    for (size_t i = s; i < e && !why; i++) {
+        const json_t *op = json_array_get(a->ops, i);
+        if (json_is_true(json_object_get(op, "rng"))) {
+            why = rng_why;
+            break;
+        }
+        json_t *in = gv_judge_input_ids(op);
+        for (size_t k = 0; k < json_array_size(in) && !why; k++) {
+            json_int_t id = json_integer_value(json_array_get(in, k));
+            if (id < 0 || (size_t)id >= w->ntensors)
+                why = "an op reads a tensor the capture does not have";
+            else if (!made[id] && !entering[id]) {
+                /* a value recorded apart from the op that wrote it (a write through a
+                 * view): the chain would take A's value instead of its own */
+                if (first_made >= 0 && id > first_made &&
+                    !strcmp(str(gv_cap_tensor(a, id), "role"), "leaf"))
+                    why = "it reads a value written through a view inside it, which the "
+                          "capture recorded apart from the op that wrote it";
+                entering[id] = 1;
+                json_array_append_new(ext, json_integer(id));
+            }
+        }
+        json_decref(in);
+        json_t *both = json_pack("[O?, O?]", json_object_get(op, "outputs"),
+                                 json_object_get(op, "mutated"));
+        json_t *out = gv_judge_tensor_ids(both);
+        for (size_t k = 0; k < json_array_size(out); k++) {
+            json_int_t id = json_integer_value(json_array_get(out, k));
+            if (id >= 0 && (size_t)id < w->ntensors) {
+                made[id] = 1;
+                if (first_made < 0 || id < first_made)
+                    first_made = id;
+            }
+        }
+        json_decref(out);
+        json_decref(both);
+        json_t *c = json_pack("{s:s, s:O?, s:O?, s:O?, s:O?}", "name", str(op, "name"), "args",
+                              json_object_get(op, "args"), "kwargs", json_object_get(op, "kwargs"),
+                              "outputs", json_object_get(op, "outputs"), "mutated",
+                              json_object_get(op, "mutated"));
+        json_array_append_new(calls, c);
+    }
+    for (size_t t = 0; t < w->ntensors && !why; t++)
+        if (made[t] && (w->last_read[t] >= (long)e || w->is_output[t]))
+            json_array_append_new(want, json_integer((json_int_t)t));
+    if (!why && !json_array_size(want))
+        why = "nothing it computes is read after it";
+    free(made);
+    return why;
+}
+
+/* The stretch [s, e) of module replayed as one chain: its entry in "spans". */
+static enum verdict replay_span(struct walk *w, size_t s, size_t e, const char *module)
+{
+    json_t *span = json_pack("{s:s, s:I, s:I}", "module", module, "first_op", (json_int_t)s,
+                             "last_op", (json_int_t)(e - 1));
+    json_t *ext = json_array(), *want = json_array(), *calls = json_array();
+    const char *why = plan_span(w, s, e, ext, want, calls);
+    enum verdict v = V_SKIPPED;
+    char buf[1024] = "";
+    struct inputs in = {0};
+    if (!why && read_tensors(w->a, ext, &in, buf, sizeof buf))
+        why = buf[0] ? buf : "its inputs cannot be read";
+    if (why) {
+        json_object_set_new(span, "why", json_string(why));
+    } else {
+        json_t *req = json_pack("{s:s, s:O, s:O, s:O}", "op", "replay_span", "ops", calls,
+                                "tensors", in.specs, "want", want);
+        v = ask_and_judge(w->a, w->dev, req, &in, want, span);
+        json_decref(req);
+        w->replays++;
+    }
+    inputs_free(&in);
+    json_object_set_new(span, "verdict", json_string(verdict_names[v]));
+    json_array_append_new(w->spans, span);
+    json_decref(ext);
+    json_decref(want);
+    json_decref(calls);
+    return v;
+}
+
+static void decide_op(struct walk *w, size_t i)
+{
+    w->entry[i] = replay(w->a, i, w->dev, &w->verdict[i]);
+    w->replays++;
+}
+
+static void clear_ops(struct walk *w, size_t s, size_t e, const char *module, enum verdict v)
+{
+    for (size_t i = s; i < e; i++) {
+        const json_t *op = json_array_get(w->a->ops, i);
+        json_t *en = json_pack("{s:I, s:s, s:s, s:s, s:s}", "op", (json_int_t)i, "name",
+                               str(op, "name"), "module", str(op, "module"), "cleared_with",
+                               module, "module_verdict", verdict_names[v]);
+        json_object_set(en, "devices_a", json_object_get(op, "devices"));
+        w->entry[i] = en;
+        w->verdict[i] = V_CLEARED;
+    }
+}
+
+/* The ops [s, e), all inside the module at depth-1 (the whole model at 0). */
+static void walk_range(struct walk *w, size_t s, size_t e, int depth)
+{
+    size_t i = s;
+    while (i < e) {
+        char key[512], k2[512];
+        child_of(str(json_array_get(w->a->ops, i), "module"), depth, key, sizeof key);
+        size_t j = i + 1;
+        while (j < e) {
+            child_of(str(json_array_get(w->a->ops, j), "module"), depth, k2, sizeof k2);
+            if (strcmp(k2, key) != 0)
+                break;
+            j++;
+        }
+        if (!key[0] || j - i == 1) {
+            for (size_t k = i; k < j; k++)
+                decide_op(w, k); /* ops of this module itself, or a child of one op */
+        } else {
+            enum verdict v = replay_span(w, i, j, key);
+            if (v == V_IDENTICAL || v == V_EQUAL || v == V_BETTER)
+                clear_ops(w, i, j, key, v);
+            else
+                walk_range(w, i, j, depth + 1);
+        }
+        i = j;
+    }
 }
 
 /* ---------- the model's own run in B ---------- */
@@ -312,15 +555,27 @@ static json_t *call_changes(const struct gv_cap *a, const struct gv_cap *b)
 }
 
 int gv_capture_bisect(const struct gv_cap *a, const struct gv_cap *b, struct gv_device *dev,
-                      json_t **doc, struct gv_err *err)
+                      int by_module, json_t **doc, struct gv_err *err)
 {
     *doc = NULL;
     size_t n = json_array_size(a->ops);
+    if (by_module < 0)
+        by_module = n > GV_CAP_BISECT_MODULES_ABOVE;
+    struct walk w;
+    if (walk_init(&w, a, dev)) {
+        walk_free(&w);
+        return gv_err_set(err, GV_E_NOMEM, "bisect: out of memory for %zu ops", n);
+    }
+    if (by_module)
+        walk_range(&w, 0, n, 0);
+    else
+        for (size_t i = 0; i < n; i++)
+            decide_op(&w, i);
     json_t *ops = json_array(), *culprits = json_array();
-    size_t count[7] = {0};
+    size_t count[N_VERDICTS] = {0};
     for (size_t i = 0; i < n; i++) {
-        enum verdict v;
-        json_t *e = replay(a, i, dev, &v);
+        enum verdict v = w.verdict[i];
+        json_t *e = w.entry[i];
         json_object_set_new(e, "verdict", json_string(verdict_names[v]));
         count[v]++;
         if (v == V_WORSE)
@@ -334,9 +589,14 @@ int gv_capture_bisect(const struct gv_cap *a, const struct gv_cap *b, struct gv_
     json_object_set(d, "model", json_object_get(a->header, "model"));
     json_object_set(d, "device_a", json_object_get(a->header, "device"));
     json_t *s = json_object();
-    for (int k = 0; k < 7; k++)
+    for (int k = 0; k < N_VERDICTS; k++)
         json_object_set_new(s, verdict_names[k], json_integer((json_int_t)count[k]));
     json_object_set_new(d, "summary", s);
+    json_object_set_new(d, "strategy", json_string(by_module ? "modules" : "ops"));
+    json_object_set_new(d, "replays", json_integer((json_int_t)w.replays));
+    if (by_module)
+        json_object_set(d, "spans", w.spans);
+    walk_free(&w);
     json_object_set_new(d, "culprits", culprits);
     if (b) {
         json_t *calls = call_changes(a, b);

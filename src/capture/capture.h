@@ -53,10 +53,17 @@ int gv_capture_compare(const struct gv_cap *a, const struct gv_cap *b, json_t **
  * memory. */
 long *gv_capture_align(const struct gv_cap *a, const struct gv_cap *b);
 
+/* Beyond this many ops, bisect walks the module tree first (by_module < 0). */
+#define GV_CAP_BISECT_MODULES_ABOVE 2000
+
 /* Replays A's ops in the environment of dev (a torch device opened there),
  * and (when b is not NULL) uses that environment's own capture of the model to
- * find calls that changed above ATen. The document: schema gpuvet.bisect. */
+ * find calls that changed above ATen. by_module: 0 every op on its own; 1 each
+ * module's stretch of ops first, as one chain judged at its boundary, opened
+ * into its children (down to single ops) only when it is not identical or
+ * equally accurate; -1 the second beyond GV_CAP_BISECT_MODULES_ABOVE ops. The
+ * document: schema gpuvet.bisect. */
 int gv_capture_bisect(const struct gv_cap *a, const struct gv_cap *b, struct gv_device *dev,
-                      json_t **doc, struct gv_err *err);
+                      int by_module, json_t **doc, struct gv_err *err);
 
 #endif

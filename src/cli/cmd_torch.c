@@ -21,7 +21,8 @@ static const char usage[] =
     "                            [--device D] [--max-bytes N] [--seed N] [--strict]\n"
     "                            -o RUN.gvcap [--json]\n"
     "       gpuvet torch bisect A.gvcap [--python PY] [--python-root DIR] [--device D]\n"
-    "                            [--keep-capture B.gvcap] [-o REPORT.json] [--junit F] [--json]\n"
+    "                            [--strategy ops|modules|auto] [--keep-capture B.gvcap]\n"
+    "                            [-o REPORT.json] [--junit F] [--json]\n"
     "\n"
     "capture: runs your model once (evaluation mode, fixed seed) in the interpreter PY\n"
     "and records every ATen operation in order, with the module it ran in, its inputs'\n"
@@ -35,7 +36,10 @@ static const char usage[] =
     "(so a difference cannot be inherited), computes the same op in float64 on the CPU\n"
     "as the referee, and classifies each op: identical, different but equally accurate,\n"
     "or less accurate here. It also runs the model itself here, so that a change above\n"
-    "ATen (Python code choosing other ops or other arguments) is found too.\n"
+    "ATen (Python code choosing other ops or other arguments) is found too. On a large\n"
+    "trace it walks the module tree first: each module's ops are replayed as one chain\n"
+    "from A's values at its boundary, and only a module whose outputs are not identical\n"
+    "or equally accurate is opened up, down to single ops.\n"
     "\n"
     "      --model SPEC      path/to/file.py:function (returns the model and its example\n"
     "                        inputs) or a torch.export program (.pt2)\n"
@@ -47,6 +51,8 @@ static const char usage[] =
     "      --seed N          the seed set before the model is built and run (default 0)\n"
     "      --strict          capture: exit 1 when ops ran on the CPU or moved between\n"
     "                        devices inside the forward pass of a GPU model\n"
+    "      --strategy S      bisect: ops (every op on its own), modules (module tree\n"
+    "                        first), auto (default: modules beyond 2000 ops)\n"
     "      --keep-capture F  bisect: keep this environment's capture of the model in F\n"
     "  -o FILE               capture: the .gvcap to write; bisect: the report (JSON)\n"
     "      --junit F         bisect: JUnit XML, one testcase per op (a culprit is a\n"
@@ -62,6 +68,7 @@ struct torch_opts {
     const char *model, *python, *python_root, *device, *out, *keep, *junit;
     uint64_t max_bytes;
     int seed, strict, json;
+    int by_module; /* bisect: 0 ops, 1 modules, -1 auto */
 };
 
 static int parse_size(const char *s, uint64_t *out)
@@ -89,7 +96,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         {"output", required_argument, 0, 'o'},   {"max-bytes", required_argument, 0, 'B'},
         {"seed", required_argument, 0, 's'},     {"strict", no_argument, 0, 'S'},
         {"keep-capture", required_argument, 0, 'k'}, {"json", no_argument, 0, 'j'},
-        {"junit", required_argument, 0, 'J'},
+        {"junit", required_argument, 0, 'J'},    {"strategy", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -118,6 +125,16 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         }
         case 'S': o->strict = 1; break;
         case 'k': o->keep = optarg; break;
+        case 'T':
+            if (!strcmp(optarg, "ops"))
+                o->by_module = 0;
+            else if (!strcmp(optarg, "modules"))
+                o->by_module = 1;
+            else if (!strcmp(optarg, "auto"))
+                o->by_module = -1;
+            else
+                return cli_usage("torch", "--strategy is ops, modules or auto, not '%s'", optarg);
+            break;
         case 'j': o->json = 1; break;
         case 'h': return -1;
         default: return cli_usage("torch", "unknown option or missing value: '%s'", argv[optind - 1]);
@@ -280,16 +297,32 @@ static int capture(int argc, char **argv)
 static void print_bisect(const json_t *d)
 {
     const json_t *sm = json_object_get(d, "summary");
-    printf("bisect of %s (%s), replayed op by op here on its recorded inputs:\n",
+    int modules = !strcmp(json_string_value(json_object_get(d, "strategy")), "modules");
+    printf("bisect of %s (%s), replayed %s here on its recorded inputs (%lld replays):\n",
            json_string_value(json_object_get(d, "capture")),
-           json_string_value(gv_json_path(d, "model.spec")));
+           json_string_value(gv_json_path(d, "model.spec")),
+           modules ? "module by module, then op by op inside the modules that changed"
+                   : "op by op",
+           (long long)json_integer_value(json_object_get(d, "replays")));
     static const char *const keys[] = {"identical",     "equally_accurate", "less_accurate",
                                        "more_accurate", "different",        "not_replayed",
-                                       "replay_failed"};
-    for (int k = 0; k < 7; k++)
-        printf("%s%s %lld", k ? ", " : "  ", keys[k],
-               (long long)json_integer_value(json_object_get(sm, keys[k])));
+                                       "replay_failed", "cleared_with_module"};
+    for (int k = 0; k < 8; k++)
+        if (k < 7 || modules)
+            printf("%s%s %lld", k ? ", " : "  ", keys[k],
+                   (long long)json_integer_value(json_object_get(sm, keys[k])));
     printf("\n");
+    size_t si;
+    json_t *sp;
+    json_array_foreach(json_object_get(d, "spans"), si, sp) {
+        const char *v = json_string_value(json_object_get(sp, "verdict"));
+        const char *why = json_string_value(json_object_get(sp, "why"));
+        printf("  module %s (ops %lld-%lld): %s%s%s\n",
+               json_string_value(json_object_get(sp, "module")),
+               (long long)json_integer_value(json_object_get(sp, "first_op")),
+               (long long)json_integer_value(json_object_get(sp, "last_op")), v,
+               why ? ": " : "", why ? why : "");
+    }
     size_t i;
     json_t *e;
     const json_t *cul = json_object_get(d, "culprits");
@@ -371,7 +404,7 @@ static int run_model_here(const struct gv_backend *be, struct gv_device *dev,
 
 static int bisect(int argc, char **argv)
 {
-    struct torch_opts o = {0};
+    struct torch_opts o = {.by_module = -1};
     int rc = parse(argc, argv, &o);
     if (rc < 0)
         return cli_help(usage);
@@ -409,7 +442,7 @@ static int bisect(int argc, char **argv)
         have_b = 0;
     }
     json_t *d = NULL;
-    rc = gv_capture_bisect(&a, have_b ? &b : NULL, dev, &d, &err);
+    rc = gv_capture_bisect(&a, have_b ? &b : NULL, dev, o.by_module, &d, &err);
     if (!rc) {
         json_object_set_new(d, "device_b", be->describe(dev));
         if (note[0])

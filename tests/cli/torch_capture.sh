@@ -11,6 +11,9 @@
 #     a truncated and a corrupt capture: clear errors, an existing output never touched;
 #   - environment B's sitecustomize swaps the exact GELU for the tanh approximation: the
 #     GELU call in module "head" is named as the change, the rest inherits;
+#   - environment B replaces ATen's CPU GELU kernel: bisect op by op and over the module
+#     tree name the same culprit, the module walk with fewer replays; an unchanged stack
+#     through the module tree: every module identical;
 #   - environment B sets float32 matmul precision "medium" (bf16 on CPUs that have it):
 #     the linear layers' addmm ops are the culprits, the GELUs only inherit;
 #   - a capture under trixie's PyTorch 2.6 bisected under sid's 2.14, reported as it is.
@@ -189,6 +192,64 @@ assert d["summary"]["identical"] == len(d["ops"])
 assert d["inherited"] and all(i["op"] > c["op_a"] for i in d["inherited"]), d["inherited"]
 print("GELU swap: the call change is %s in %s; %d later ops inherited" % (c["name"], c["module"], len(d["inherited"])))
 PY
+
+# 5b. bisect over module boundaries. In B a sitecustomize replaces ATen's CPU GELU kernel
+# with the tanh approximation (float32 only; float64 stays exact, so the referee holds):
+# op by op and module tree first name the same culprit, the GELU op in "head", and the
+# module walk clears "encoder", "head.fc1" and "head.fc2" as chains, with fewer replays
+gsite=$T/gelu-kernel
+mkdir -p "$gsite"
+cat >"$gsite/sitecustomize.py" <<'PY'
+import math
+import torch
+_lib = torch.library.Library("aten", "IMPL")
+def _gelu(x, approximate="none"):
+    if x.dtype == torch.float64:
+        return 0.5 * x * (1.0 + torch.erf(x * (1.0 / math.sqrt(2.0))))
+    c = math.sqrt(2.0 / math.pi)
+    return 0.5 * x * (1.0 + torch.tanh(c * (x + 0.044715 * x * x * x)))
+_lib.impl("gelu", _gelu, "CPU")
+PY
+for st in ops modules auto; do
+    rc=0
+    PYTHONPATH=$gsite "$GPUVET" torch bisect "$T/e1.gvcap" --python "$HOST_PY" --strategy $st \
+        --json >"$T/kern-$st.json" 2>"$T/kern-$st.err" || rc=$?
+    [[ $rc == 1 ]] || fail "bisect --strategy $st with a changed GELU kernel exited $rc: $(cat "$T/kern-$st.err")"
+done
+python3 - "$T/kern-ops.json" "$T/kern-modules.json" "$T/kern-auto.json" <<'PY'
+import json, sys
+ops, mod, auto = (json.load(open(f)) for f in sys.argv[1:4])
+n = len(ops["ops"])
+assert ops["strategy"] == auto["strategy"] == "ops" and mod["strategy"] == "modules", (ops["strategy"], mod["strategy"])
+def culprits(d):
+    return [(c["op"], c["name"], c["module"]) for c in d["culprits"]]
+assert len(culprits(ops)) == 1 and culprits(ops)[0][1:] == ("aten.gelu.default", "head"), culprits(ops)
+assert culprits(mod) == culprits(ops), (culprits(mod), culprits(ops))
+spans = {s["module"]: s["verdict"] for s in mod["spans"]}
+assert spans == {"encoder": "identical", "head": "less_accurate", "head.fc1": "identical",
+                 "head.fc2": "identical"}, spans
+assert ops["replays"] == n and mod["replays"] < n, (ops["replays"], mod["replays"], n)
+s = mod["summary"]
+assert s["less_accurate"] == 1 and s["cleared_with_module"] == n - 1, s
+g = mod["ops"][culprits(mod)[0][0]]["outputs"][0]
+assert g["error_b_units"] > 100 * max(g["error_a_units"], 1), g
+print("GELU kernel changed: op by op %d replays, module tree %d (%s); culprit %s" % (
+    ops["replays"], mod["replays"], spans, culprits(mod)[0]))
+PY
+# an unchanged stack through the module tree: every module identical, nothing flagged
+"$GPUVET" torch bisect "$T/r1.gvcap" --python "$HOST_PY" --strategy modules --json \
+    >"$T/r-mod.json" 2>"$T/r-mod.err" || fail "module bisect of an unchanged stack: $(cat "$T/r-mod.err")"
+python3 - "$T/r-mod.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s, n = d["summary"], len(d["ops"])
+assert not d["flagged"] and all(sp["verdict"] == "identical" for sp in d["spans"]), d["spans"]
+assert s["identical"] + s["cleared_with_module"] == n and s["cleared_with_module"] > n // 2, s
+assert d["replays"] < n // 3, (d["replays"], n)
+PY
+rc=0
+"$GPUVET" torch bisect "$T/r1.gvcap" --strategy fast >/dev/null 2>&1 || rc=$?
+[[ $rc == 2 ]] || fail "--strategy fast: exit $rc, not 2"
 
 # 6. float32 matmul precision "medium" in environment B (bf16 matmul where the CPU has it)
 if grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo; then
