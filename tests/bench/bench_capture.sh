@@ -57,4 +57,16 @@ print("bisect of the whole trace (%d ops, replay with a float64 CPU referee, and
       {k: v for k, v in d["summary"].items() if v}))
 sys.exit(0 if ms < 60000 else 1)
 PY
+s=$(date +%s%N)
+"$G" torch bisect "$W/r.gvcap" --python "$PY" --device "$DEV" --strategy modules --json \
+    >"$W/bm.json" 2>"$W/berr"
+rc=$?
+ms=$(( ($(date +%s%N) - s) / 1000000 ))
+python3 - "$W/bm.json" "$ms" "$rc" <<'PY' || status=1
+import json, sys
+d = json.load(open(sys.argv[1])); ms = int(sys.argv[2])
+print("bisect over the module tree (%d ops, %d replays): %.1f s, exit %s; %s" % (
+    len(d["ops"]), d["replays"], ms / 1e3, sys.argv[3], {k: v for k, v in d["summary"].items() if v}))
+sys.exit(0 if ms < 60000 else 1)
+PY
 exit $status
