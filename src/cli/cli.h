@@ -83,5 +83,7 @@ void cli_explain_print(const struct gv_compare *c, const struct gv_results *a,
                        const struct gv_results *b);
 struct json_t *cli_explain_json(const struct gv_compare *c, const struct gv_results *a,
                                 const struct gv_results *b);
+/* The same explanation printed from its JSON form (verify's report). */
+void cli_explain_print_json(const struct json_t *ex);
 
 #endif

@@ -365,6 +365,35 @@ struct json_t *cli_explain_json(const struct gv_compare *c, const struct gv_resu
     return o;
 }
 
+void cli_explain_print_json(const json_t *ex)
+{
+    size_t i;
+    json_t *x;
+    if (json_array_size(json_object_get(ex, "causes")))
+        printf("  likely causes, by evidence:\n");
+    json_array_foreach(json_object_get(ex, "causes"), i, x) {
+        const char *name = json_string_value(json_object_get(x, "display"));
+        const char *b = json_string_value(json_object_get(x, "before"));
+        const char *a = json_string_value(json_object_get(x, "after"));
+        const char *ch = json_string_value(json_object_get(x, "change"));
+        const char *t = json_string_value(json_object_get(x, "touched_cases"));
+        printf("    %zu. %s %s: %s -> %s%s%s%s\n", i + 1,
+               json_string_value(json_object_get(x, "kind")),
+               name ? name : json_string_value(json_object_get(x, "name")), b ? b : "(absent)",
+               a ? a : "(absent)", ch ? " (" : "", ch ? ch : "", ch ? ")" : "");
+        if (t && *t)
+            printf("       touches: %s\n", t);
+    }
+    const char *route = json_string_value(json_object_get(ex, "route"));
+    if (route)
+        printf("  route: %s\n", route);
+    json_array_foreach(json_object_get(ex, "signatures"), i, x)
+        printf("  %s: %s\n", json_string_value(json_object_get(x, "case")),
+               json_string_value(json_object_get(x, "text")));
+    json_array_foreach(json_object_get(ex, "fingerprint_changes"), i, x)
+        printf("  %s\n", json_string_value(json_object_get(x, "text")));
+}
+
 static int write_junit(const char *path, const struct gv_compare *c, struct gv_err *err)
 {
     struct gv_junit_case *j = calloc(c->n ? c->n : 1, sizeof *j);
