@@ -143,10 +143,13 @@ int cmd_probe(int argc, char **argv)
             print_route(r);
     }
     int probed = count_status(doc, "probed"), errors = count_status(doc, "error");
+    const char *why = json_string_value(
+        json_object_get(json_array_get(json_object_get(doc, "routes"), 0), "reason"));
+    if (!rc && !probed)
+        rc = cli_failf("nothing could be probed on %s%s%s", o.device ? o.device : "cpu",
+                       why ? ": " : "", why ? why : "");
     json_decref(doc);
     if (rc)
         return rc;
-    if (!probed)
-        return cli_failf("nothing could be probed on %s", o.device ? o.device : "cpu");
     return errors ? GV_EXIT_FINDINGS : GV_EXIT_OK;
 }
