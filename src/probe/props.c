@@ -56,11 +56,12 @@ static void val_str(double v, char *out, size_t n)
         }
         m *= 2;
     }
-    size_t used = (size_t)snprintf(out, n, "%s", v < 0 ? "-" : "");
     if (m != 0 || nb > 3) {
         snprintf(out, n, "%.17g", v);
         return;
     }
+    int paren = v < 0 && nb > 1;
+    size_t used = (size_t)snprintf(out, n, "%s", v < 0 ? (paren ? "-(" : "-") : "");
     for (int i = 0; i < nb && used < n; i++) {
         const char *plus = i ? "+" : "";
         if (bits[i] == 0)
@@ -68,6 +69,8 @@ static void val_str(double v, char *out, size_t n)
         else
             used += (size_t)snprintf(out + used, n - used, "%s2^%d", plus, bits[i]);
     }
+    if (paren && used + 1 < n)
+        snprintf(out + used, n - used, ")");
 }
 
 static json_t *prop_new(const char *value, const char *method)
