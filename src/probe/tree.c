@@ -409,6 +409,29 @@ static int leaf_chain(const struct gv_tree *t, int id, int *step, int depth)
     return leaf_chain(t, inner, step, depth + 1);
 }
 
+/* A chain whatever the order of its leaves: each node has at most one inner
+ * child; *step as in leaf_chain. */
+static int any_chain(const struct gv_tree *t, int id, int *step, int depth)
+{
+    const struct gv_tree_node *nd = &t->nodes[id];
+    if (nd->leaf >= 0 || depth > t->n)
+        return 0;
+    int inner = -1, leaves = 0;
+    for (int i = 0; i < nd->nchild; i++) {
+        if (t->nodes[nd->child[i]].leaf >= 0)
+            leaves++;
+        else if (inner >= 0)
+            return 0;
+        else
+            inner = nd->child[i];
+    }
+    if (inner < 0 || *step < 0)
+        *step = *step < 0 ? leaves : *step;
+    else if (*step != leaves)
+        *step = 0;
+    return inner < 0 ? 1 : any_chain(t, inner, step, depth + 1);
+}
+
 static int balanced(const struct gv_tree *t, int id, int depth)
 {
     const struct gv_tree_node *nd = &t->nodes[id];
@@ -446,6 +469,12 @@ static void describe(const struct gv_tree *t, int id, char *out, size_t n, int d
     }
     if (balanced(t, id, 0)) {
         snprintf(out, n, "pairwise");
+        return;
+    }
+    step = -1;
+    if (any_chain(t, id, &step, 0)) {
+        chain_words(step, out, n);
+        snprintf(out + strlen(out), n - strlen(out), ", terms in a permuted order");
         return;
     }
     if (depth > 3) {
