@@ -75,6 +75,7 @@ struct gv_cmp_cause {
     int touched;       /* flagged cases it touches */
     char touches[512]; /* their ids, ", "-separated ("..." when too many) */
     char change[64];   /* libraries: "same version, different file", "version changed" */
+    int found;         /* the order in which it was found (the sort is stable on it) */
 };
 
 struct gv_compare {

@@ -113,7 +113,9 @@ static int by_rank(const void *x, const void *y)
     const struct gv_cmp_cause *a = x, *b = y;
     if (a->rank != b->rank)
         return a->rank - b->rank;
-    return kind_order(a->kind) - kind_order(b->kind);
+    if (kind_order(a->kind) != kind_order(b->kind))
+        return kind_order(a->kind) - kind_order(b->kind);
+    return a->found - b->found;
 }
 
 static void signatures(struct gv_cmp_case *c)
@@ -132,6 +134,7 @@ static void rank_causes(struct gv_compare *o, size_t nflag)
 {
     for (size_t i = 0; i < o->ncauses; i++) {
         struct gv_cmp_cause *k = &o->causes[i];
+        k->found = (int)i;
         const char *leaf = strrchr(k->name, '.') ? strrchr(k->name, '.') + 1 : k->name;
         int lib = !strcmp(k->kind, "library") ? lib_index(k->name) : -1;
         int known = k->note[0] != 0;
@@ -147,7 +150,8 @@ static void rank_causes(struct gv_compare *o, size_t nflag)
         }
         k->rank = k->touched && (size_t)k->touched == nflag ? 0 : k->touched ? 1 : known ? 2 : 3;
     }
-    qsort(o->causes, o->ncauses, sizeof *o->causes, by_rank);
+    if (o->ncauses > 1)
+        qsort(o->causes, o->ncauses, sizeof *o->causes, by_rank);
 }
 
 static void routes_note(struct gv_compare *o, size_t nflag)
