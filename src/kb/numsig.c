@@ -74,3 +74,24 @@ size_t kb_numsig_match(const struct kb_numsig_case *c, const struct kb_numsig **
 #undef ADD
     return n;
 }
+
+/* numerics-methods.md §5: each switch and the work it acts on. */
+static const struct {
+    const char *part;  /* a substring of the variable's name */
+    const char *in;    /* input format it acts on */
+    const char *source;
+} var_scope[] = {
+    {"TF32", "f32", "§5 NVIDIA_TF32_OVERRIDE, allow_tf32, HIPBLASLT_ALLOW_TF32, MIOPEN_TF32_OVERRIDE"},
+    {"EMULATE_SINGLE", "f32", "§5 cuBLAS BF16x9 fp32 emulation (S12)"},
+    {"FP16_ALT_IMPL", "f16", "§5 ROCBLAS_INTERNAL_FP16_ALT_IMPL (S11)"},
+    {"EMULATE_DOUBLE", "f64", "§5 cuBLAS fp64 emulation (S12)"},
+};
+
+int kb_numvar_touches(const char *name, const char *op, const char *in_dtype)
+{
+    int mm = is(op, "gemm") || is(op, "conv2d");
+    for (size_t i = 0; i < sizeof var_scope / sizeof var_scope[0]; i++)
+        if (name && strstr(name, var_scope[i].part))
+            return mm && is(in_dtype, var_scope[i].in);
+    return 1;
+}

@@ -73,20 +73,11 @@ static int case_lib(const struct gv_cmp_case *c)
     return -1;
 }
 
-/* Which flagged cases a variable with a known effect can touch. */
+/* Which flagged cases a variable with a known effect can touch (kb/numsig.h). */
 static int env_touches(const char *name, const struct gv_cmp_case *c)
 {
     const struct gv_result_case *r = c->b ? c->b : c->a;
-    if (!r)
-        return 0;
-    int mm = !strcmp(r->op, "gemm") || !strcmp(r->op, "conv2d");
-    if (strstr(name, "TF32") || strstr(name, "EMULATE_SINGLE"))
-        return mm && !strcmp(r->in_dtype, "f32");
-    if (strstr(name, "FP16_ALT_IMPL"))
-        return mm && !strcmp(r->in_dtype, "f16");
-    if (strstr(name, "EMULATE_DOUBLE"))
-        return mm && !strcmp(r->in_dtype, "f64");
-    return 1; /* library choice, workspace, loader: any case */
+    return r && kb_numvar_touches(name, r->op, r->in_dtype);
 }
 
 static void add_touch(struct gv_cmp_cause *k, const char *id)

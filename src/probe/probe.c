@@ -128,23 +128,25 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Opens the route's device with $GPUVET_BLAS set as the route says (the GPU
- * backends read it when they open, in their worker process too). */
-static int open_route(const struct gv_probe_route *r, const struct gv_backend **be,
-                      struct gv_device **dev, struct gv_err *err)
+/* $GPUVET_BLAS as the route says, for as long as its device is open (the GPU
+ * backends read it when they open, in their worker process too, and again
+ * when a worker is replaced after a fault). */
+static char *route_env_set(const struct gv_probe_route *r)
 {
     const char *old = getenv("GPUVET_BLAS");
     char *keep = old ? strdup(old) : NULL;
     if (r->blas[0])
         setenv("GPUVET_BLAS", r->blas, 1);
-    char note[256];
-    int rc = gv_device_open(r->device, be, dev, note, sizeof note, err);
+    return keep;
+}
+
+static void route_env_restore(char *keep)
+{
     if (keep)
         setenv("GPUVET_BLAS", keep, 1);
     else
         unsetenv("GPUVET_BLAS");
     free(keep);
-    return rc;
 }
 
 static json_t *route_json(const struct gv_probe_route *r, const char *dtype, json_t **desc,
@@ -160,7 +162,10 @@ static json_t *route_json(const struct gv_probe_route *r, const char *dtype, jso
     struct gv_device *dev = NULL;
     struct gv_err e = {0};
     double t0 = now_s();
-    if (open_route(r, &be, &dev, &e)) {
+    char *keep = route_env_set(r);
+    char note[256];
+    if (gv_device_open(r->device, &be, &dev, note, sizeof note, &e)) {
+        route_env_restore(keep);
         if (e.code == GV_E_USAGE) {
             *usage = 1;
             *uerr = e;
@@ -180,6 +185,7 @@ static json_t *route_json(const struct gv_probe_route *r, const char *dtype, jso
     json_object_set_new(o, "status", json_string("probed"));
     json_object_set_new(o, "precisions", gv_probe_device(be, dev, r->call, dtype));
     be->close(dev);
+    route_env_restore(keep);
     json_object_set_new(o, "seconds", json_real(now_s() - t0));
     return o;
 }

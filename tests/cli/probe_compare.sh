@@ -32,10 +32,12 @@ tf32rz fp32 GEMM on cpu: inputs now truncated to 10 mantissa bits (was 23)
 trunc fp32 GEMM on cpu: sums now round toward-zero (was nearest-even)
 fp16acc fp16 GEMM on cpu: sums now keep 10 mantissa bits (was 23)
 bf16gemm fp16 GEMM on cpu: inputs now rounded to 7 mantissa bits (was 10)
+ftz fp16 GEMM on cpu: input subnormals now flushed (were kept)
 LIST
 # signatures: TF32 and truncation
 grep -q "signature of TF32 inputs" "$T/tf32.out" || fail "tf32 signature"
 grep -q "biased toward zero" "$T/trunc.out" || fail "truncation signature"
+grep -q "flushed to zero" "$T/ftz.out" || fail "flush-to-zero signature"
 # JSON carries the same
 "$GPUVET" compare --json "$T/plain.json" "$T/tf32.json" > "$T/tf32.json.out"
 python3 - "$T/tf32.json.out" <<'PY' || fail "compare --json explanation"
