@@ -104,6 +104,8 @@ static int by_rank(const void *x, const void *y)
     const struct gv_cmp_cause *a = x, *b = y;
     if (a->rank != b->rank)
         return a->rank - b->rank;
+    if (!a->note[0] != !b->note[0]) /* a known numerics effect first */
+        return !a->note[0] - !b->note[0];
     if (kind_order(a->kind) != kind_order(b->kind))
         return kind_order(a->kind) - kind_order(b->kind);
     return a->found - b->found;
