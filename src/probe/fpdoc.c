@@ -175,8 +175,13 @@ static void change_words(const struct gv_fp_entry *e, const char *prop, const ch
     snprintf(head, sizeof head, "%s on %s", prec_words(e->op, e->precision), e->route);
     if (!strcmp(prop, "input_mantissa_bits")) {
         const char *r = gv_fp_value(e, "input_rounding");
-        snprintf(out, n, "%s: inputs now %s to %s mantissa bits (was %s)", head,
-                 r && !strcmp(r, "toward-zero") ? "truncated" : "rounded", after, before);
+        /* what the input format has become, when it is a known one */
+        const char *as = !strcmp(e->precision, "f32") && !strcmp(after, "10") ? " (it now behaves as TF32)"
+                         : !strncmp(e->precision, "f16", 3) && !strcmp(after, "7")
+                             ? " (fp16 inputs now pass through bf16)"
+                             : "";
+        snprintf(out, n, "%s: inputs now %s to %s mantissa bits (was %s)%s", head,
+                 r && !strcmp(r, "toward-zero") ? "truncated" : "rounded", after, before, as);
     } else if (!strcmp(prop, "input_rounding")) {
         snprintf(out, n, "%s: input conversion now rounds %s (was %s)", head, after, before);
     } else if (!strcmp(prop, "sum_mantissa_bits")) {
