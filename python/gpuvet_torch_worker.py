@@ -445,6 +445,10 @@ class Worker(object):
         op, prec, call = c["op"], c.get("prec", ""), c.get("call", "")
         for k in ("in", "out"):
             self.dtype(c[k])
+        if op == "gemm" and c["out"] != c["in"] and not (c["in"] == "f32" and c["out"] == "f32"):
+            # gpuvet probe asks for fp16/bf16/fp8 inputs with an fp32 output: not a PyTorch call
+            raise Unsupported("torch.matmul returns its inputs' dtype (%s), not %s"
+                              % (c["in"], c["out"]))
         if op == "gemm" and prec == "f16acc16":
             if not self.is_gpu:
                 raise Unsupported("PyTorch offers fp16 accumulation only for cuBLAS/hipBLAS "

@@ -25,7 +25,8 @@ enum gv_exit {
     X(ab, "run the suite on two stacks side by side and compare")                            \
     X(plan, "generate a rollback plan from a saved baseline (dry run)")                      \
     X(verify, "verify that the machine matches a baseline again")                            \
-    X(torch, "capture your own model op by op; bisect it in another environment")
+    X(torch, "capture your own model op by op; bisect it in another environment")            \
+    X(probe, "the numerical fingerprint of every GEMM route of a device")
 
 #define GV_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
 GV_COMMANDS(GV_DECLARE_CMD)
@@ -72,5 +73,17 @@ int cli_emit_json(const struct json_t *doc, const char *path);
 /* JUnit XML of a capture comparison or bisection document (capture_out.c). */
 int cli_capture_junit(const char *path, const char *suite, const struct json_t *d,
                       struct gv_err *err);
+
+/* gpuvet probe: explanations shared by compare, ab and verify (cmd_compare.c):
+ * the ranked likely causes, each degraded case's error signature and, when both
+ * result files embed a fingerprint (check --probe), the properties that changed. */
+struct gv_compare;
+struct gv_results;
+void cli_explain_print(const struct gv_compare *c, const struct gv_results *a,
+                       const struct gv_results *b);
+struct json_t *cli_explain_json(const struct gv_compare *c, const struct gv_results *a,
+                                const struct gv_results *b);
+/* The same explanation printed from its JSON form (verify's report). */
+void cli_explain_print_json(const struct json_t *ex);
 
 #endif

@@ -17,6 +17,7 @@
 #include "env/probe.h"
 #include "num/catalog.h"
 #include "num/runner.h"
+#include "probe/probe.h"
 #include "store/junit.h"
 #include "kb/cuda_compat.h"
 #include "store/results.h"
@@ -68,6 +69,9 @@ static const char usage[] =
     "                        TORCH_BLAS_PREFER_HIPBLASLT/_CUBLASLT are honoured),\n"
     "                        lt (hipBLASLt / cuBLASLt) or classic (rocBLAS / cuBLAS);\n"
     "                        sets $GPUVET_BLAS\n"
+    "      --probe           also embed the device's numerical fingerprint (gpuvet probe,\n"
+    "                        every route and precision) so that compare can name the\n"
+    "                        property that changed\n"
     "      --json            print the result document instead of the table\n"
     "      --list            list the selected cases and exit\n"
     "  -h, --help            this help\n"
@@ -96,7 +100,7 @@ static int help(void)
 
 struct check_opts {
     const char *suite, *only, *device, *output, *save_outputs, *junit, *python, *python_root;
-    int json, list;
+    int json, list, probe;
     enum gv_det_mode det;
 };
 
@@ -290,7 +294,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         {"list", no_argument, 0, 'l'},              {"help", no_argument, 0, 'h'},
         {"lib-path", required_argument, 0, 'L'},    {"blas", required_argument, 0, 'B'},
         {"python", required_argument, 0, 'P'},      {"python-root", required_argument, 0, 'R'},
-        {0, 0, 0, 0}};
+        {"probe", no_argument, 0, 'p'},             {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -315,6 +319,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
             break;
         case 'j': o->json = 1; break;
         case 'l': o->list = 1; break;
+        case 'p': o->probe = 1; break;
         case 'L': gv_vendor_set_lib_path(optarg); break;
         case 'B':
             if (strcmp(optarg, "auto") && strcmp(optarg, "lt") && strcmp(optarg, "classic"))
@@ -407,9 +412,19 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
     json_t *snap = (o->output || o->json || cc) ? snapshot_finish(job) : NULL;
     if (cc) /* will the installed PyTorch builds run on this GPU at all? */
         json_object_set_new(desc, "frameworks", gv_cuda_framework_compat(snap, cc));
+    json_t *fp = NULL;
+    if (o->probe) { /* the fingerprint of the same device (gpuvet probe) */
+        struct gv_probe_opts po = {o->device ? o->device : be->name, NULL, NULL};
+        if (gv_probe_run(&po, &fp, &err)) {
+            json_decref(desc);
+            json_decref(snap);
+            return cli_fail(&err);
+        }
+    }
     struct gv_results_meta meta = {o->suite, o->only, o->device, note, desc, snap,
-                                   o->save_outputs ? outputs_abs : NULL};
+                                   o->save_outputs ? outputs_abs : NULL, fp};
     json_t *doc = gv_results_build(&meta, res, n);
+    json_decref(fp);
     int rc = GV_EXIT_OK;
     if (o->output && gv_json_write_file(o->output, doc, &err))
         rc = cli_fail(&err);

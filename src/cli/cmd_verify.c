@@ -149,6 +149,7 @@ static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv
                 json_array_append_new(json_object_get(num, "flagged"),
                                       json_pack("{s:s, s:s}", "id", cmp.cases[i].id, "change",
                                                 gv_change_name(cmp.cases[i].status)));
+        json_object_set_new(num, "explanation", cli_explain_json(&cmp, &base, &now));
         json_object_set_new(report, "numerics", num);
         gv_compare_free(&cmp);
     }
@@ -202,6 +203,8 @@ static void print_human(const json_t *r)
         json_array_foreach(json_object_get(num, "flagged"), i, c)
             printf("  %s%s%s %s\n", cli_red(), json_string_value(json_object_get(c, "change")),
                    cli_reset(), json_string_value(json_object_get(c, "id")));
+        if (bad)
+            cli_explain_print_json(json_object_get(num, "explanation"));
     }
 }
 

@@ -277,6 +277,8 @@ int gv_lt_or_classic(struct gv_lt *lt, int use_lt, enum gv_blas_mode mode, gv_ge
                      enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
 {
     char declined[512] = "";
+    if (mode == GV_BLAS_KERNEL)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "GPUVET_BLAS=kernel");
     if (use_lt && gv_lt_takes(mode, c)) {
         int rc = gv_lt_gemm(lt, c, a, b, out, cdt, impl, implsz, err);
         if (rc != GV_E_UNSUPPORTED || mode == GV_BLAS_LT)
@@ -448,8 +450,11 @@ int gv_blas_mode(enum gv_blas_mode *mode, struct gv_err *err)
         *mode = GV_BLAS_LT;
     else if (!strcmp(v, "classic"))
         *mode = GV_BLAS_CLASSIC;
+    else if (!strcmp(v, "kernel"))
+        *mode = GV_BLAS_KERNEL;
     else
-        return gv_err_set(err, GV_E_USAGE, "GPUVET_BLAS='%s': expected auto, lt or classic", v);
+        return gv_err_set(err, GV_E_USAGE, "GPUVET_BLAS='%s': expected auto, lt, classic or kernel",
+                          v);
     return GV_OK;
 }
 
@@ -483,6 +488,10 @@ int gv_blas_decide(enum gv_blas_mode mode, const char *vendor, const char *arch,
     const char *var = hip ? "TORCH_BLAS_PREFER_HIPBLASLT" : "TORCH_BLAS_PREFER_CUBLASLT";
     if (mode == GV_BLAS_CLASSIC) {
         snprintf(why, whysz, "%s (GPUVET_BLAS=classic)", classic);
+        return 0;
+    }
+    if (mode == GV_BLAS_KERNEL) {
+        snprintf(why, whysz, "gpuvet kernel gv_gemm_f32, no vendor BLAS (GPUVET_BLAS=kernel)");
         return 0;
     }
     if (mode == GV_BLAS_LT) {

@@ -15,7 +15,9 @@
 #include "num/types.h"
 
 /* Which BLAS library runs GEMM (gv_blas_mode, gv_blas_decide below). */
-enum gv_blas_mode { GV_BLAS_AUTO, GV_BLAS_LT, GV_BLAS_CLASSIC };
+/* KERNEL: no vendor BLAS, gpuvet's own fp32 GEMM kernel (gpuvet probe's "kernel"
+ * route); other accumulations are then unsupported. */
+enum gv_blas_mode { GV_BLAS_AUTO, GV_BLAS_LT, GV_BLAS_CLASSIC, GV_BLAS_KERNEL };
 
 struct gv_lt_consts {
     int op_n, op_t;
@@ -95,7 +97,7 @@ json_t *gv_lt_probe(const struct gv_lt *lt);
 size_t gv_lt_workspace_bytes(const char *env, size_t dflt);
 
 /* Which BLAS library runs GEMM. GPUVET_BLAS (set by `check --blas`): auto
- * (default), lt, classic. */
+ * (default), lt, classic; kernel (set by `gpuvet probe`) for none. */
 int gv_blas_mode(enum gv_blas_mode *mode, struct gv_err *err);
 
 /* The decision for one backend, with its reason in why. vendor: "cuda" or

@@ -29,6 +29,7 @@ static const struct {
     const char *name;
     const char *note;
 } env_notes[] = {
+    {"emulate", "gpuvet's CPU emulation (a testing aid) of a GPU stack's numerics"},
     {"NVIDIA_TF32_OVERRIDE",
      "1 lets cuBLAS/cuDNN use TF32 for fp32 work (10-bit mantissa inputs); 0 forbids it"},
     {"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1 forces TF32 in PyTorch fp32 matmuls"},
@@ -169,6 +170,7 @@ static void add_cause(struct gv_compare *o, const char *kind, const char *name,
         return;
     o->causes = n;
     struct gv_cmp_cause *c = &n[o->ncauses++];
+    memset(c, 0, sizeof *c);
     snprintf(c->kind, sizeof c->kind, "%s", kind);
     snprintf(c->name, sizeof c->name, "%s", name);
     snprintf(c->before, sizeof c->before, "%s", before ? before : "");
@@ -198,7 +200,7 @@ static void env_causes(const json_t *sa, const json_t *sb, struct gv_compare *o)
     }
 }
 
-/* "version path; version path" of every library item with this logical name. */
+/* "path version sha256:ab12cd34…; ..." of every library item with this logical name. */
 static void lib_desc(const json_t *items, const char *name, char *out, size_t outsz)
 {
     out[0] = '\0';
@@ -210,12 +212,44 @@ static void lib_desc(const json_t *items, const char *name, char *out, size_t ou
             continue;
         const char *ver = json_string_value(json_object_get(it, "version"));
         const char *path = json_string_value(json_object_get(it, "path"));
+        const char *sha = json_string_value(json_object_get(it, "sha256"));
         int k = snprintf(out + used, outsz - used, "%s%s %s", used ? "; " : "",
-                         ver ? ver : "?", path ? path : "?");
+                         path ? path : "?", ver ? ver : "(version unknown)");
+        if (k > 0 && (size_t)k < outsz - used && sha)
+            k += snprintf(out + used + k, outsz - used - (size_t)k, " sha256:%.8s\u2026", sha);
         if (k < 0 || (size_t)k >= outsz - used)
             break;
         used += (size_t)k;
     }
+}
+
+/* What kind of change a library's two descriptions are. */
+static void lib_change(const json_t *ia, const json_t *ib, const char *name, char *out, size_t n)
+{
+    const char *va = NULL, *vb = NULL, *ha = NULL, *hb = NULL, *pa = NULL, *pb = NULL;
+    size_t i;
+    json_t *it;
+    json_array_foreach(ia, i, it)
+        if (!strcmp(json_string_value(json_object_get(it, "name")) ?: "", name)) {
+            va = json_string_value(json_object_get(it, "version"));
+            ha = json_string_value(json_object_get(it, "sha256"));
+            pa = json_string_value(json_object_get(it, "path"));
+        }
+    json_array_foreach(ib, i, it)
+        if (!strcmp(json_string_value(json_object_get(it, "name")) ?: "", name)) {
+            vb = json_string_value(json_object_get(it, "version"));
+            hb = json_string_value(json_object_get(it, "sha256"));
+            pb = json_string_value(json_object_get(it, "path"));
+        }
+    out[0] = '\0';
+    if (!pa || !pb)
+        snprintf(out, n, "%s", !pa ? "added" : "removed");
+    else if (va && vb && strcmp(va, vb))
+        snprintf(out, n, "version changed");
+    else if (ha && hb && strcmp(ha, hb))
+        snprintf(out, n, "same version, different file");
+    else if (strcmp(pa, pb))
+        snprintf(out, n, "same version, other path");
 }
 
 static void lib_causes(const json_t *sa, const json_t *sb, struct gv_compare *o)
@@ -240,8 +274,11 @@ static void lib_causes(const json_t *sa, const json_t *sb, struct gv_compare *o)
             char a[512], b[512];
             lib_desc(ia, name, a, sizeof a);
             lib_desc(ib, name, b, sizeof b);
-            if (strcmp(a, b) != 0)
+            if (strcmp(a, b) != 0) {
                 add_cause(o, "library", name, a[0] ? a : NULL, b[0] ? b : NULL, NULL);
+                lib_change(ia, ib, name, o->causes[o->ncauses - 1].change,
+                           sizeof o->causes[0].change);
+            }
         }
     }
 }
@@ -272,10 +309,53 @@ static void lib_array_causes(const char *kind, const json_t *a, const json_t *b,
             char x[512], y[512];
             lib_desc(a, name, x, sizeof x);
             lib_desc(b, name, y, sizeof y);
-            if (strcmp(x, y) != 0)
+            if (strcmp(x, y) != 0) {
                 add_cause(o, kind, name, x[0] ? x : NULL, y[0] ? y : NULL, NULL);
+                lib_change(a, b, name, o->causes[o->ncauses - 1].change,
+                           sizeof o->causes[0].change);
+            }
         }
     }
+}
+
+/* A JSON value in words: strings as they are, arrays of scalars joined with
+ * ", " ("(none)" when empty), other values as compact JSON. */
+static char *words(const json_t *v)
+{
+    if (json_is_string(v))
+        return strdup(json_string_value(v));
+    if (json_is_array(v)) {
+        size_t i, used = 0, cap = 64;
+        json_t *x;
+        char *out = malloc(cap);
+        if (!out)
+            return NULL;
+        out[0] = '\0';
+        if (!json_array_size(v)) {
+            free(out);
+            return strdup("(none)");
+        }
+        json_array_foreach(v, i, x) {
+            char *w = json_is_string(x) ? strdup(json_string_value(x))
+                                        : json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
+            if (!w)
+                continue;
+            size_t need = used + strlen(w) + 3;
+            if (need > cap) {
+                cap = need * 2;
+                char *m = realloc(out, cap);
+                if (!m) {
+                    free(w);
+                    break;
+                }
+                out = m;
+            }
+            used += (size_t)sprintf(out + used, "%s%s", i ? ", " : "", w);
+            free(w);
+        }
+        return out;
+    }
+    return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 }
 
 /* Every scalar leaf under an object, compared by its JSON text. */
@@ -313,10 +393,10 @@ static void leaf_causes(const char *kind, const char *prefix, const json_t *a, c
         }
         return;
     }
-    char *x = a ? json_dumps(a, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-    char *y = b ? json_dumps(b, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    char *x = a ? words(a) : NULL;
+    char *y = b ? words(b) : NULL;
     if ((x || y) && (!x || !y || strcmp(x, y) != 0))
-        add_cause(o, kind, prefix, x, y, NULL);
+        add_cause(o, kind, prefix, x, y, gv_numerics_env_note(leaf));
     free(x);
     free(y);
 }
@@ -345,6 +425,7 @@ static void find_causes(const struct gv_results *a, const struct gv_results *b,
     const json_t *mb = json_object_get(json_object_get(b->snapshot, "drivers"), "modules");
     if (json_is_object(ma) && json_is_object(mb))
         leaf_causes("driver", "", ma, mb, o, 0);
+    gv_compare_explain(a, b, o);
 }
 
 /* ---------- all ---------- */
@@ -407,5 +488,6 @@ void gv_compare_free(struct gv_compare *c)
 {
     free(c->cases);
     free(c->causes);
+    free(c->fp);
     memset(c, 0, sizeof *c);
 }

@@ -25,6 +25,8 @@
 #include "base/err.h"
 #include "store/results.h"
 #include "store/safetensors.h"
+#include "kb/numsig.h"
+#include "probe/probe.h"
 
 #define GV_NOISE_BITS 1.0
 #define GV_NOISE_EOB 0.25
@@ -57,6 +59,8 @@ struct gv_cmp_case {
     uint64_t max_ulp;                   /* max ULP difference in the output format */
     uint64_t ndiff;                     /* elements whose bits differ */
     uint64_t count;
+    const struct kb_numsig *sig[3];     /* error signatures of a flagged case (kb/numsig.h) */
+    int nsig;
 };
 
 struct gv_cmp_cause {
@@ -65,6 +69,13 @@ struct gv_cmp_cause {
     char before[512];  /* "" when absent */
     char after[512];
     char note[256];    /* known numerics effect, or "" */
+    /* evidence (gpuvet probe): 0 touches every flagged case, 1 some, 2 a known
+     * numerics effect but no flagged case, 3 nothing known; causes are sorted by it */
+    int rank;
+    int touched;       /* flagged cases it touches */
+    char touches[512]; /* their ids, ", "-separated ("..." when too many) */
+    char change[64];   /* libraries: "same version, different file", "version changed" */
+    int found;         /* the order in which it was found (the sort is stable on it) */
 };
 
 struct gv_compare {
@@ -76,6 +87,10 @@ struct gv_compare {
     int flagged;                 /* any degraded / newly failing */
     int mismatches;              /* cases with different input digests */
     char outputs_note[512];      /* why element-wise comparison was not done, or "" */
+    char routes_note[512];       /* which library the flagged cases ran through, or "" */
+    size_t nfp;                  /* fingerprint properties that changed (check --probe) */
+    struct gv_fp_change *fp;
+    char fp_note[256];           /* why fingerprints were not compared, or "" */
 };
 
 /* oa/ob: the saved outputs of A and B, or NULL. Fails (GV_E_FORMAT) when an
@@ -84,6 +99,15 @@ int gv_compare_results(const struct gv_results *a, const struct gv_results *b,
                        const struct gv_st_file *oa, const struct gv_st_file *ob,
                        struct gv_compare *out, struct gv_err *err);
 void gv_compare_free(struct gv_compare *c);
+
+/* The explanation (gpuvet probe; called by gv_compare_results): signatures of
+ * flagged cases, causes ranked by evidence with the cases they touch, the
+ * library the flagged cases ran through, and the fingerprint changes when both
+ * files embed one. */
+void gv_compare_explain(const struct gv_results *a, const struct gv_results *b,
+                        struct gv_compare *o);
+/* The display name of a library ("cuBLAS" for "cublas"), or name itself. */
+const char *gv_lib_display(const char *name);
 
 /* Known numerics-affecting environment variables: a note, or NULL. */
 const char *gv_numerics_env_note(const char *name);

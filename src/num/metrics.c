@@ -40,7 +40,7 @@ static double ratio(double err, double bound)
 }
 
 struct acc {
-    double sum_d2, sum_r2, sum_signed;
+    double sum_d2, sum_r2, sum_signed, sum_tz, sum_abs;
     size_t n_signed;
 };
 
@@ -75,6 +75,8 @@ static void one_element(double y, double r, double b, double s, enum gv_dtype ou
     }
     if (s > 0) {
         a->sum_signed += (y - r) / s;
+        a->sum_tz += (r > 0 ? r - y : r < 0 ? y - r : 0) / s;
+        a->sum_abs += d / s;
         a->n_signed++;
     }
     m->ulp_hist[ulp_bucket(gv_fp_ulp_distance(y, r, out))]++;
@@ -86,7 +88,7 @@ void gv_metrics_compute(const double *y, const double *ref, const double *bound,
 {
     memset(m, 0, sizeof *m);
     m->count = n;
-    struct acc a = {0, 0, 0, 0};
+    struct acc a = {0, 0, 0, 0, 0, 0};
     double u = gv_fp_unit_roundoff(out_dtype);
     for (size_t i = 0; i < n; i++) {
         double r = ref[i];
@@ -107,6 +109,8 @@ void gv_metrics_compute(const double *y, const double *ref, const double *bound,
     if (m->nan_count || m->inf_count)
         m->eff_bits = 0;
     m->mean_signed = a.n_signed ? a.sum_signed / (double)a.n_signed : 0;
+    m->mean_toward_zero = a.n_signed ? a.sum_tz / (double)a.n_signed : 0;
+    m->mean_abs = a.n_signed ? a.sum_abs / (double)a.n_signed : 0;
     if (out_bytes)
         gv_sha256_buf_hex(out_bytes, out_nbytes, m->out_digest);
     else

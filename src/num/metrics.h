@@ -20,6 +20,9 @@ struct gv_metrics {
                                 fp32: 24); 0 when y has NaN/Inf where ref is finite */
     double mean_signed;      /* mean (y - ref) / scale_i over scale_i > 0: negative =
                                 directed down */
+    double mean_toward_zero; /* mean (|ref| - |y|) / scale_i (sign-aware): > 0 = outputs
+                                pulled toward zero, the signature of truncation */
+    double mean_abs;         /* mean |y - ref| / scale_i, the scale for the two above */
     uint64_t ulp_hist[GV_ULP_BUCKETS]; /* distance from y to ref rounded (RNE) to the
                                           output format, in its units: a correctly
                                           rounded output lands in bucket 0 */

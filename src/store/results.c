@@ -90,6 +90,8 @@ static json_t *metrics_json(const struct gv_metrics *m)
     json_object_set_new(o, "err_over_bound", num(m->err_over_bound));
     json_object_set_new(o, "effective_bits", num(m->eff_bits));
     json_object_set_new(o, "mean_signed_error", num(m->mean_signed));
+    json_object_set_new(o, "mean_error_toward_zero", num(m->mean_toward_zero));
+    json_object_set_new(o, "mean_abs_error", num(m->mean_abs));
     json_t *h = json_array();
     for (int i = 0; i < GV_ULP_BUCKETS; i++)
         json_array_append_new(h, json_integer((json_int_t)m->ulp_hist[i]));
@@ -190,6 +192,8 @@ json_t *gv_results_build(const struct gv_results_meta *meta, const struct gv_cas
     for (size_t i = 0; i < n; i++)
         json_array_append_new(cases, case_json(&r[i], meta->outputs_file != NULL));
     json_object_set_new(doc, "cases", cases);
+    if (meta->probe) /* check --probe: the device's fingerprint (schema gpuvet.probe) */
+        json_object_set(doc, "probe", meta->probe);
     if (meta->snapshot)
         json_object_set(doc, "snapshot", meta->snapshot);
     else
@@ -296,6 +300,13 @@ static int read_metrics(const struct ctx *x, const json_t *m, struct gv_result_c
         e = get_count(x, m, "metrics", "inf_count", &rc->inf_count);
     if (!e)
         e = get_count(x, m, "metrics", "count", &rc->count);
+    /* optional (gpuvet probe's error signatures): absent in older files */
+    if (!e && json_object_get(m, "mean_error_toward_zero") && json_object_get(m, "mean_abs_error")) {
+        e = get_num(x, m, "metrics", "mean_error_toward_zero", &rc->mean_toward_zero);
+        if (!e)
+            e = get_num(x, m, "metrics", "mean_abs_error", &rc->mean_abs);
+        rc->has_bias = !e;
+    }
     rc->has_metrics = !e;
     return e;
 }

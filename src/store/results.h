@@ -21,6 +21,7 @@ struct gv_results_meta {
     json_t *device;           /* backend describe() (borrowed) */
     json_t *snapshot;         /* embedded snapshot (borrowed) */
     const char *outputs_file; /* --save-outputs path or NULL */
+    json_t *probe;            /* check --probe: the fingerprint (borrowed) or NULL */
 };
 
 /* Builds the document (new reference). */
@@ -39,6 +40,8 @@ struct gv_result_case {
     char error[512];
     int has_metrics;
     double err_over_bound, eff_bits, mean_signed, max_abs, max_rel, normwise;
+    int has_bias;                     /* the two below were recorded */
+    double mean_toward_zero, mean_abs;
     uint64_t nan_count, inf_count, count;
     int det_checked, det_identical;
     double seconds;

@@ -45,7 +45,7 @@ static void test_results_round_trip(void)
     snprintf(r[1].error, sizeof r[1].error, "kernel <fault> & \"stop\"");
     memset(r[1].input_digest, 'c', 64);
     json_t *dev = json_pack("{s:s}", "backend", "cpu");
-    struct gv_results_meta meta = {"quick", "gemm*", "cpu", "", dev, NULL, NULL};
+    struct gv_results_meta meta = {"quick", "gemm*", "cpu", "", dev, NULL, NULL, NULL};
     json_t *doc = gv_results_build(&meta, r, 2);
     char p[512];
     path_of(p, sizeof p, "r.json");

@@ -1,0 +1,809 @@
+/* The properties of one route and precision, each from crafted dot products
+ * (numerics-methods.md §1, §2a, §3, §4c). All values are exact powers of two
+ * or short sums of them, so every expected output is exact and every output
+ * seen is recorded. A product value v is built as a*b with a holding the
+ * significand and both factors normal in the input format. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "num/fp.h"
+#include "probe/exec.h"
+
+struct fmt {
+    int p;          /* significand bits, implicit bit included */
+    int emin, emax; /* exponents of the smallest normal and of the largest binade */
+};
+
+static struct fmt fmt_of(enum gv_dtype t)
+{
+    switch (t) {
+    case GV_F64: return (struct fmt){53, -1022, 1023};
+    case GV_F32:
+    case GV_TF32: return (struct fmt){24, -126, 127};
+    case GV_F16: return (struct fmt){11, -14, 15};
+    case GV_BF16: return (struct fmt){8, -126, 127};
+    case GV_F8E4M3: return (struct fmt){4, -6, 8};
+    case GV_F8E5M2: return (struct fmt){3, -14, 15};
+    default: return (struct fmt){24, -126, 127};
+    }
+}
+
+/* ---------- text ---------- */
+
+/* 1+2^-23, -2^-127, 3*2^-25 ...: exact for the probe's values. */
+static void val_str(double v, char *out, size_t n)
+{
+    if (isnan(v) || isinf(v)) {
+        snprintf(out, n, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+        return;
+    }
+    if (v == 0) {
+        snprintf(out, n, "%s", signbit(v) ? "-0" : "0");
+        return;
+    }
+    int e;
+    double f = frexp(fabs(v), &e); /* v = f * 2^e, f in [0.5, 1) */
+    int bits[8], nb = 0;
+    double m = f * 2; /* [1, 2) */
+    e -= 1;
+    for (int i = 0; i < 64 && m != 0 && nb < 5; i++) {
+        if (m >= 1) {
+            bits[nb++] = e - i;
+            m -= 1;
+        }
+        m *= 2;
+    }
+    if (m != 0 || nb > 3) {
+        snprintf(out, n, "%.17g", v);
+        return;
+    }
+    int paren = v < 0 && nb > 1;
+    size_t used = (size_t)snprintf(out, n, "%s", v < 0 ? (paren ? "-(" : "-") : "");
+    for (int i = 0; i < nb && used < n; i++) {
+        const char *plus = i ? "+" : "";
+        if (bits[i] == 0)
+            used += (size_t)snprintf(out + used, n - used, "%s1", plus);
+        else
+            used += (size_t)snprintf(out + used, n - used, "%s2^%d", plus, bits[i]);
+    }
+    if (paren && used + 1 < n)
+        snprintf(out + used, n - used, ")");
+}
+
+static json_t *prop_new(const char *value, const char *method)
+{
+    json_t *p = json_object();
+    json_object_set_new(p, "value", json_string(value));
+    json_object_set_new(p, "method", json_string(method));
+    json_object_set_new(p, "observations", json_array());
+    return p;
+}
+
+static void obs(json_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void obs(json_t *p, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    json_array_append_new(json_object_get(p, "observations"), json_string(line));
+}
+
+static void set_value(json_t *p, const char *v)
+{
+    json_object_set_new(p, "value", json_string(v));
+}
+
+/* "a=[1, 2^-24] b=[1, 1] -> seen (exact ...)" */
+static void obs_probe(json_t *p, const struct pq *q, int sum, double seen, double exact,
+                      const char *meaning)
+{
+    char as[200] = "", bs[200] = "", v[48];
+    size_t ua = 0, ub = 0;
+    for (int i = 0; i < q->nt; i++) {
+        val_str(q->t[i].a, v, sizeof v);
+        ua += (size_t)snprintf(as + ua, sizeof as - ua, "%s%d:%s", i ? " " : "", q->t[i].pos, v);
+        val_str(q->t[i].b, v, sizeof v);
+        ub += (size_t)snprintf(bs + ub, sizeof bs - ub, "%s%d:%s", i ? " " : "", q->t[i].pos, v);
+        if (ua >= sizeof as || ub >= sizeof bs)
+            break;
+    }
+    char s[48], e[48];
+    val_str(seen, s, sizeof s);
+    val_str(exact, e, sizeof e);
+    if (sum)
+        obs(p, "x={%s} -> %s (exact %s)%s%s", as, s, e, meaning ? ": " : "", meaning ? meaning : "");
+    else
+        obs(p, "a={%s} b={%s} -> %s (exact %s)%s%s", as, bs, s, e, meaning ? ": " : "",
+            meaning ? meaning : "");
+}
+
+/* ---------- building products ---------- */
+
+struct pctx {
+    struct px *x;
+    int sum;               /* a SUM precision: terms are values, not products */
+    struct fmt fi, fo;
+    double S;              /* scale that keeps every product of the probes normal */
+    int qin, qsum;         /* measured fraction bits: inputs, sums (-1: unknown) */
+    json_t *props;
+    struct gv_err *err;
+};
+
+/* v = a*b with a = significand * 2^ea, b = 2^eb, both normal in the input format. */
+static int split(const struct pctx *c, double v, struct term *t, int pos)
+{
+    t->pos = pos;
+    if (c->sum) {
+        t->a = v;
+        t->b = 1;
+        return px_representable(v, c->x->p->in) ? 0 : -1;
+    }
+    if (v == 0) {
+        t->a = t->b = 0;
+        return 0;
+    }
+    int e;
+    frexp(fabs(v), &e);
+    e -= 1;
+    int ea = e >= 0 ? (e + 1) / 2 : -((-e) / 2);
+    int eb = e - ea;
+    if (ea < c->fi.emin) {
+        ea = c->fi.emin;
+        eb = e - ea;
+    } else if (eb < c->fi.emin) {
+        eb = c->fi.emin;
+        ea = e - eb;
+    }
+    if (ea > c->fi.emax) {
+        ea = c->fi.emax;
+        eb = e - ea;
+    } else if (eb > c->fi.emax) {
+        eb = c->fi.emax;
+        ea = e - eb;
+    }
+    t->a = ldexp(v, -eb);
+    t->b = ldexp(1.0, eb);
+    if (ea < c->fi.emin || eb < c->fi.emin || ea > c->fi.emax || eb > c->fi.emax ||
+        !px_representable(t->a, c->x->p->in) || !px_representable(t->b, c->x->p->in))
+        return -1;
+    return 0;
+}
+
+/* Adds the probe of products vals[0..n) at positions 0..n-1; -1 when a value
+ * cannot be written in the input format. */
+static int add_products(const struct pctx *c, struct pb *b, const double *vals, int n)
+{
+    struct term t[PB_TERMS];
+    for (int i = 0; i < n; i++)
+        if (split(c, vals[i], &t[i], i))
+            return -1;
+    return pb_add(b, n, t);
+}
+
+static int add_pair(const struct pctx *c, struct pb *b, double a, double bv)
+{
+    struct term t = {0, a, bv};
+    if (!px_representable(a, c->x->p->in) || !px_representable(bv, c->x->p->in))
+        return -1;
+    return pb_add(b, 1, &t);
+}
+
+/* ---------- batch 1: subnormals, input and sum bits ---------- */
+
+struct b1 {
+    int sub_in[4], sub_out[2], man_a[64], man_b[64], sumbits[64];
+    int nsub_in, nsub_out, nman, nsum;
+    double sub_in_exact[4], sub_out_exact[2];
+};
+
+static void plan_b1(const struct pctx *c, struct pb *b, struct b1 *p)
+{
+    memset(p, 0, sizeof *p);
+    if (!c->sum) {
+        int eb = (c->fi.emax < -c->fi.emin ? c->fi.emax : -c->fi.emin) - 1;
+        for (int i = 0; i < 2; i++) {
+            double s = ldexp(1.0, c->fi.emin - 1 - i), big = ldexp(1.0, eb);
+            int qa = add_pair(c, b, s, big), qb = add_pair(c, b, big, s);
+            if (qa >= 0 && qb >= 0) {
+                p->sub_in_exact[p->nsub_in] = s * big;
+                p->sub_in[p->nsub_in++] = qa;
+                p->sub_in_exact[p->nsub_in] = s * big;
+                p->sub_in[p->nsub_in++] = qb;
+            }
+        }
+        if (2 * c->fi.emin <= c->fo.emin - 3)
+            for (int i = 0; i < 2; i++) {
+                double v = ldexp(1.0, c->fo.emin - 1 - 2 * i);
+                int q = add_products(c, b, &v, 1);
+                if (q >= 0) {
+                    p->sub_out_exact[p->nsub_out] = v;
+                    p->sub_out[p->nsub_out++] = q;
+                }
+            }
+        for (int j = 1; j < c->fi.p && j < 64; j++) {
+            double v = 1 + ldexp(1.0, -j);
+            p->man_a[j] = add_pair(c, b, v, 1);
+            p->man_b[j] = add_pair(c, b, 1, v);
+        }
+        p->nman = c->fi.p < 64 ? c->fi.p : 64;
+    }
+    for (int j = 1; j < c->fo.p && j < 64; j++) {
+        double v[2] = {c->S, c->S * ldexp(1.0, -j)};
+        p->sumbits[j] = add_products(c, b, v, 2);
+        p->nsum = j + 1;
+    }
+}
+
+static double res(const struct pb *b, int q) { return q >= 0 ? b->r[q] : NAN; }
+
+static void judge_sub_in(struct pctx *c, const struct pb *b, const struct b1 *p)
+{
+    json_t *pr = prop_new("not applicable",
+                          "a subnormal of the input format times a power of two, in A and in B; "
+                          "the exact product is normal in the output");
+    int kept = 0, zero = 0;
+    for (int i = 0; i < p->nsub_in; i++) {
+        double r = res(b, p->sub_in[i]);
+        kept += r == p->sub_in_exact[i];
+        zero += r == 0;
+        obs_probe(pr, &b->q[p->sub_in[i]], 0, r, p->sub_in_exact[i],
+                  r == p->sub_in_exact[i] ? "kept" : r == 0 ? "flushed" : "neither");
+    }
+    if (p->nsub_in)
+        set_value(pr, kept == p->nsub_in ? "kept" : zero == p->nsub_in ? "flushed" : "undetermined");
+    json_object_set_new(c->props, "input_subnormals", pr);
+}
+
+static void judge_sub_out(struct pctx *c, const struct pb *b, const struct b1 *p)
+{
+    json_t *pr = prop_new("not applicable",
+                          "a product of two normal inputs whose exact value is subnormal in the "
+                          "output format");
+    int kept = 0, zero = 0;
+    for (int i = 0; i < p->nsub_out; i++) {
+        double r = res(b, p->sub_out[i]);
+        kept += r == p->sub_out_exact[i];
+        zero += r == 0;
+        obs_probe(pr, &b->q[p->sub_out[i]], 0, r, p->sub_out_exact[i],
+                  r == p->sub_out_exact[i] ? "kept" : r == 0 ? "flushed" : "neither");
+    }
+    if (p->nsub_out)
+        set_value(pr, kept == p->nsub_out ? "kept" : zero == p->nsub_out ? "flushed"
+                                                                         : "undetermined");
+    else
+        obs(pr, "no product of two normal %s values is subnormal in %s",
+            gv_dtype_name(c->x->p->in), gv_dtype_name(c->x->p->out));
+    json_object_set_new(c->props, "output_subnormals", pr);
+}
+
+/* Largest j such that every j' <= j was exact; observations for all. */
+static int bits_kept(json_t *pr, const struct pb *b, const int *q, int n, int sum, double base,
+                     double scale)
+{
+    int kept = 0, run = 1;
+    for (int j = 1; j < n; j++) {
+        if (q[j] < 0)
+            break;
+        double exact = scale * (base + ldexp(1.0, -j)), r = res(b, q[j]);
+        if (r == exact && run)
+            kept = j;
+        else
+            run = 0;
+        if (pr)
+            obs_probe(pr, &b->q[q[j]], sum, r, exact, r == exact ? "kept" : "lost");
+    }
+    return kept;
+}
+
+static void judge_mantissa(struct pctx *c, const struct pb *b, const struct b1 *p)
+{
+    c->qin = c->fi.p - 1;
+    if (c->sum)
+        return;
+    json_t *pr = prop_new("undetermined",
+                          "one product (1+2^-j)*1 with the 1+2^-j in A, then in B: the largest "
+                          "j whose output is exact (fraction bits of an input that survive)");
+    int ka = bits_kept(pr, b, p->man_a, p->nman, 0, 1, 1);
+    int kb = bits_kept(NULL, b, p->man_b, p->nman, 0, 1, 1);
+    obs(pr, "B side: %d fraction bits kept", kb);
+    char v[16];
+    snprintf(v, sizeof v, "%d", ka);
+    if (ka == kb)
+        set_value(pr, v);
+    else
+        obs(pr, "A and B disagree (%d vs %d)", ka, kb);
+    c->qin = ka == kb ? ka : -1;
+    json_object_set_new(c->props, "input_mantissa_bits", pr);
+}
+
+static void judge_sumbits(struct pctx *c, const struct pb *b, const struct b1 *p)
+{
+    json_t *pr = prop_new("undetermined",
+                          c->sum ? "the sum S + S*2^-j of two inputs: the largest j whose output "
+                                   "is exact (fraction bits of a sum as delivered)"
+                                 : "two products S + S*2^-j: the largest j whose output is exact "
+                                   "(fraction bits of a sum as delivered)");
+    int k = bits_kept(pr, b, p->sumbits, p->nsum, c->sum, 1, c->S);
+    char v[16];
+    snprintf(v, sizeof v, "%d", k);
+    set_value(pr, v);
+    c->qsum = k;
+    json_object_set_new(c->props, "sum_mantissa_bits", pr);
+}
+
+/* ---------- batch 2: rounding, extra bits, products ---------- */
+
+struct b2 {
+    int in_pos[2], in_neg[2], in_tie[2];
+    int s_pos, s_neg, s_tie;
+    int x1, x2;
+    int pr1, pr2;
+    int in_q, h;
+};
+
+/* rounding mode from: positive case went up?, negative case went away from zero?,
+ * tie went up? (-1: not asked) */
+static const char *mode_of(int up, int neg_away, int tie_up)
+{
+    if (up == 1 && neg_away == 1)
+        return tie_up < 0 ? "nearest" : tie_up ? "nearest-away" : "nearest-even";
+    if (up == 0 && neg_away == 0)
+        return "toward-zero";
+    if (up == 0 && neg_away == 1)
+        return "down";
+    if (up == 1 && neg_away == 0)
+        return "up";
+    return "undetermined";
+}
+
+static void plan_b2(const struct pctx *c, struct pb *b, struct b2 *p)
+{
+    memset(p, -1, sizeof *p);
+    int q = c->qin;
+    if (!c->sum && q >= 0 && q + 2 <= c->fi.p - 1) {
+        p->in_q = q;
+        double hi = 1 + ldexp(1.0, -(q + 1)) + ldexp(1.0, -(q + 2)), tie = 1 + ldexp(1.0, -(q + 1));
+        p->in_pos[0] = add_pair(c, b, hi, 1);
+        p->in_neg[0] = add_pair(c, b, -hi, 1);
+        p->in_tie[0] = add_pair(c, b, tie, 1);
+        p->in_pos[1] = add_pair(c, b, 1, hi);
+        p->in_neg[1] = add_pair(c, b, 1, -hi);
+        p->in_tie[1] = add_pair(c, b, 1, tie);
+    }
+    q = c->qsum;
+    if (q >= 1 && q <= c->fo.p - 1) {
+        double S = c->S;
+        double pos[2] = {S, S * 1.5 * ldexp(1.0, -(q + 1))}, neg[2] = {-pos[0], -pos[1]};
+        double tie[2] = {S, S * ldexp(1.0, -(q + 1))};
+        p->s_pos = add_products(c, b, pos, 2);
+        p->s_neg = add_products(c, b, neg, 2);
+        p->s_tie = add_products(c, b, tie, 2);
+        double x1[3] = {S, S * ldexp(1.0, -(q + 1)), S * ldexp(1.0, -(q + 1))};
+        double x2[4] = {S, S * ldexp(1.0, -(q + 1)), S * ldexp(1.0, -(q + 2)),
+                        S * ldexp(1.0, -(q + 2))};
+        p->x1 = add_products(c, b, x1, 3);
+        p->x2 = add_products(c, b, x2, 4);
+        int h = (q + 2) / 2; /* 2h >= q+1: x^2 needs more bits than a sum keeps */
+        if (!c->sum && c->qin >= h && h + 2 <= q + 1) {
+            double x = 1 + ldexp(1.0, -h);
+            struct term t1[2] = {{0, -1, 1}, {1, x, x}}, t2[2] = {{0, x, x}, {1, -1, 1}};
+            if (px_representable(x, c->x->p->in)) {
+                p->h = h;
+                p->pr1 = pb_add(b, 2, t1);
+                p->pr2 = pb_add(b, 2, t2);
+            }
+        }
+    }
+}
+
+/* 1 when r is the rounded-up value, 0 rounded-down, -1 neither. */
+static int went(double r, double up, double down)
+{
+    return r == up ? 1 : r == down ? 0 : -1;
+}
+
+static void judge_in_round(struct pctx *c, const struct pb *b, const struct b2 *p)
+{
+    if (c->sum)
+        return;
+    json_t *pr = prop_new("not applicable",
+                          "inputs 1+2^-(q+1)+2^-(q+2), its negation and the tie 1+2^-(q+1), with "
+                          "q the fraction bits kept, times 1 (A side, then B side)");
+    if (c->qin < 0)
+        set_value(pr, "undetermined");
+    else if (p->in_q < 0)
+        obs(pr, "no input bits are dropped below the format's own (%d fraction bits kept)",
+            c->qin);
+    else {
+        const char *m[2];
+        for (int s = 0; s < 2; s++) {
+            double hi = 1 + ldexp(1.0, -(p->in_q + 1)) + ldexp(1.0, -(p->in_q + 2));
+            double up = 1 + ldexp(1.0, -p->in_q);
+            int a = went(res(b, p->in_pos[s]), up, 1);
+            int n = went(-res(b, p->in_neg[s]), up, 1);
+            int t = went(res(b, p->in_tie[s]), up, 1);
+            if (s == 0) {
+                obs_probe(pr, &b->q[p->in_pos[s]], 0, res(b, p->in_pos[s]), hi, NULL);
+                obs_probe(pr, &b->q[p->in_neg[s]], 0, res(b, p->in_neg[s]), -hi, NULL);
+                obs_probe(pr, &b->q[p->in_tie[s]], 0, res(b, p->in_tie[s]),
+                          1 + ldexp(1.0, -(p->in_q + 1)), NULL);
+            }
+            m[s] = mode_of(a, n, t);
+        }
+        obs(pr, "A side: %s; B side: %s", m[0], m[1]);
+        set_value(pr, strcmp(m[0], m[1]) ? "undetermined" : m[0]);
+    }
+    json_object_set_new(c->props, "input_rounding", pr);
+}
+
+static void judge_sum_round(struct pctx *c, const struct pb *b, const struct b2 *p)
+{
+    json_t *pr = prop_new("undetermined",
+                          "S + S*1.5*2^-(q+1) (exactly 3/4 of a unit of the q-th fraction bit "
+                          "above S), its negation, and the tie S + S*2^-(q+1), with q the "
+                          "fraction bits a sum keeps");
+    if (p->s_pos >= 0 && p->s_neg >= 0 && p->s_tie >= 0) {
+        double S = c->S, up = S * (1 + ldexp(1.0, -c->qsum));
+        double ex = S * (1 + 1.5 * ldexp(1.0, -(c->qsum + 1)));
+        int a = went(res(b, p->s_pos), up, S), n = went(-res(b, p->s_neg), up, S);
+        int t = went(res(b, p->s_tie), up, S);
+        obs_probe(pr, &b->q[p->s_pos], c->sum, res(b, p->s_pos), ex, NULL);
+        obs_probe(pr, &b->q[p->s_neg], c->sum, res(b, p->s_neg), -ex, NULL);
+        obs_probe(pr, &b->q[p->s_tie], c->sum, res(b, p->s_tie),
+                  S * (1 + ldexp(1.0, -(c->qsum + 1))), NULL);
+        set_value(pr, mode_of(a, n, t));
+    } else {
+        obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
+    }
+    json_object_set_new(c->props, "sum_rounding", pr);
+}
+
+static void judge_extra(struct pctx *c, const struct pb *b, const struct b2 *p)
+{
+    json_t *pr = prop_new("undetermined",
+                          "S + two halves of the last kept unit (S*2^-(q+1) twice), then S + "
+                          "S*2^-(q+1) + two quarters: exact only when the terms are added "
+                          "together with 1 (2) bits beyond the sum's precision (HPEC 2025, F1)");
+    if (p->x1 >= 0 && p->x2 >= 0) {
+        double S = c->S, ex = S * (1 + ldexp(1.0, -c->qsum));
+        double r1 = res(b, p->x1), r2 = res(b, p->x2);
+        obs_probe(pr, &b->q[p->x1], c->sum, r1, ex, r1 == ex ? "exact" : NULL);
+        obs_probe(pr, &b->q[p->x2], c->sum, r2, ex, r2 == ex ? "exact" : NULL);
+        if (r1 == S && r2 == S)
+            set_value(pr, "0");
+        else if (r1 == ex && r2 == S)
+            set_value(pr, "1");
+        else if (r1 == ex && r2 == ex)
+            set_value(pr, ">=2");
+    } else {
+        obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
+    }
+    json_object_set_new(c->props, "extra_bits", pr);
+}
+
+static void judge_products(struct pctx *c, const struct pb *b, const struct b2 *p)
+{
+    if (c->sum)
+        return;
+    json_t *pr = prop_new("not applicable",
+                          "-1*1 and x*x with x = 1+2^-h, in both orders; x*x needs more bits "
+                          "than a sum keeps, x*x - 1 does not");
+    if (p->pr1 >= 0 && p->pr2 >= 0) {
+        double ex = ldexp(1.0, -(p->h - 1)) + ldexp(1.0, -2 * p->h), rd = ldexp(1.0, -(p->h - 1));
+        double r1 = res(b, p->pr1), r2 = res(b, p->pr2);
+        obs_probe(pr, &b->q[p->pr1], 0, r1, ex, r1 == ex ? "exact" : r1 == rd ? "rounded" : NULL);
+        obs_probe(pr, &b->q[p->pr2], 0, r2, ex, r2 == ex ? "exact" : r2 == rd ? "rounded" : NULL);
+        if (r1 == ex && r2 == ex)
+            set_value(pr, "exact");
+        else if (r1 == rd && r2 == rd)
+            set_value(pr, "rounded");
+        else if (r1 == ex && r2 == rd)
+            set_value(pr, "fma");
+        else
+            set_value(pr, "undetermined");
+    } else {
+        obs(pr, "every product of two %s inputs fits the %d fraction bits of a sum",
+            gv_dtype_name(c->x->p->in), c->qsum);
+    }
+    json_object_set_new(c->props, "product_rounding", pr);
+}
+
+/* ---------- random inputs: determinism, batch invariance ---------- */
+
+static double rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*s >> 11) / 9007199254740992.0 * 2 - 1;
+}
+
+static void fill_random(struct px *x, struct gv_buffer *b, uint64_t seed)
+{
+    uint64_t s = seed;
+    enum gv_dtype t = x->p->in;
+    for (size_t i = 0; i < b->count; i++)
+        gv_fp_store(b->data, t, i, gv_fp_round(rnd(&s), t, GV_RNE));
+}
+
+static int determinism(struct pctx *c)
+{
+    int k = c->sum ? 4096 : 512;
+    struct gv_case cs;
+    px_case(c->x, PX_DIM, PX_DIM, k, &cs);
+    struct gv_buffer in[2], out, first;
+    memset(&first, 0, sizeof first);
+    if (px_alloc(&cs, in, &out))
+        goto oom;
+    fill_random(c->x, &in[0], 1);
+    fill_random(c->x, &in[1], 2);
+    size_t bytes = out.count * gv_dtype_size(out.dtype);
+    first.data = malloc(bytes ? bytes : 1);
+    if (!first.data)
+        goto oom;
+    char meth[200];
+    snprintf(meth, sizeof meth, "the same %s of uniform [-1,1) inputs (%dx%dx%d) run 3 times; "
+             "output bits compared", c->sum ? "row sums" : "GEMM", PX_DIM, PX_DIM, k);
+    json_t *pr = prop_new("yes", meth);
+    int rc = GV_OK, same = 1;
+    for (int run = 0; run < 3 && !rc; run++) {
+        memset(out.data, 0xa5, bytes);
+        rc = px_raw(c->x, &cs, in, &out, c->err);
+        if (rc)
+            break;
+        if (run == 0)
+            memcpy(first.data, out.data, bytes);
+        else {
+            size_t diff = 0;
+            for (size_t i = 0; i < out.count; i++)
+                diff += memcmp((char *)out.data + i * gv_dtype_size(out.dtype),
+                               (char *)first.data + i * gv_dtype_size(out.dtype),
+                               gv_dtype_size(out.dtype)) != 0;
+            obs(pr, "run %d: %zu of %zu outputs differ from run 1", run + 1, diff, out.count);
+            same &= diff == 0;
+        }
+    }
+    if (rc)
+        json_decref(pr);
+    else {
+        set_value(pr, same ? "yes" : "no");
+        json_object_set_new(c->props, "deterministic", pr);
+    }
+    px_free(in, &out);
+    free(first.data);
+    return rc;
+oom:
+    px_free(in, &out);
+    free(first.data);
+    return gv_err_set(c->err, GV_E_NOMEM, "probe: out of memory");
+}
+
+/* Row 0 of A.B (or sum of row 0) for several row counts around it. */
+static int batch_invariance(struct pctx *c)
+{
+    static const int rows_gemm[] = {1, 64, 256}, rows_sum[] = {1, 64};
+    const int *rows = c->sum ? rows_sum : rows_gemm;
+    int nrows = c->sum ? 2 : 3, k = c->sum ? 4096 : 1024, cols = c->sum ? 1 : PX_DIM;
+    char meth[240];
+    snprintf(meth, sizeof meth, "row 0 of a %s (K=%d) computed with %s rows around it; its bits "
+             "compared", c->sum ? "row sum" : "GEMM", k, c->sum ? "1 and 64" : "1, 64 and 256");
+    json_t *pr = prop_new("yes", meth);
+    unsigned char ref[PX_DIM * 8];
+    int rc = GV_OK, same = 1;
+    for (int i = 0; i < nrows && !rc; i++) {
+        struct gv_case cs;
+        px_case(c->x, rows[i], cols, k, &cs);
+        struct gv_buffer in[2], out;
+        if (px_alloc(&cs, in, &out)) {
+            px_free(in, &out);
+            json_decref(pr);
+            return gv_err_set(c->err, GV_E_NOMEM, "probe: out of memory");
+        }
+        fill_random(c->x, &in[0], 3); /* row 0 is the same for every row count */
+        fill_random(c->x, &in[1], 4);
+        rc = px_raw(c->x, &cs, in, &out, c->err);
+        size_t bytes = (size_t)cols * gv_dtype_size(out.dtype);
+        if (!rc && i == 0)
+            memcpy(ref, out.data, bytes);
+        else if (!rc) {
+            int d = memcmp(ref, out.data, bytes) != 0;
+            obs(pr, "%d rows: row 0 %s", rows[i], d ? "differs from the 1-row result"
+                                                    : "bit-identical to the 1-row result");
+            same &= !d;
+        }
+        px_free(in, &out);
+    }
+    if (rc) {
+        json_decref(pr);
+        return rc;
+    }
+    set_value(pr, same ? "yes" : "no");
+    json_object_set_new(c->props, "batch_invariant", pr);
+    return GV_OK;
+}
+
+/* ---------- accumulation order ---------- */
+
+struct swamp {
+    struct pctx *c;
+    double ma, mb, ua, ub;
+};
+
+static int swamp_fn(void *ctx, int n, int len, const int *qi, const int *qj, int *L,
+                    struct gv_err *err)
+{
+    struct swamp *w = ctx;
+    size_t cells = (size_t)len * (size_t)n;
+    double *a = malloc((cells ? cells : 1) * sizeof *a), *b = malloc((cells ? cells : 1) * sizeof *b);
+    double *r = malloc((size_t)(len ? len : 1) * sizeof *r);
+    if (!a || !b || !r) {
+        free(a);
+        free(b);
+        free(r);
+        return gv_err_set(err, GV_E_NOMEM, "probe: out of memory");
+    }
+    for (int q = 0; q < len; q++)
+        for (int i = 0; i < n; i++) {
+            size_t at = (size_t)q * (size_t)n + (size_t)i;
+            int mask = i == qi[q] || i == qj[q];
+            a[at] = mask ? (i == qi[q] ? w->ma : -w->ma) : w->ua;
+            b[at] = mask ? w->mb : w->ub;
+        }
+    int rc = px_dots(w->c->x, n, len, a, b, r, err);
+    double unit = w->c->sum ? w->ua : w->ua * w->ub;
+    for (int q = 0; q < len && !rc; q++) {
+        double cnt = r[q] / unit;
+        L[q] = isfinite(cnt) && cnt == floor(cnt) && cnt >= 0 && cnt <= n - 2 ? n - (int)cnt : -1;
+    }
+    free(a);
+    free(b);
+    free(r);
+    return rc;
+}
+
+static int order(struct pctx *c, int *fused, int *fused_seen, json_t *fpr)
+{
+    static const int ks_gemm[] = {16, 64, 256}, ks_sum[] = {64, 512};
+    const int *ks = c->sum ? ks_sum : ks_gemm;
+    int nk = c->sum ? 2 : 3;
+    struct swamp w = {c, 0, 0, 0, 0};
+    int uexp = c->fi.emin > -7 ? c->fi.emin : -7;
+    if (c->sum) {
+        w.ma = ldexp(1.0, c->fi.emax);
+        w.mb = 1;
+        w.ua = 1;
+        w.ub = 1;
+    } else {
+        /* the mask is one input at its largest binade times 1, so that a
+         * narrow accumulator does not overflow; times a second large input
+         * only when that is not enough to swamp the unit products */
+        int eb = 0;
+        if (c->fi.emax - 2 * uexp < c->fo.p + 4) {
+            eb = c->fo.emax - 1 - c->fi.emax;
+            eb = eb < 0 ? 0 : eb > c->fi.emax ? c->fi.emax : eb;
+        }
+        w.ma = ldexp(1.0, c->fi.emax);
+        w.mb = ldexp(1.0, eb);
+        w.ua = w.ub = ldexp(1.0, uexp);
+    }
+    double ratio = log2(w.ma * w.mb) - (c->sum ? 0 : 2 * uexp);
+    for (int i = 0; i < nk; i++) {
+        char name[32], meth[400];
+        snprintf(name, sizeof name, "order.k%d", ks[i]);
+        char ma[32], mb[32], ua[32], ub[32];
+        val_str(w.ma, ma, sizeof ma);
+        val_str(w.mb, mb, sizeof mb);
+        val_str(w.ua, ua, sizeof ua);
+        val_str(w.ub, ub, sizeof ub);
+        if (c->sum)
+            snprintf(meth, sizeof meth, "FPRev swamping over %d terms: every term %s except +%s "
+                     "at i and -%s at j; the output counts the terms added after the two cancel",
+                     ks[i], ua, ma, ma);
+        else
+            snprintf(meth, sizeof meth, "FPRev swamping over K=%d: products %s*%s except +-%s*%s "
+                     "at i and j; the output counts the products added after the two cancel",
+                     ks[i], ua, ub, ma, mb);
+        json_t *pr = prop_new("undetermined", meth);
+        if (ratio < c->fo.p + 4) {
+            set_value(pr, "not applicable");
+            obs(pr, "the input format cannot make a term large enough to swamp the others");
+            json_object_set_new(c->props, name, pr);
+            continue;
+        }
+        struct gv_tree t;
+        int rc = gv_tree_recover(ks[i], swamp_fn, &w, &t, c->err);
+        if (rc) {
+            json_decref(pr);
+            gv_tree_free(&t);
+            return rc;
+        }
+        char sum[160], canon[600], hex[65];
+        gv_tree_summary(&t, sum, sizeof sum);
+        gv_tree_canon(&t, canon, sizeof canon);
+        gv_tree_hash(&t, hex);
+        set_value(pr, sum);
+        obs(pr, "%d pairs asked in %d batches", t.queries, t.rounds);
+        if (t.bad[0])
+            obs(pr, "answers inconsistent: %s", t.bad);
+        else {
+            obs(pr, "tree: %s", canon);
+            obs(pr, "tree sha256: %s", hex);
+            int f = gv_tree_max_fused(&t);
+            obs(fpr, "K=%d: at most %d term%s joined a partial sum in one rounding", ks[i], f,
+                f == 1 ? "" : "s");
+            if (*fused_seen && *fused != f)
+                *fused = -1;
+            else if (!*fused_seen || *fused >= 0)
+                *fused = f;
+            *fused_seen = 1;
+        }
+        json_object_set_new(pr, "tree_sha256", json_string(t.bad[0] ? "" : hex));
+        json_object_set_new(c->props, name, pr);
+        gv_tree_free(&t);
+    }
+    return GV_OK;
+}
+
+/* ---------- one precision ---------- */
+
+int gv_probe_props(struct px *x, json_t *props, struct gv_err *err)
+{
+    struct pctx c = {x, !strcmp(x->p->op, "sum"), fmt_of(x->p->in), fmt_of(x->p->out), 1, -1, -1,
+                     props, err};
+    if (x->p->compute == GV_F16 && x->p->out != GV_F16)
+        c.fo = fmt_of(GV_F16);
+    int smin = 2 * c.fi.emin + 26; /* S * 2^-(p+2) must stay a product of normals */
+    if (!c.sum && smin > 0)
+        c.S = ldexp(1.0, smin);
+    struct pb *b = malloc(sizeof *b);
+    if (!b)
+        return gv_err_set(err, GV_E_NOMEM, "probe: out of memory");
+    struct b1 p1;
+    pb_init(b, 32);
+    plan_b1(&c, b, &p1);
+    int rc = pb_run(x, b, err);
+    if (!rc) {
+        judge_sub_in(&c, b, &p1);
+        judge_sub_out(&c, b, &p1);
+        judge_mantissa(&c, b, &p1);
+        judge_sumbits(&c, b, &p1);
+        if (c.sum) {
+            json_object_del(props, "input_subnormals");
+            json_object_del(props, "output_subnormals");
+        }
+        struct b2 p2;
+        pb_init(b, 32);
+        plan_b2(&c, b, &p2);
+        rc = pb_run(x, b, err);
+        if (!rc) {
+            judge_in_round(&c, b, &p2);
+            judge_sum_round(&c, b, &p2);
+            judge_extra(&c, b, &p2);
+            judge_products(&c, b, &p2);
+        }
+    }
+    free(b);
+    json_t *fpr = prop_new("undetermined",
+                           "the most terms that one node of the recovered summation trees joins "
+                           "to a partial sum (1: one addition per rounding)");
+    int fused = 0, seen = 0;
+    if (!rc)
+        rc = order(&c, &fused, &seen, fpr);
+    if (!rc && seen && fused > 0) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", fused);
+        set_value(fpr, v);
+    }
+    if (!rc)
+        json_object_set_new(props, "fused_terms", fpr);
+    else
+        json_decref(fpr);
+    if (!rc)
+        rc = determinism(&c);
+    if (!rc)
+        rc = batch_invariance(&c);
+    return rc;
+}

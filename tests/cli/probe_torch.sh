@@ -1,0 +1,30 @@
+#!/bin/bash
+# gpuvet probe through a real PyTorch (Debian's python3-torch, torch:cpu): the
+# torch routes are probed by the same code as every other route; fp64 matmul
+# keeps subnormals, 52 mantissa bits and is deterministic; a precision PyTorch
+# has no call for is "unsupported" with the reason, not an error.
+set -u
+source "$GV_SRC/tests/cli/torch_env.bash"
+host_torch
+T="$GV_TEST_TMP/probe_torch"; rm -rf "$T"; mkdir -p "$T"
+GPUVET_PYTHON=$HOST_PY "$GPUVET" probe --device torch:cpu --route torch.matmul --dtype f64 --json -o "$T/f64.json" >/dev/null ||
+    fail "probe torch:cpu f64"
+GPUVET_PYTHON=$HOST_PY "$GPUVET" probe --device torch:cpu --route torch.linear --dtype f16 --json -o "$T/f16.json" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 3 ] || fail "probe torch:cpu f16: exit $rc (expected 3: nothing could be probed)"
+python3 - "$T/f64.json" "$T/f16.json" <<'PY' || fail "torch fingerprint"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["routes"][0]
+assert r["route"] == "torch.matmul" and r["status"] == "probed", r
+p = r["precisions"][0]
+assert p["status"] == "probed", p
+assert any("torch.matmul" in i for i in p["impl"]), p["impl"]
+v = {k: x["value"] for k, x in p["properties"].items()}
+assert v["input_subnormals"] == "kept" and v["output_subnormals"] == "kept", v
+assert v["input_mantissa_bits"] == "52" and v["deterministic"] == "yes", v
+assert not v["order.k16"].startswith("undetermined"), v
+f = json.load(open(sys.argv[2]))["routes"][0]["precisions"][0]
+assert f["status"] == "unsupported" and "torch.matmul returns" in f["reason"], f
+PY
+echo ok
