@@ -321,25 +321,27 @@ static void bisect_curve(struct gv_page *p, const json_t *doc)
     if (!n || n > MAX_POINTS)
         return;
     double *x = calloc(n, sizeof *x), *ea = calloc(n, sizeof *ea), *eb = calloc(n, sizeof *eb);
+    double *ap = calloc(n, sizeof *ap);
     const json_t *cul = gv_jarr(doc, "culprits"), *calls = gv_jarr(doc, "call_changes");
     size_t nm = json_array_size(cul) + json_array_size(calls), j = 0;
     if (nm > 64)
         nm = 64;
     struct gv_mark *m = calloc(nm ? nm : 1, sizeof *m);
     char (*labels)[300] = calloc(nm ? nm : 1, sizeof *labels);
-    if (!x || !ea || !eb || !m || !labels)
+    if (!x || !ea || !eb || !ap || !m || !labels)
         goto out;
     json_array_foreach(ops, i, o) {
         double at = NAN;
         gv_jnum(o, "op", &at);
         const json_t *outs = gv_jarr(o, "outputs");
         if (!json_array_size(outs)) {
-            x[j] = at, ea[j] = NAN, eb[j++] = NAN;
+            x[j] = at, ea[j] = NAN, ap[j] = NAN, eb[j++] = NAN;
             continue;
         }
         json_array_foreach(outs, k, out) {
             x[j] = at;
-            ea[j] = eb[j] = NAN;
+            ea[j] = eb[j] = ap[j] = NAN;
+            gv_jnum(out, "units_apart", &ap[j]);
             gv_jnum(out, "error_a_units", &ea[j]);
             gv_jnum(out, "error_b_units", &eb[j]);
             j++;
@@ -364,17 +366,18 @@ static void bisect_curve(struct gv_page *p, const json_t *doc)
         m[mi].label = labels[mi];
         m[mi++].kind = 1;
     }
-    struct gv_series s[2] = {{"A's recorded output", ea}, {"replayed here", eb}};
+    struct gv_series s[3] = {{"A's error", ea}, {"error here", eb}, {"A and here apart", ap}};
     gv_svg_curve(p, "Error of each op against float64, along the model",
                  "for each op (by its index in capture A) the error of its output against the float64 referee, "
-                 "in units of roundoff of its format: A's recorded output (circles) and the replay here on A's "
-                 "inputs (squares); culprits are marked with solid lines, call changes with dashed lines; the "
-                 "tables list every value",
-                 x, j, s, 2, m, mi, "op", "error (units of roundoff)");
+                 "in units of roundoff of its format: A's recorded output (circles), the replay here on A's "
+                 "inputs (squares), and how far the two are apart (triangles, every op); culprits are marked "
+                 "with solid lines, call changes with dashed lines; the tables list every value",
+                 x, j, s, 3, m, mi, "op", "error (units of roundoff)");
 out:
     free(x);
     free(ea);
     free(eb);
+    free(ap);
     free(m);
     free(labels);
 }
@@ -399,10 +402,6 @@ int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err)
             gv_page_note(p, "%s", gv_jstr(doc, "model_run_note"));
         gv_buf_add(p->b, "<table class=\"kv\">");
         scalar_obj_rows(p, "", mr);
-        gv_buf_add(p->b, "<tr><th scope=\"row\">model outputs</th><td>");
-        gv_page_verdict(p, gv_jstr(doc, "outputs_status"));
-        gv_buf_add(p->b, "</td></tr>");
-        kv_numrow(p, "model outputs apart (units of roundoff)", doc, "outputs_units");
         gv_buf_add(p->b, "</table>\n");
         const json_t *inh = gv_jarr(doc, "inherited");
         if (json_array_size(inh)) {

@@ -284,6 +284,7 @@ static void flagged_case(struct gv_page *p, const json_t *c, struct side *sa, st
 
     const json_t *ca = sa->byid ? json_object_get(sa->byid, id) : NULL;
     const json_t *cb = sb->byid ? json_object_get(sb->byid, id) : NULL;
+    gv_buf_add(p->b, "<div class=\"figs\">");
     double hb[GV_ULP_NBINS], ha[GV_ULP_NBINS];
     int okb = ca && gv_ulp_hist(gv_jobj(ca, "metrics"), hb), oka = cb && gv_ulp_hist(gv_jobj(cb, "metrics"), ha);
     if (okb || oka) {
@@ -310,13 +311,12 @@ static void flagged_case(struct gv_page *p, const json_t *c, struct side *sa, st
             snprintf(title, sizeof title, "%.500s: saved outputs, after against before, in ULPs", id);
             gv_hist_desc(desc, sizeof desc, "elements per ULP distance between the two saved outputs", h);
             struct gv_series s = {"elements", h};
-            gv_buf_add(p->b, "<div class=\"outputs-hist\">");
             gv_svg_bars(p, title, desc, gv_ulp_bins, GV_ULP_NBINS, &s, 1, "elements");
-            gv_buf_add(p->b, "</div>");
         } else {
             gv_page_note(p, "no histogram of the saved outputs: %s", why);
         }
     }
+    gv_buf_add(p->b, "</div>");
     size_t i, n = 0;
     const json_t *k;
     json_array_foreach(causes, i, k) {

@@ -174,11 +174,10 @@ void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const 
     log_axis(p, top, ylabel, H);
     gv_buf_printf(p->b, "<line class=\"axisline\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", ML,
                   W - MR, MT + ph, MT + ph);
-    for (int k = 0; k <= 5; k++) {
-        double v = xmin + (xmax - xmin) * k / 5.0;
+    double step = ceil((xmax - xmin) / 8);
+    for (double v = xmin; step > 0 && v <= xmax + 0.5; v += step)
         gv_buf_printf(p->b, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f</text>",
                       XP(v), MT + ph + 14, v);
-    }
     gv_buf_printf(p->b, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", ML + pw / 2,
                   H - 22);
     gv_html_esc(p->b, xlabel);
