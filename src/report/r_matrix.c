@@ -42,8 +42,8 @@ static void timeline(struct gv_page *p, const json_t *row)
     }
     char desc[300];
     snprintf(desc, sizeof desc,
-             "the latest %zu runs of this combination, oldest first: %zu passed (tall squares), %zu failed "
-             "(short crossed squares)",
+             "the latest %zu runs of this combination, oldest first, in rows of 20: %zu passed (tall "
+             "squares), %zu failed (short crossed squares)",
              n, pass, fail);
     gv_svg_strip(p, "Pass and fail over time", desc, c, n);
     gv_buf_add(p->b, "</td>");
@@ -69,10 +69,10 @@ int gv_render_matrix(struct gv_page *p, const json_t *doc, struct gv_err *err)
         gv_page_end_section(p);
         return GV_OK;
     }
-    static const char *const heads[] = {"GPU", "arch", "kernel", "driver", "ROCm", "CUDA", "torch", "#runs",
+    static const char *const heads[] = {"GPU", "arch", "kernel", "driver", "ROCm / CUDA", "torch", "#runs",
                                         "#machines", "#passes", "#failures", "first seen", "last seen",
                                         "worst case", "#bits lost", "over time"};
-    gv_page_table(p, NULL, heads, 16);
+    gv_page_table(p, NULL, heads, 15);
     size_t i;
     const json_t *r;
     json_array_foreach(rows, i, r) {
@@ -80,9 +80,24 @@ int gv_render_matrix(struct gv_page *p, const json_t *doc, struct gv_err *err)
         gv_jnum(r, "failures", &fails);
         gv_buf_printf(p->b, "<tr class=\"%s\">", fails > 0 ? "bad" : "good");
         gv_html_td_str(p->b, gv_jstr(r, "gpu_model"), NULL);
-        static const char *const keys[] = {"gpu_arch", "kernel", "driver", "rocm", "cuda", "torch"};
-        for (size_t k = 0; k < 6; k++)
-            gv_html_td_str(p->b, gv_jstr(r, keys[k]), NULL);
+        gv_html_td_str(p->b, gv_jstr(r, "gpu_arch"), NULL);
+        gv_html_td_str(p->b, gv_jstr(r, "kernel"), NULL);
+        gv_html_td_str(p->b, gv_jstr(r, "driver"), NULL);
+        if (gv_jstr(r, "rocm") || gv_jstr(r, "cuda")) {
+            gv_buf_add(p->b, "<td>");
+            if (gv_jstr(r, "rocm")) {
+                gv_buf_add(p->b, "ROCm ");
+                gv_html_esc(p->b, gv_jstr(r, "rocm"));
+            }
+            if (gv_jstr(r, "cuda")) {
+                gv_buf_add(p->b, gv_jstr(r, "rocm") ? "<br>CUDA " : "CUDA ");
+                gv_html_esc(p->b, gv_jstr(r, "cuda"));
+            }
+            gv_buf_add(p->b, "</td>");
+        } else {
+            gv_html_td_str(p->b, NULL, NULL);
+        }
+        gv_html_td_str(p->b, gv_jstr(r, "torch"), NULL);
         gv_html_td_num(p->b, r, "runs", 10);
         gv_html_td_num(p->b, r, "machines", 10);
         gv_html_td_num(p->b, r, "passes", 10);

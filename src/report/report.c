@@ -116,7 +116,8 @@ static const char style[] =
     "margin-top:1.6em}h3{font-size:1.08em;margin:1.2em 0 .4em}\n"
     "section.doc{margin-top:1em}.src{color:var(--na);font-size:.9em}\n"
     "table{border-collapse:collapse;margin:.4em 0 1em;width:100%;font-size:.92em}\n"
-    "th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}\n"
+    "th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}\n"
+    "td code,td.long{overflow-wrap:anywhere}section.matrix table{font-size:.85em}\n"
     "th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "table.kv th{width:24%;font-weight:600}caption{text-align:left;font-weight:600;padding:.2em 0}\n"
     "table.sortable th{cursor:pointer}table.sortable th[aria-sort=ascending]::after{content:' \\25B2'}"
@@ -146,12 +147,13 @@ static const char style[] =
     "stroke-dasharray:5 3}svg .mark text{fill:var(--bad);font-weight:600}svg .mark.other text{fill:var(--warn)}\n"
     "svg .cell.pass rect{fill:var(--good)}svg .cell.fail rect{fill:var(--bad)}svg .cell.unknown rect{fill:#aaa}"
     "svg .cell .x{stroke:#fff;stroke-width:1.4}\n"
-    "td.strip{min-width:120px}td.strip figure.fig{margin:0;max-width:none}\n"
+    "td.strip{min-width:160px}figure.fig.strip{margin:0;max-width:none}\n"
     "nav.toc ol{margin:.2em 0 .8em}\n"
     "@media print{@page{size:A4;margin:14mm 12mm}body{max-width:none;padding:0;font-size:10.5px}"
     "table{font-size:.9em;page-break-inside:auto}tr,figure,.finding{break-inside:avoid}"
     "thead{display:table-header-group}h2,h3{break-after:avoid}nav.toc{display:none}"
-    "th,td{padding:2px 4px}a{color:inherit;text-decoration:none}}\n"
+    "th,td{padding:2px 4px}a{color:inherit;text-decoration:none}section.matrix table{font-size:.72em}"
+    "figure.fig.strip svg{width:50%;height:auto}td.strip{min-width:0}}\n"
     "</style>\n";
 
 /* Sorting only; the page is complete without it. */

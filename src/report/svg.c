@@ -221,20 +221,35 @@ void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const 
 void gv_svg_strip(struct gv_page *p, const char *title, const char *desc, const struct gv_cell *c,
                   size_t n)
 {
-    double cw = 7, gap = 1, h = 18, w = n ? (double)n * (cw + gap) : cw;
-    if (w < 40)
-        w = 40;
-    open_svg(p, title, desc, w, h);
+    /* rows of at most 20 cells, drawn at their own size (never scaled down) */
+    const double cw = 7, gap = 1.5, ch = 12, rowh = 16;
+    size_t per = n < 20 ? (n ? n : 1) : 20, rows = n ? (n + per - 1) / per : 1;
+    double w = (double)per * (cw + gap), h = (double)rows * rowh;
+    char id[32];
+    gv_page_id(p, id, sizeof id);
+    gv_buf_printf(p->b,
+                  "<figure class=\"fig strip\"><svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
+                  "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" aria-labelledby=\"%s-t %s-d\">"
+                  "<title id=\"%s-t\">",
+                  w, h, w, h, id, id, id);
+    gv_html_esc(p->b, title);
+    gv_buf_printf(p->b, "</title><desc id=\"%s-d\">", id);
+    gv_html_esc(p->b, desc);
+    gv_buf_add(p->b, "</desc>");
     for (size_t i = 0; i < n; i++) {
-        double x = (double)i * (cw + gap);
+        double x = (double)(i % per) * (cw + gap), y = (double)(i / per) * rowh;
         const char *cls = c[i].pass == 1 ? "pass" : c[i].pass == 0 ? "fail" : "unknown";
         gv_buf_printf(p->b, "<g class=\"cell %s\"><title>", cls);
         gv_html_esc(p->b, c[i].label);
-        gv_buf_printf(p->b, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", x,
-                      c[i].pass == 1 ? 1.0 : 5.0, cw, c[i].pass == 1 ? 16.0 : 12.0);
+        if (c[i].pass == 1)
+            gv_buf_printf(p->b, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", x, y + 1,
+                          cw, ch);
+        else
+            gv_buf_printf(p->b, "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", x,
+                          y + 1 + ch / 3, cw, ch * 2 / 3);
         if (c[i].pass == 0)
-            gv_buf_printf(p->b, "<path class=\"x\" d=\"M%.1f 6 L%.1f 16 M%.1f 6 L%.1f 16\"/>", x + 0.5,
-                          x + cw - 0.5, x + cw - 0.5, x + 0.5);
+            gv_buf_printf(p->b, "<path class=\"x\" d=\"M%.1f %.1f L%.1f %.1f M%.1f %.1f L%.1f %.1f\"/>", x + 0.5,
+                          y + 1 + ch / 3, x + cw - 0.5, y + 1 + ch, x + cw - 0.5, y + 1 + ch / 3, x + 0.5, y + 1 + ch);
         gv_buf_add(p->b, "</g>");
     }
     gv_buf_add(p->b, "</svg></figure>\n");
