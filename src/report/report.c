@@ -152,7 +152,7 @@ static const char style[] =
     "@media print{@page{size:A4;margin:14mm 12mm}body{max-width:none;padding:0;font-size:10.5px}"
     "table{font-size:.9em;page-break-inside:auto}tr,figure,.finding{break-inside:avoid}"
     "thead{display:table-header-group}h2,h3{break-after:avoid}nav.toc{display:none}"
-    "th,td{padding:2px 4px}a{color:inherit;text-decoration:none}section.matrix table{font-size:.72em}"
+    "th,td{padding:2px 4px}td{overflow-wrap:anywhere}a{color:inherit;text-decoration:none}section.matrix table{font-size:.72em}"
     "figure.fig.strip svg{width:50%;height:auto}td.strip{min-width:0}}\n"
     "</style>\n";
 

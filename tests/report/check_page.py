@@ -7,9 +7,9 @@ and off) and checks it against the documents it was made from:
 Every value asserted is read from the input documents here (json), never from
 what gpuvet produced. Common to all kinds: no console errors or warnings, no
 network request but the file itself, a non-blank page and a screenshot
-(OUTDIR/KIND.png), every figure (SVG) present with a title, a description and
+(OUTDIR/PAGE.png), every figure (SVG) present with a title, a description and
 drawn marks, with JavaScript off the page still complete (and the sorting
-script really off), sorting with it on, and printing on A4 (OUTDIR/KIND.pdf)
+script really off), sorting with it on, and printing on A4 (OUTDIR/PAGE.pdf)
 with no table wider than the page.
 
 KIND: snapshot results compare doctor diff matrix capture capture-compare bisect
@@ -28,6 +28,7 @@ from browser import Browser  # noqa: E402
 
 KIND, PAGE, OUT, DOC = sys.argv[1:5]
 EXTRA = sys.argv[5:]
+NAME = os.path.splitext(os.path.basename(PAGE))[0]
 os.makedirs(OUT, exist_ok=True)
 
 
@@ -147,7 +148,7 @@ return Array.from(document.querySelectorAll('table')).map(t => [t.getBoundingCli
   (t.querySelector('caption,th') || {}).textContent]).filter(x => x[0] > x[1] + 1);
 """)
     check(not over, "%s: tables wider than an A4 page: %s" % (tag, over[:3]))
-    pdf = b.print_pdf(os.path.join(OUT, KIND + ".pdf"))
+    pdf = b.print_pdf(os.path.join(OUT, NAME + ".pdf"))
     check(pdf[:5] == b"%PDF-" and len(pdf) > 2000, "%s: no A4 PDF" % tag)
     b.cdp("Emulation.clearDeviceMetricsOverride")
     b.cdp("Emulation.setEmulatedMedia", {"media": ""})
@@ -430,11 +431,13 @@ def main():
             check(pwned[0], "hostile: an injected script ran")
             check(pwned[1] == 0, "hostile: injected elements with handlers exist")
             check(pwned[2] == 1, "hostile: %d script elements (only the sorting script may be one)" % pwned[2])
+            svgs = b.js("return Array.from(document.querySelectorAll('svg')).map(s => s.querySelectorAll('script,foreignObject,iframe').length).reduce((a, b) => a + b, 0)")
+            check(svgs == 0, "hostile: elements injected into a figure")
             text = b.js("return document.body.textContent")
-            for s in EXTRA:  # the hostile strings, shown as text
+            for s in json.load(open(EXTRA[0])):  # the hostile strings, shown as text
                 check(s in text, "hostile: %r is not shown as text" % s)
         sort_works(b, KIND)
-        png = os.path.join(OUT, KIND + ".png")
+        png = os.path.join(OUT, NAME + ".png")
         b.cdp("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1,
                                                       "mobile": False})
         b.screenshot(png)
