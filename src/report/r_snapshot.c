@@ -242,12 +242,11 @@ static void gpu_packages(struct gv_page *p, const json_t *pk)
     }
     static const char *const heads[] = {"package", "version", "architecture", "state", "held"};
     gv_page_table(p, NULL, heads, 5);
-    size_t i, shown = 0;
+    size_t i;
     const json_t *it;
     json_array_foreach(gv_jarr(pk, "items"), i, it) {
         if (!json_is_true(json_object_get(it, "gpu")))
             continue;
-        shown++;
         gv_buf_add(p->b, "<tr>");
         gv_html_td_str(p->b, gv_jstr(it, "name"), NULL);
         gv_html_td_str(p->b, gv_jstr(it, "version"), NULL);
@@ -257,11 +256,12 @@ static void gpu_packages(struct gv_page *p, const json_t *pk)
         gv_buf_add(p->b, "</tr>\n");
     }
     gv_page_table_end(p);
-    double count;
-    if (gv_jnum(pk, "count", &count)) {
-        char t[32];
+    double count, gpu;
+    if (gv_jnum(pk, "count", &count) && gv_jnum(pk, "gpu_count", &gpu)) {
+        char t[32], g[32];
         gv_fmt_num(t, sizeof t, count, 10);
-        gv_page_note(p, "%zu GPU packages of %s installed (%s)", shown, t,
+        gv_fmt_num(g, sizeof g, gpu, 10);
+        gv_page_note(p, "%s GPU packages of %s installed (%s)", g, t,
                      gv_jstr(pk, "manager") ? gv_jstr(pk, "manager") : "package manager");
     }
     gv_page_end_section(p);
