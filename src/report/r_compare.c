@@ -141,6 +141,52 @@ static const struct gv_st_tensor *side_tensor(struct side *s, const json_t *c, c
     return t;
 }
 
+/* ULP distances straight from the stored bits for the IEEE-like formats
+ * (the same as gv_fp_ulp_distance of the decoded values: sign-magnitude
+ * order, +0 == -0, NaN in the last bin), much faster than decoding. 0 when
+ * the format is not one of them. */
+static int bits_hist(const struct gv_st_tensor *ta, const struct gv_st_tensor *tb, size_t count,
+                     uint64_t bins[GV_ULP_NBINS])
+{
+    int ebits, fbits;
+    switch (ta->dtype) {
+    case GV_F64: ebits = 11, fbits = 52; break;
+    case GV_F32: ebits = 8, fbits = 23; break;
+    case GV_F16: ebits = 5, fbits = 10; break;
+    case GV_BF16: ebits = 8, fbits = 7; break;
+    default: return 0;
+    }
+    size_t w = gv_dtype_size(ta->dtype);
+    if (w * 8 != (size_t)(1 + ebits + fbits))
+        return 0;
+    const uint64_t sign = UINT64_C(1) << (ebits + fbits), mag = sign - 1;
+    const uint64_t inf = ((UINT64_C(1) << ebits) - 1) << fbits;
+    /* safetensors data is little-endian, like this host; one loop per width so
+     * that the loads are plain ones */
+#define BITS_LOOP(T)                                                                             \
+    for (size_t i = 0; i < count; i++) {                                                         \
+        T ra, rb;                                                                                \
+        memcpy(&ra, (const unsigned char *)ta->data + i * sizeof(T), sizeof(T));                  \
+        memcpy(&rb, (const unsigned char *)tb->data + i * sizeof(T), sizeof(T));                  \
+        uint64_t x = ra, y = rb;                                                                 \
+        if ((x & mag) > inf || (y & mag) > inf) {                                                \
+            bins[GV_ULP_NBINS - 1]++;                                                            \
+            continue;                                                                            \
+        }                                                                                        \
+        int64_t ox = (x & sign) ? -(int64_t)(x & mag) : (int64_t)(x & mag);                      \
+        int64_t oy = (y & sign) ? -(int64_t)(y & mag) : (int64_t)(y & mag);                      \
+        bins[gv_ulp_bin(ox > oy ? (uint64_t)(ox - oy) : (uint64_t)(oy - ox))]++;                  \
+    }
+    if (w == 8)
+        BITS_LOOP(uint64_t)
+    else if (w == 4)
+        BITS_LOOP(uint32_t)
+    else
+        BITS_LOOP(uint16_t)
+#undef BITS_LOOP
+    return 1;
+}
+
 /* Bins the ULP distance between the two saved outputs of a case. */
 static int outputs_hist(struct side *a, struct side *b, const json_t *ca, const json_t *cb,
                         double h[GV_ULP_NBINS], char *why, size_t n)
@@ -154,7 +200,7 @@ static int outputs_hist(struct side *a, struct side *b, const json_t *ca, const 
     }
     size_t es = gv_dtype_size(ta->dtype), count = es ? ta->nbytes / es : 0;
     uint64_t bins[GV_ULP_NBINS] = {0};
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; !bits_hist(ta, tb, count, bins) && i < count; i++) {
         double x = gv_fp_load(ta->data, ta->dtype, i), y = gv_fp_load(tb->data, tb->dtype, i);
         bins[gv_ulp_bin(gv_fp_ulp_distance(x, y, ta->dtype))]++;
     }

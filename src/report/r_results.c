@@ -10,15 +10,6 @@
 const char *const gv_ulp_bins[GV_ULP_NBINS] = {"0", "1", "2–3", "4–7", "8–15", "16–255", "256–65535",
                                                "more/NaN"};
 
-int gv_ulp_bin(uint64_t d)
-{
-    static const uint64_t below[] = {1, 2, 4, 8, 16, 256, 65536};
-    for (int i = 0; i < 7; i++)
-        if (d < below[i])
-            return i;
-    return 7;
-}
-
 int gv_ulp_hist(const json_t *metrics, double out[GV_ULP_NBINS])
 {
     const json_t *h = gv_jarr(metrics, "ulp_histogram");
