@@ -451,7 +451,9 @@ int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err)
     }
     gv_page_table_end(p);
     gv_page_end_section(p);
+    gv_buf_add(p->b, "<div class=\"pair\">");
     gv_render_device(p, "Device of A", gv_jobj(doc, "device_a"));
     gv_render_device(p, "Device here (B)", gv_jobj(doc, "device_b"));
+    gv_buf_add(p->b, "</div>\n");
     return GV_OK;
 }

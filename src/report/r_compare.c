@@ -417,10 +417,12 @@ int gv_render_compare(struct gv_page *p, const json_t *doc, struct gv_err *err)
     const json_t *summary = gv_jobj(doc, "summary");
     gv_summary_list(p, summary, change_keys, NCHANGE);
     summary_figure(p, summary);
+    gv_buf_add(p->b, "<div class=\"pair\">");
     if (sa.doc)
         gv_render_stack(p, "Stack at a glance, before", gv_jobj(sa.doc, "snapshot"));
     if (sb.doc)
         gv_render_stack(p, "Stack at a glance, after", gv_jobj(sb.doc, "snapshot"));
+    gv_buf_add(p->b, "</div>\n");
     const json_t *causes = gv_jarr(doc, "causes");
     causes_table(p, causes);
 
@@ -447,10 +449,12 @@ int gv_render_compare(struct gv_page *p, const json_t *doc, struct gv_err *err)
     gv_page_table_end(p);
     gv_page_end_section(p);
 
+    gv_buf_add(p->b, "<div class=\"pair\">");
     if (sa.doc)
         gv_render_device(p, "Device before", gv_jobj(gv_jobj(sa.doc, "device"), "description"));
     if (sb.doc)
         gv_render_device(p, "Device after", gv_jobj(gv_jobj(sb.doc, "device"), "description"));
+    gv_buf_add(p->b, "</div>\n");
     side_free(&sa);
     side_free(&sb);
     return GV_OK;

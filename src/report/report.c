@@ -148,12 +148,13 @@ static const char style[] =
     "svg .cell.pass rect{fill:var(--good)}svg .cell.fail rect{fill:var(--bad)}svg .cell.unknown rect{fill:#aaa}"
     "svg .cell .x{stroke:#fff;stroke-width:1.4}\n"
     "td.strip{min-width:160px}figure.fig.strip{margin:0;max-width:none}\n"
-    "nav.toc ol{margin:.2em 0 .8em}\n"
+    "nav.toc ol{margin:.2em 0 .8em}.pair{display:flex;gap:0 16px;align-items:flex-start}"
+    ".pair>section{flex:1 1 0;min-width:0}.pair table.kv th{width:34%}\n"
     "@media print{@page{size:A4;margin:14mm 12mm}body{max-width:none;padding:0;font-size:10.5px}"
     "table{font-size:.9em;page-break-inside:auto}tr,figure,.finding{break-inside:avoid}"
     "thead{display:table-header-group}h2,h3{break-after:avoid}nav.toc{display:none}"
     "th,td{padding:2px 4px}td{overflow-wrap:anywhere}a{color:inherit;text-decoration:none}section.matrix table{font-size:.72em}"
-    "figure.fig.strip svg{width:50%;height:auto}td.strip{min-width:0}}\n"
+    "figure.fig.strip svg{width:50%;height:auto}td.strip{min-width:0}.pair{display:block}}\n"
     "</style>\n";
 
 /* Sorting only; the page is complete without it. */

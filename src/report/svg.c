@@ -138,8 +138,12 @@ void gv_svg_bars(struct gv_page *p, const char *title, const char *desc, const c
             gv_buf_printf(p->b, "<text class=\"val\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text></g>",
                           x + bw / 2, y - 3, t);
         }
-        gv_buf_printf(p->b, "<text class=\"cat\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", gx + gw / 2 - 4,
-                      MT + ph + 16);
+        if (ncat > 8) /* long lists of categories: slanted so that they do not overlap */
+            gv_buf_printf(p->b, "<text class=\"cat\" text-anchor=\"end\" transform=\"translate(%.1f %.1f) rotate(-25)\">",
+                          gx + gw / 2, MT + ph + 12);
+        else
+            gv_buf_printf(p->b, "<text class=\"cat\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+                          gx + gw / 2 - 4, MT + ph + 16);
         gv_html_esc(p->b, cats[i]);
         gv_buf_add(p->b, "</text>");
     }

@@ -109,6 +109,22 @@ def common(b, url, js_on, tag):
         check(f["title"].strip() and f["desc"].strip() and f["labelled"],
               "%s: figure without title/desc/aria: %s" % (tag, f))
         check(f["marks"] > 0 and f["w"] >= 5 and f["h"] >= 5, "%s: an empty figure: %s" % (tag, f))
+    # every number shown is the one its cell's data-v holds, formatted (>= 3 significant digits)
+    cells = b.js("return Array.from(document.querySelectorAll('td[data-v]')).map(c => [c.getAttribute('data-v'), c.textContent])")
+    for raw, text in cells:
+        shown = text.replace("✗", "").strip()
+        if raw in ("", None):
+            check(shown == "—", "%s: a cell without value shows %r" % (tag, text))
+            continue
+        if raw in ("inf", "-inf", "nan"):
+            check(shown == raw, "%s: %s shown as %r" % (tag, raw, text))
+            continue
+        try:
+            v, t = float(raw), float(shown)
+        except ValueError:
+            check(False, "%s: cell %r shows %r" % (tag, raw, text))
+            continue
+        check(abs(t - v) <= 0.006 * abs(v), "%s: cell %s shown as %r" % (tag, raw, text))
     if js_on:
         check(info["sortTitles"] > 0 or info["sortable"] == 0, "%s: the sorting script did not run" % tag)
     else:
@@ -296,8 +312,17 @@ def kind_compare(b, d, tag):
     flagged = [c for c in d["cases"] if c["flagged"]]
     arts = b.js(r"""return Array.from(document.querySelectorAll('article.flagged')).map(a => ({
         id: a.getAttribute('data-case'),
+        vals: Array.from(a.querySelectorAll('table.kv td')).map(c => c.getAttribute('data-v')),
         descs: Array.from(a.querySelectorAll('svg desc')).map(x => x.textContent)}));""")
     check([a["id"] for a in arts] == [c["id"] for c in flagged], "%s: flagged cases %s" % (tag, arts))
+    for c, a in zip(flagged, arts):
+        el = c.get("elementwise") or {}
+        want = [c["before"].get("effective_bits"), c["after"].get("effective_bits"),
+                c["before"].get("err_over_bound"), c["after"].get("err_over_bound"),
+                c["before"].get("mean_signed_error"), c["after"].get("mean_signed_error"),
+                c.get("delta_effective_bits"), el.get("count"), el.get("differing"), el.get("max_ulp")]
+        check(len(a["vals"]) == len(want) and all(num_eq(g, w) for g, w in zip(a["vals"], want)),
+              "%s: %s numbers %s, the document holds %s" % (tag, c["id"], a["vals"], want))
     if len(EXTRA) >= 2:
         ra, rb = (json.load(open(p)) for p in EXTRA[:2])
         ca = {c["id"]: c for c in ra["cases"]}
