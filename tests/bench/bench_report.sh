@@ -27,7 +27,7 @@ for suite in standard full; do
     done
     "$G" compare --json "$W/$suite-a.json" "$W/$suite-b.json" >"$W/$suite-c.json" || [ $? = 1 ]
     times=()
-    for i in 1 2 3 4 5; do
+    for _ in 1 2 3 4 5; do
         s=$(date +%s%N)
         "$G" report "$W/$suite-c.json" -o "$W/$suite.html" 2>/dev/null
         times+=($(( ($(date +%s%N) - s) / 1000000 )))

@@ -41,10 +41,10 @@ cc, bi = (json.load(open(p)) for p in sys.argv[1:3])
 assert cc["summary"]["first_difference"]["name"] == "aten.gelu.default", cc["summary"]
 assert bi["call_changes"] and bi["call_changes"][0]["name"] == "aten.gelu.default", bi["call_changes"]
 PY
-for k in "capture a.gvcap" "capture-compare cc.json" "bisect bi.json"; do
-    set -- $k
-    "$GPUVET" report "$2" -o "$1.html" 2>"$1.err" || fail "report of $2: $(cat "$1.err")"
-    "${CHECK[@]}" "$1" "$1.html" "$T/shots" "$2" || fail "the $1 page"
+for k in capture:a.gvcap capture-compare:cc.json bisect:bi.json; do
+    kind=${k%%:*} doc=${k#*:}
+    "$GPUVET" report "$doc" -o "$kind.html" 2>"$kind.err" || fail "report of $doc: $(cat "$kind.err")"
+    "${CHECK[@]}" "$kind" "$kind.html" "$T/shots" "$doc" || fail "the $kind page"
 done
 
 if grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo; then
