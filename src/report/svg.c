@@ -15,6 +15,12 @@
 #define MT 28.0
 #define MB 56.0
 
+/* An x position we can place: finite and of a size op indexes have. */
+static int placeable(double x)
+{
+    return isfinite(x) && fabs(x) <= 1e12;
+}
+
 static double lg(double v)
 {
     if (isnan(v) || v <= 0)
@@ -163,7 +169,7 @@ void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const 
     double top = top_of(s, ns, n), ph = H - MT - MB, pw = W - ML - MR;
     double xmin = 0, xmax = 1;
     for (size_t i = 0; i < n; i++) {
-        if (!isfinite(x[i]))
+        if (!placeable(x[i]))
             continue;
         if (x[i] < xmin)
             xmin = x[i];
@@ -171,7 +177,7 @@ void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const 
             xmax = x[i];
     }
     for (size_t i = 0; i < nm; i++)
-        if (isfinite(marks[i].x) && marks[i].x > xmax)
+        if (placeable(marks[i].x) && marks[i].x > xmax)
             xmax = marks[i].x;
 #define XP(v) (ML + ((v) - xmin) / (xmax - xmin) * pw)
 #define YP(v) (MT + ph - lg(v) / top * ph)
@@ -179,7 +185,8 @@ void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const 
     gv_buf_printf(p->b, "<line class=\"axisline\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", ML,
                   W - MR, MT + ph, MT + ph);
     double step = ceil((xmax - xmin) / 8);
-    for (double v = xmin; step > 0 && v <= xmax + 0.5; v += step)
+    int ticks = 0; /* at most 10, whatever the values (huge, or too close for their magnitude) */
+    for (double v = xmin; step > 0 && v <= xmax + 0.5 && ticks++ < 10; v += step)
         gv_buf_printf(p->b, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f</text>",
                       XP(v), MT + ph + 14, v);
     gv_buf_printf(p->b, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", ML + pw / 2,
@@ -187,7 +194,7 @@ void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const 
     gv_html_esc(p->b, xlabel);
     gv_buf_add(p->b, "</text>");
     for (size_t i = 0; i < nm; i++) {
-        if (!isfinite(marks[i].x))
+        if (!placeable(marks[i].x) || marks[i].x < xmin)
             continue;
         double mx = XP(marks[i].x);
         gv_buf_printf(p->b, "<g class=\"mark%s\"><title>", marks[i].kind ? " other" : " culprit");
@@ -202,11 +209,11 @@ void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const 
     for (size_t j = 0; j < ns; j++) {
         gv_buf_printf(p->b, "<polyline class=\"line s%zu\" points=\"", j);
         for (size_t i = 0; i < n; i++)
-            if (!isnan(s[j].v[i]) && isfinite(x[i]))
+            if (!isnan(s[j].v[i]) && placeable(x[i]))
                 gv_buf_printf(p->b, "%.1f,%.1f ", XP(x[i]), YP(s[j].v[i]));
         gv_buf_add(p->b, "\"/>");
         for (size_t i = 0; i < n; i++) {
-            if (isnan(s[j].v[i]) || !isfinite(x[i]))
+            if (isnan(s[j].v[i]) || !placeable(x[i]))
                 continue;
             char t[32];
             gv_fmt_num(t, sizeof t, s[j].v[i], 4);
