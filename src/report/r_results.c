@@ -160,8 +160,10 @@ static void failed_histograms(struct gv_page *p, const json_t *cases)
         double h[GV_ULP_NBINS];
         if (!v || strcmp(v, "fail") || !gv_ulp_hist(gv_jobj(c, "metrics"), h))
             continue;
-        if (!shown++)
+        if (!shown++) {
             gv_page_section(p, "failed", "Error distribution of the failed cases");
+            gv_buf_add(p->b, "<div class=\"figs\">");
+        }
         char title[600], desc[1200];
         snprintf(title, sizeof title, "%s: error against the fp64 reference, in ULPs of the output format",
                  gv_jstr(c, "id") ? gv_jstr(c, "id") : "?");
@@ -169,8 +171,10 @@ static void failed_histograms(struct gv_page *p, const json_t *cases)
         struct gv_series s = {"elements", h};
         gv_svg_bars(p, title, desc, gv_ulp_bins, GV_ULP_NBINS, &s, 1, "elements");
     }
-    if (shown)
+    if (shown) {
+        gv_buf_add(p->b, "</div>");
         gv_page_end_section(p);
+    }
 }
 
 int gv_render_results(struct gv_page *p, const json_t *doc, struct gv_err *err)

@@ -308,6 +308,7 @@ static const struct word {
     {"skipped", "\xe2\x80\x93", "na"},          {"not_run", "\xe2\x80\x93", "na"},
     {"not_replayed", "\xe2\x80\x93", "na"},     {"missing_before", "?", "na"},
     {"missing_after", "?", "na"},               {"info", "i", "na"},
+    {"cases", "#", "na"},                       {"nondeterministic", "\xe2\x89\xa0", "warn"},
 };
 
 const char *gv_page_word_class(const char *word)
