@@ -67,6 +67,16 @@ page compare ab.html ab.json -- ab/a.json ab/b.json ab/a.safetensors ab/b.safete
 page doctor d.html d.json
 page diff df.html df.json
 page matrix m.html m.json
+# a database URL that still holds a password: never on the page
+python3 - m.json mp.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["db"] = "postgresql://gpuvet:s3cr3t-pw@db.example:5432/gpuvet"
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$GPUVET" report mp.json -o mp.html 2>/dev/null || fail "report of a matrix with a password in its URL"
+grep -q 's3cr3t-pw' mp.html && fail "the database password is on the page"
+grep -q 'postgresql://gpuvet:\*\*\*@db.example:5432/gpuvet' mp.html || fail "the database URL is not shown without its password"
 
 # several documents on one page, each its own section
 "$GPUVET" report s.json c.json d.json m.json -o multi.html 2>/dev/null || fail "a page of four documents"
