@@ -55,15 +55,23 @@ expect 3 "cut.gvcap" cut.gvcap -o keep.html
 [[ $(sha256sum keep.html) == "$before" ]] || fail "a failed report touched the existing output"
 [[ -z $(find . -name 'keep.html.*') ]] || fail "a failed report left a temporary file"
 
+"$GPUVET" check --device cpu --only 'gemm.f32*' -o r.json >/dev/null
 # a SQLite history database (made with python3's sqlite3)
 python3 -c 'import sqlite3; c = sqlite3.connect("history.db"); c.execute("create table runs (id integer)"); c.commit()'
 [[ $(head -c 15 history.db) == "SQLite format 3" ]] || fail "python3 did not make a SQLite file"
 if "$GPUVET" --help 2>&1 | grep -qw matrix; then
+    # the matrix command decides what it makes of this database (not one it wrote): a
+    # document is rendered and checked against what the command itself printed, an error is
+    # passed on naming the file
     rc=0
-    "$GPUVET" matrix --db history.db --json >matrix.json || rc=$?
-    [[ $rc == 0 || $rc == 1 ]] || fail "gpuvet matrix --db exited $rc"
-    "$GPUVET" report history.db -o db.html 2>err.txt || fail "report of a history database: $(cat err.txt)"
-    python3 "$GV_SRC/tests/report/check_page.py" matrix db.html "$T/shots" matrix.json || fail "the history page"
+    "$GPUVET" matrix --db history.db --json >matrix.json 2>matrix.err || rc=$?
+    if [[ $rc == 0 || $rc == 1 ]]; then
+        "$GPUVET" report history.db -o db.html 2>err.txt || fail "report of a history database: $(cat err.txt)"
+        python3 "$GV_SRC/tests/report/check_page.py" matrix db.html "$T/shots" matrix.json || fail "the history page"
+    else
+        expect 3 "history.db: a SQLite history database, but 'gpuvet matrix --db history.db --json' exited $rc" \
+            history.db -o keep.html
+    fi
 else
     expect 3 "history.db: a SQLite history database, but 'gpuvet matrix --db history.db --json' exited 2 \(this gpuvet may have no matrix command\)" \
         history.db -o keep.html
@@ -71,7 +79,6 @@ else
 fi
 
 # wrong field types in documents of every known schema: a page or a clear error, no crash
-"$GPUVET" check --device cpu --only 'gemm.f32*' -o r.json >/dev/null
 "$GPUVET" compare --json r.json r.json >c.json
 "$GPUVET" doctor --snapshot s.json --json >d.json || true
 python3 "$GV_SRC/tests/report/make_matrix.py" m.json
