@@ -311,6 +311,32 @@ static void calls_table(struct gv_page *p, const json_t *calls)
     gv_page_end_section(p);
 }
 
+/* The module strategy: every stretch of ops replayed as one chain. */
+static void spans_table(struct gv_page *p, const json_t *spans)
+{
+    if (!json_array_size(spans))
+        return;
+    gv_page_section(p, "spans", "Modules replayed as one chain");
+    static const char *const heads[] = {"module", "#first op", "#last op", "verdict", "why"};
+    gv_page_table(p, NULL, heads, 5);
+    size_t i;
+    const json_t *sp;
+    json_array_foreach(spans, i, sp) {
+        const char *v = gv_jstr(sp, "verdict");
+        gv_buf_printf(p->b, "<tr class=\"%s\">", gv_page_word_class(v));
+        gv_html_td_str(p->b, gv_jstr(sp, "module"), NULL);
+        gv_html_td_num(p->b, sp, "first_op", 10);
+        gv_html_td_num(p->b, sp, "last_op", 10);
+        gv_buf_add(p->b, "<td>");
+        gv_page_verdict(p, v);
+        gv_buf_add(p->b, "</td>");
+        gv_html_td_str(p->b, gv_jstr(sp, "why"), NULL);
+        gv_buf_add(p->b, "</tr>\n");
+    }
+    gv_page_table_end(p);
+    gv_page_end_section(p);
+}
+
 static void bisect_curve(struct gv_page *p, const json_t *doc)
 {
     const json_t *ops = gv_jarr(doc, "ops");
@@ -386,14 +412,22 @@ int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err)
 {
     (void)err;
     static const char *const keys[] = {"identical", "equally_accurate", "less_accurate", "more_accurate",
-                                       "different", "not_replayed", "replay_failed"};
+                                       "different", "not_replayed", "replay_failed", "cleared_with_module"};
     gv_buf_add(p->b, "<table class=\"kv\">");
     gv_page_kv(p, "capture (A)", gv_jstr(doc, "capture"));
+    if (json_object_get(doc, "strategy")) {
+        gv_buf_add(p->b, "<tr><th scope=\"row\">strategy</th><td>");
+        gv_html_json(p->b, json_object_get(doc, "strategy"));
+        gv_buf_add(p->b, "</td></tr>");
+    }
+    if (json_object_get(doc, "replays"))
+        kv_numrow(p, "replays", doc, "replays");
     gv_buf_add(p->b, "</table>\n");
     model_table(p, gv_jobj(doc, "model"));
-    gv_summary_list(p, gv_jobj(doc, "summary"), keys, 7);
+    gv_summary_list(p, gv_jobj(doc, "summary"), keys, sizeof keys / sizeof keys[0]);
     bisect_curve(p, doc);
     culprits_table(p, gv_jarr(doc, "culprits"));
+    spans_table(p, gv_jarr(doc, "spans"));
     calls_table(p, gv_jarr(doc, "call_changes"));
     const json_t *mr = gv_jobj(doc, "model_run");
     if (mr || gv_jstr(doc, "model_run_note")) {
@@ -445,7 +479,14 @@ int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err)
             gv_html_td_num(p->b, out, "units_apart", 4);
             gv_html_td_num(p->b, out, "error_a_units", 4);
             gv_html_td_num(p->b, out, "error_b_units", 4);
-            gv_html_td_str(p->b, gv_jstr(out, "why") ? gv_jstr(out, "why") : gv_jstr(o, "why"), NULL);
+            const char *why = gv_jstr(out, "why") ? gv_jstr(out, "why") : gv_jstr(o, "why");
+            if (!why && gv_jstr(o, "cleared_with")) {
+                gv_buf_add(p->b, "<td>cleared with module <code>");
+                gv_html_esc(p->b, gv_jstr(o, "cleared_with"));
+                gv_buf_add(p->b, "</code></td>");
+            } else {
+                gv_html_td_str(p->b, why, NULL);
+            }
             gv_buf_add(p->b, "</tr>\n");
         }
     }

@@ -298,6 +298,7 @@ static const struct word {
     {"pass", "\xe2\x9c\x93", "good"},           {"identical", "=", "good"},
     {"noise", "\xe2\x89\x88", "good"},          {"rounding", "\xe2\x89\x88", "good"},
     {"equally_accurate", "\xe2\x89\x88", "good"}, {"improved", "\xe2\x96\xb2", "good"},
+    {"cleared_with_module", "\xe2\x89\x88", "good"},
     {"more_accurate", "\xe2\x96\xb2", "good"},  {"newly_passing", "\xe2\x9c\x93", "good"},
     {"fail", "\xe2\x9c\x97", "bad"},            {"degraded", "\xe2\x96\xbc", "bad"},
     {"newly_failing", "\xe2\x9c\x97", "bad"},   {"still_failing", "\xe2\x9c\x97", "bad"},
