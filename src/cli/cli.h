@@ -26,7 +26,8 @@ enum gv_exit {
     X(plan, "generate a rollback plan from a saved baseline (dry run)")                      \
     X(verify, "verify that the machine matches a baseline again")                            \
     X(torch, "capture your own model op by op; bisect it in another environment")            \
-    X(probe, "the numerical fingerprint of every GEMM route of a device")
+    X(probe, "the numerical fingerprint of every GEMM route of a device")                    \
+    X(report, "one self-contained HTML page for any gpuvet document")
 
 #define GV_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
 GV_COMMANDS(GV_DECLARE_CMD)

@@ -35,4 +35,5 @@ else
 fi
 run offload_scan "$here/offload_scan.sh" "$B"
 run bench_probe "$here/bench_probe.sh" "$B"
+run bench_report "$here/bench_report.sh" "$B"
 exit $status

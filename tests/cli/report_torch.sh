@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# gpuvet report of PyTorch captures, in headless Chromium (tests/report/check_page.py):
+#   - a capture (.gvcap) of the transformer encoder with Debian's PyTorch: its ops;
+#   - two captures, B with a sitecustomize that swaps the exact GELU for the tanh
+#     approximation: the capture comparison (the first op that differs marked on the
+#     curve) and the bisect of A in B (the call change marked);
+#   - where the CPU has bf16 matmul: the MLP bisected under float32 matmul precision
+#     "medium" in sid's PyTorch 2.14 (tests/fixtures/debian-rocm.sh torch): the three
+#     addmm culprits in the table and marked on the error curve.
+# Values are read from the documents here; screenshots under $GV_TEST_TMP/report_torch/shots.
+set -euo pipefail
+# shellcheck source=tests/cli/torch_env.bash
+source "$GV_SRC/tests/cli/torch_env.bash"
+host_torch
+T=$GV_TEST_TMP/report_torch
+rm -rf "$T" && mkdir -p "$T/shots" "$T/gelu"
+cd "$T"
+export XDG_CACHE_HOME=$T/cache
+M=$GV_SRC/tests/cli/models
+CHECK=(python3 "$GV_SRC/tests/report/check_page.py")
+cat >gelu/sitecustomize.py <<'PY'
+import torch.nn.functional as F
+_gelu = F.gelu
+def gelu(x, approximate="none"):
+    return _gelu(x, approximate="tanh")
+F.gelu = gelu
+PY
+"$GPUVET" torch capture --model "$M/encoder.py:make" --python "$HOST_PY" --device cpu -o a.gvcap >/dev/null 2>&1 ||
+    fail "capture A"
+PYTHONPATH=$T/gelu "$GPUVET" torch capture --model "$M/encoder.py:make" --python "$HOST_PY" --device cpu \
+    -o b.gvcap >/dev/null 2>&1 || fail "capture B"
+rc=0
+"$GPUVET" compare --json a.gvcap b.gvcap >cc.json || rc=$?
+[[ $rc == 1 ]] || fail "the GELU swap was not flagged by compare (exit $rc)"
+rc=0
+PYTHONPATH=$T/gelu "$GPUVET" torch bisect a.gvcap --python "$HOST_PY" --json >bi.json 2>bi.err || rc=$?
+[[ $rc == 1 ]] || fail "bisect with the GELU swap exited $rc: $(cat bi.err)"
+python3 - cc.json bi.json <<'PY'
+import json, sys
+cc, bi = (json.load(open(p)) for p in sys.argv[1:3])
+assert cc["summary"]["first_difference"]["name"] == "aten.gelu.default", cc["summary"]
+assert bi["call_changes"] and bi["call_changes"][0]["name"] == "aten.gelu.default", bi["call_changes"]
+PY
+for k in capture:a.gvcap capture-compare:cc.json bisect:bi.json; do
+    kind=${k%%:*} doc=${k#*:}
+    "$GPUVET" report "$doc" -o "$kind.html" 2>"$kind.err" || fail "report of $doc: $(cat "$kind.err")"
+    "${CHECK[@]}" "$kind" "$kind.html" "$T/shots" "$doc" || fail "the $kind page"
+done
+
+if grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo; then
+    torch_roots
+    "$GPUVET" torch capture --model "$M/mlp.py:make" --python-root "$SID_TORCH" --device cpu -o m.gvcap \
+        >/dev/null 2>&1 || fail "capture of the MLP"
+    site=$(mktemp -d "$SID_TORCH/tmp/gv-site.XXXXXX")
+    trap 'rm -rf "$site"' EXIT
+    echo 'import torch; torch.set_float32_matmul_precision("medium")' >"$site/sitecustomize.py"
+    rc=0
+    PYTHONPATH=/tmp/$(basename "$site") "$GPUVET" torch bisect m.gvcap --python-root "$SID_TORCH" --json \
+        >culprits.json 2>culprits.err || rc=$?
+    [[ $rc == 1 ]] || fail "bisect with bf16 matmuls exited $rc: $(cat culprits.err)"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["culprits"]) == 3, d["culprits"]' \
+        culprits.json || fail "the bf16 bisect has not its three culprits"
+    "$GPUVET" report culprits.json -o culprits.html 2>/dev/null || fail "report of the culprits"
+    "${CHECK[@]}" bisect culprits.html "$T/shots" culprits.json || fail "the culprit page"
+else
+    echo "part 3 skipped: this CPU has no bf16 matmul (avx512_bf16/amx_bf16) for precision 'medium'"
+fi
+echo "report of captures: all checks passed"
