@@ -19,7 +19,7 @@ extern char **environ;
 static const char usage[] =
     "usage: gpuvet torch capture --model SPEC [--python PY] [--python-root DIR]\n"
     "                            [--device D] [--max-bytes N] [--seed N] [--strict]\n"
-    "                            -o RUN.gvcap [--json]\n"
+    "                            -o RUN.gvcap [--json] [--record]\n"
     "       gpuvet torch bisect A.gvcap [--python PY] [--python-root DIR] [--device D]\n"
     "                            [--keep-capture B.gvcap] [-o REPORT.json] [--junit F] [--json]\n"
     "\n"
@@ -47,6 +47,8 @@ static const char usage[] =
     "      --seed N          the seed set before the model is built and run (default 0)\n"
     "      --strict          capture: exit 1 when ops ran on the CPU or moved between\n"
     "                        devices inside the forward pass of a GPU model\n"
+    "      --record          capture: record the capture's index in the history database\n"
+    "                        (GPUVET_RECORD=1: always; see 'gpuvet history')\n"
     "      --keep-capture F  bisect: keep this environment's capture of the model in F\n"
     "  -o FILE               capture: the .gvcap to write; bisect: the report (JSON)\n"
     "      --junit F         bisect: JUnit XML, one testcase per op (a culprit is a\n"
@@ -61,7 +63,7 @@ static const char usage[] =
 struct torch_opts {
     const char *model, *python, *python_root, *device, *out, *keep, *junit;
     uint64_t max_bytes;
-    int seed, strict, json;
+    int seed, strict, json, record;
 };
 
 static int parse_size(const char *s, uint64_t *out)
@@ -89,7 +91,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         {"output", required_argument, 0, 'o'},   {"max-bytes", required_argument, 0, 'B'},
         {"seed", required_argument, 0, 's'},     {"strict", no_argument, 0, 'S'},
         {"keep-capture", required_argument, 0, 'k'}, {"json", no_argument, 0, 'j'},
-        {"junit", required_argument, 0, 'J'},
+        {"junit", required_argument, 0, 'J'},    {"record", no_argument, 0, 'r'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -119,6 +121,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         case 'S': o->strict = 1; break;
         case 'k': o->keep = optarg; break;
         case 'j': o->json = 1; break;
+        case 'r': o->record = 1; break;
         case 'h': return -1;
         default: return cli_usage("torch", "unknown option or missing value: '%s'", argv[optind - 1]);
         }
@@ -272,6 +275,8 @@ static int capture(int argc, char **argv)
     int fell = json_array_size(json_object_get(fb, "cpu_ops")) ||
                json_array_size(json_object_get(fb, "transfers"));
     json_decref(h);
+    if (cli_record_wanted(o.record) && cli_record_file(o.out) && !(o.strict && fell))
+        return GV_EXIT_ERROR;
     return o.strict && fell ? GV_EXIT_FINDINGS : GV_EXIT_OK;
 }
 
