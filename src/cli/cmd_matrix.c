@@ -64,6 +64,8 @@ static void cell(const json_t *row, int i, char *out, size_t n)
 
 static void csv_field(const char *s)
 {
+    if (!strcmp(s, "-"))
+        return; /* unknown: an empty field */
     if (!strpbrk(s, ",\"\n\r")) {
         fputs(s, stdout);
         return;
