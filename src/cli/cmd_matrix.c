@@ -153,7 +153,9 @@ static void print_text(const json_t *doc)
            cli_reset());
     printf("%s", cli_bold());
     for (int i = 0; i < NCOLS; i++)
-        printf(i >= 7 && i <= 10 ? "%*s  " : "%-*s  ", w[i], headers[i]);
+        printf(i == NCOLS - 1 ? "%.*s%s" : i >= 7 && i <= 10 ? "%*s  " : "%-*s  ",
+               i == NCOLS - 1 ? 0 : w[i], i == NCOLS - 1 ? "" : headers[i],
+               i == NCOLS - 1 ? headers[i] : "");
     printf("%s\n", cli_reset());
     for (size_t r = 0; r < nrows; r++) {
         const json_t *row = json_array_get(rows, r);
@@ -161,7 +163,9 @@ static void print_text(const json_t *doc)
         for (int i = 0; i < NCOLS; i++) {
             char v[512];
             cell(row, i, v, sizeof v);
-            if (i == 10 && failing)
+            if (i == NCOLS - 1)
+                printf("%s", v); /* the last column: no padding */
+            else if (i == 10 && failing)
                 printf("%s%*.*s%s  ", cli_red(), w[i], w[i], v, cli_reset());
             else
                 printf(i >= 7 && i <= 10 ? "%*.*s  " : "%-*.*s  ", w[i], w[i], v);

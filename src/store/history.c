@@ -657,10 +657,15 @@ static int record_once(struct gv_history *h, const struct gv_run_cols *c, const 
         T(c->suite), T(c->verdict), I(c->cases), I(c->passed), I(c->failed), I(c->errors),
         I(c->skipped), T(c->worst_case), R(c->worst_bits_lost), T(c->stack_key)};
     struct one_int id = {0};
-    rc = h->ops->query(h->conn, insert_run, v, (int)(sizeof v / sizeof v[0]), one_int_row, &id,
+    struct gv_hv k[] = {T(p->sha)};
+    /* recorded before? (asked first, so that PostgreSQL's sequence has no gaps) */
+    rc = h->ops->query(h->conn, "SELECT id FROM runs WHERE run_key = ?", k, 1, one_int_row, &id,
                        err);
-    if (!rc && !id.found) { /* recorded before (the same document) */
-        struct gv_hv k[] = {T(p->sha)};
+    if (!rc && id.found) {
+        *is_new = 0;
+    } else if (!rc && (rc = h->ops->query(h->conn, insert_run, v, (int)(sizeof v / sizeof v[0]),
+                                          one_int_row, &id, err)) == GV_OK && !id.found) {
+        /* recorded at the same moment by another process */
         rc = h->ops->query(h->conn, "SELECT id FROM runs WHERE run_key = ?", k, 1, one_int_row,
                            &id, err);
         if (!rc && !id.found)

@@ -89,7 +89,7 @@ static int pg_fail(struct pg *c, const PGresult *r, struct gv_err *err, const ch
     while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
         msg[--len] = '\0';
     for (char *q = msg; *q; q++)
-        if (*q == '\n')
+        if (*q == '\n' || *q == '\t')
             *q = ' ';
     scrub(c, msg);
     const char *st = r ? pq.PQresultErrorField(r, GV_PG_DIAG_SQLSTATE) : NULL;
