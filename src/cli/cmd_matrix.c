@@ -152,10 +152,9 @@ static void print_text(const json_t *doc)
     printf("%sversion matrix of %s%s\n", cli_dim(), json_string_value(json_object_get(doc, "db")),
            cli_reset());
     printf("%s", cli_bold());
-    for (int i = 0; i < NCOLS; i++)
-        printf(i == NCOLS - 1 ? "%.*s%s" : i >= 7 && i <= 10 ? "%*s  " : "%-*s  ",
-               i == NCOLS - 1 ? 0 : w[i], i == NCOLS - 1 ? "" : headers[i],
-               i == NCOLS - 1 ? headers[i] : "");
+    for (int i = 0; i < NCOLS - 1; i++)
+        printf(i >= 7 && i <= 10 ? "%*s  " : "%-*s  ", w[i], headers[i]);
+    printf("%s", headers[NCOLS - 1]);
     printf("%s\n", cli_reset());
     for (size_t r = 0; r < nrows; r++) {
         const json_t *row = json_array_get(rows, r);
