@@ -34,4 +34,5 @@ else
     echo "== bench_torch, bench_capture"; echo "   skipped: no python with torch (set GV_TORCH_PYTHON)"
 fi
 run offload_scan "$here/offload_scan.sh" "$B"
+run bench_history "$here/bench_history.sh" "$B"
 exit $status
