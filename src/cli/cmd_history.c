@@ -222,7 +222,7 @@ static int do_show(struct gv_history *h, const struct hopts *o, int argc, char *
 {
     if (argc != 1)
         return cli_usage("history", "show takes one run id");
-    int64_t id;
+    int64_t id = 0;
     if (parse_id(argv[0], &id))
         return GV_EXIT_USAGE;
     json_t *s = NULL, *doc = NULL;
@@ -289,7 +289,7 @@ static int do_diff(struct gv_history *h, const struct hopts *o, int argc, char *
 {
     if (argc != 2)
         return cli_usage("history", "diff takes two run ids");
-    int64_t a, b;
+    int64_t a = 0, b = 0;
     if (parse_id(argv[0], &a) || parse_id(argv[1], &b))
         return GV_EXIT_USAGE;
     json_t *sa = NULL, *sb = NULL, *na = NULL, *nb = NULL, *sdiff = NULL;

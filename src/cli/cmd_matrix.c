@@ -171,9 +171,12 @@ static void print_text(const json_t *doc)
         }
         printf("\n");
     }
+    const json_t *f = json_object_get(doc, "filters");
+    int filtered = !json_is_null(json_object_get(f, "gpu")) ||
+                   !json_is_null(json_object_get(f, "since")) ||
+                   !json_is_null(json_object_get(f, "torch"));
     if (!nrows)
-        printf("(no judged runs%s)\n", json_is_null(json_object_get(json_object_get(doc,
-               "filters"), "gpu")) ? "" : " match the filters");
+        printf("(no judged runs%s)\n", filtered ? " match the filters" : "");
 }
 
 int cmd_matrix(int argc, char **argv)
