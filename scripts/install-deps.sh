@@ -5,11 +5,12 @@
 # that would install them.
 set -euo pipefail
 
-build_pkgs=(build-essential cmake pkg-config libjansson-dev libzstd-dev zlib1g-dev libopenblas-dev)
+build_pkgs=(build-essential cmake pkg-config libjansson-dev libzstd-dev zlib1g-dev libopenblas-dev
+            libsqlite3-dev)
 test_pkgs=(debootstrap shellcheck binutils file python3 python3-torch dpkg-dev clang-19 lld-19 clang-tools-19
            libclang-rt-19-dev rpm groff-base
            dnf dnf-plugins-core createrepo-c
-           chromium chromium-driver)
+           chromium chromium-driver postgresql libpq5)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--test" ]]; then

@@ -27,7 +27,9 @@ enum gv_exit {
     X(verify, "verify that the machine matches a baseline again")                            \
     X(torch, "capture your own model op by op; bisect it in another environment")            \
     X(probe, "the numerical fingerprint of every GEMM route of a device")                    \
-    X(report, "one self-contained HTML page for any gpuvet document")
+    X(report, "one self-contained HTML page for any gpuvet document")                        \
+    X(history, "the runs recorded in the history database; the last good one")              \
+    X(matrix, "the version matrix: which stack combinations passed, where and when")
 
 #define GV_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
 GV_COMMANDS(GV_DECLARE_CMD)
@@ -86,5 +88,25 @@ struct json_t *cli_explain_json(const struct gv_compare *c, const struct gv_resu
                                 const struct gv_results *b);
 /* The same explanation printed from its JSON form (verify's report). */
 void cli_explain_print_json(const struct json_t *ex);
+/* History database (record.c, cmd_history.c). --record, or GPUVET_RECORD=1
+ * always: one cli_record call after the command's result is written. A failed
+ * recording is an error on stderr and exit 3 where the run itself exited 0
+ * (the result file is written all the same). */
+struct gv_history;
+struct gv_history_ident;
+int cli_record_wanted(int flag);
+int cli_record(const struct json_t *doc, const char *source);
+int cli_record_file(const char *path);
+int cli_record_file_into(struct gv_history *h, const char *path,
+                         const struct gv_history_ident *id);
+int cli_history_open(const char *db, int create, struct gv_history **h);
+/* The snapshot of this machine's (or machine's) last run that passed, written
+ * to a file under the data directory for 'plan rollback --to last-good'. */
+int cli_history_last_good(const char *machine, char *path, size_t pathsz);
+/* "2026-11-30" or "2026-11-30T10:00:00Z" (history --since, matrix --since) as
+ * ISO-8601 UTC in out; -1 when it is neither. */
+int cli_parse_since(const char *in, char *out, size_t n);
+/* The text form of a snapshot diff document (cmd_diff.c). */
+void cli_diff_print(const struct json_t *doc);
 
 #endif

@@ -16,7 +16,7 @@ extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet ab --a SPEC --b SPEC [--suite S] [--only PATTERN] [--device D]\n"
-    "                 [--keep DIR] [--json] [--junit FILE]\n"
+    "                 [--keep DIR] [--json] [--junit FILE] [--record]\n"
     "\n"
     "Run the numerics suite twice, each time in a child process set up for one stack, and\n"
     "compare the two result files case by case like 'gpuvet compare' (A is 'before', B\n"
@@ -42,6 +42,8 @@ static const char usage[] =
     "      --keep DIR       keep the result and output files in DIR (a.json, b.json,\n"
     "                       a.safetensors, b.safetensors)\n"
     "      --json, --junit FILE   as for 'gpuvet compare'\n"
+    "      --record         record both sides' results in the history database (as\n"
+    "                       'gpuvet check --record'; GPUVET_RECORD=1: always)\n"
     "  -h, --help           this help\n"
     "\n"
     "Exit codes as for 'gpuvet compare': 1 when B is degraded or newly failing against A.\n";
@@ -234,10 +236,11 @@ int cmd_ab(int argc, char **argv)
         {"suite", required_argument, 0, 's'},  {"only", required_argument, 0, 'O'},
         {"device", required_argument, 0, 'd'}, {"keep", required_argument, 0, 'k'},
         {"json", no_argument, 0, 'j'},         {"junit", required_argument, 0, 'J'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},         {"record", no_argument, 0, 'R'},
+        {0, 0, 0, 0}};
     struct side a = {0}, b = {0};
     const char *suite = "quick", *only = NULL, *device = NULL, *keep = NULL, *junit = NULL;
-    int json = 0, have_a = 0, have_b = 0;
+    int json = 0, have_a = 0, have_b = 0, record = 0;
     optind = 1;
     opterr = 0;
     int c;
@@ -259,6 +262,7 @@ int cmd_ab(int argc, char **argv)
         case 'k': keep = optarg; break;
         case 'j': json = 1; break;
         case 'J': junit = optarg; break;
+        case 'R': record = 1; break;
         case 'h': return cli_help(usage);
         default: return cli_usage("ab", "unknown option '%s'", argv[optind - 1]);
         }
@@ -283,6 +287,8 @@ int cmd_ab(int argc, char **argv)
     snprintf(fb, sizeof fb, "%s/b.json", dir);
     snprintf(oa, sizeof oa, "%s/a.safetensors", dir);
     snprintf(ob, sizeof ob, "%s/b.safetensors", dir);
+    record = cli_record_wanted(record);
+    unsetenv("GPUVET_RECORD"); /* the sides' results are recorded here, once */
     int rc = run_side("a", &a, suite, only, device, fa, oa);
     if (!rc)
         rc = run_side("b", &b, suite, only, device, fb, ob);
@@ -300,6 +306,8 @@ int cmd_ab(int argc, char **argv)
         cargv[n++] = fb;
         cargv[n] = NULL;
         rc = cmd_compare(n, cargv);
+        if (record && (cli_record_file(fa) | cli_record_file(fb)) && !rc)
+            rc = GV_EXIT_ERROR;
     }
     free(a.lib_path);
     free(b.lib_path);

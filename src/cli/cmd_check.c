@@ -28,7 +28,7 @@ extern char **environ;
 static const char usage[] =
     "usage: gpuvet check [--suite S] [--only PATTERN] [--device D] [-o RESULTS]\n"
     "                    [--save-outputs FILE] [--junit FILE] [--json] [--list]\n"
-    "                    [--python PY] [--python-root DIR]\n"
+    "                    [--python PY] [--python-root DIR] [--probe] [--record]\n"
     "\n"
     "Runs a deterministic numerics suite on a device and judges every case against an\n"
     "fp64 reference computed on the CPU, in units of what the case's precision can\n"
@@ -74,6 +74,9 @@ static const char usage[] =
     "                        property that changed\n"
     "      --json            print the result document instead of the table\n"
     "      --list            list the selected cases and exit\n"
+    "      --record          also record the result in the history database ($GPUVET_DB,\n"
+    "                        default ~/.local/share/gpuvet/history.db; GPUVET_RECORD=1:\n"
+    "                        always); if that fails: exit 3 where the run gave 0\n"
     "  -h, --help            this help\n"
     "\n"
     "CPU backend options (--device cpu:OPT,OPT): threads=N, and emulate=A+B+...,\n"
@@ -100,7 +103,7 @@ static int help(void)
 
 struct check_opts {
     const char *suite, *only, *device, *output, *save_outputs, *junit, *python, *python_root;
-    int json, list, probe;
+    int json, list, probe, record;
     enum gv_det_mode det;
 };
 
@@ -294,7 +297,8 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         {"list", no_argument, 0, 'l'},              {"help", no_argument, 0, 'h'},
         {"lib-path", required_argument, 0, 'L'},    {"blas", required_argument, 0, 'B'},
         {"python", required_argument, 0, 'P'},      {"python-root", required_argument, 0, 'R'},
-        {"probe", no_argument, 0, 'p'},             {0, 0, 0, 0}};
+        {"probe", no_argument, 0, 'p'},             {"record", no_argument, 0, 'r'},
+        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -320,6 +324,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         case 'j': o->json = 1; break;
         case 'l': o->list = 1; break;
         case 'p': o->probe = 1; break;
+        case 'r': o->record = 1; break;
         case 'L': gv_vendor_set_lib_path(optarg); break;
         case 'B':
             if (strcmp(optarg, "auto") && strcmp(optarg, "lt") && strcmp(optarg, "classic"))
@@ -409,7 +414,7 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
     }
     json_t *desc = be->describe(dev);
     const char *cc = json_string_value(json_object_get(desc, "compute_capability"));
-    json_t *snap = (o->output || o->json || cc) ? snapshot_finish(job) : NULL;
+    json_t *snap = (o->output || o->json || cc || o->record) ? snapshot_finish(job) : NULL;
     if (cc) /* will the installed PyTorch builds run on this GPU at all? */
         json_object_set_new(desc, "frameworks", gv_cuda_framework_compat(snap, cc));
     json_t *fp = NULL;
@@ -442,6 +447,7 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
             print_frameworks(json_object_get(desc, "frameworks"));
         }
     }
+    int recorded = rc || !o->record ? GV_EXIT_OK : cli_record(doc, o->output);
     json_decref(doc);
     json_decref(desc);
     json_decref(snap);
@@ -456,7 +462,7 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
     }
     if (errors == n) /* nothing could run: a device or library problem, not a finding */
         return cli_failf("no case could run on %s (first error: %s)", be->name, res[0].error);
-    return bad ? GV_EXIT_FINDINGS : GV_EXIT_OK;
+    return bad ? GV_EXIT_FINDINGS : recorded;
 }
 
 /* Which cases apply to the device (catalog.h, "Targets"). */
@@ -515,7 +521,8 @@ int cmd_check(int argc, char **argv)
     struct gv_case_result *res = calloc(n, sizeof *res);
     struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};
     struct snapshot_job job = {0};
-    if (o.output || o.json || !strcmp(be->name, "cuda")) /* cuda: the frameworks note */
+    o.record = cli_record_wanted(o.record);
+    if (o.output || o.json || o.record || !strcmp(be->name, "cuda")) /* cuda: the frameworks note */
         snapshot_start(&job);
     if (!res)
         gv_err_set(&err, GV_E_NOMEM, "out of memory for %zu results", n);

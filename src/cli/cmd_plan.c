@@ -14,7 +14,8 @@
 extern char **environ;
 
 static const char usage[] =
-    "usage: gpuvet plan rollback --to BASELINE [--from CURRENT] [--root DIR]\n"
+    "usage: gpuvet plan rollback --to BASELINE|last-good [--machine M] [--from CURRENT]\n"
+    "                            [--root DIR]\n"
     "                            [--format sh|md|json] [-o FILE] [--no-check] [--archive-rocm]\n"
     "\n"
     "Generate the plan that takes this machine back to a baseline snapshot, every layer\n"
@@ -27,6 +28,9 @@ static const char usage[] =
     "the plan is refused with what to do (exit 1).\n"
     "\n"
     "      --to FILE       the baseline snapshot (from 'gpuvet snapshot -o')\n"
+    "      --to last-good  the snapshot of this machine's last run that passed, from the\n"
+    "                      history database ($GPUVET_DB; see 'gpuvet history good')\n"
+    "      --machine M     with last-good: that machine's (hostname or machine id)\n"
     "      --from FILE     the current state as a saved snapshot (default: snapshot now)\n"
     "      --root DIR      plan for a chroot or mounted image: snapshot and query it there\n"
     "      --format F      sh (default; a bash script), md (for review) or json\n"
@@ -56,7 +60,10 @@ int cmd_plan(int argc, char **argv)
         {"root", required_argument, 0, 'r'},   {"format", required_argument, 0, 'F'},
         {"output", required_argument, 0, 'o'}, {"no-check", no_argument, 0, 'n'},
         {"archive-rocm", no_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},         {"machine", required_argument, 0, 'm'},
+        {0, 0, 0, 0}};
+    const char *machine = NULL;
+    char good_path[4096];
     const char *to = NULL, *from = NULL, *root = NULL, *format = "sh", *output = NULL;
     int check = 1, archive = 0;
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
@@ -76,6 +83,7 @@ int cmd_plan(int argc, char **argv)
         case 'n': check = 0; break;
         case 'a': archive = 1; break;
         case 'j': format = "json"; break;
+        case 'm': machine = optarg; break;
         case 'h': return cli_help(usage);
         default: return cli_usage("plan", "unknown option '%s'", argv[optind]);
         }
@@ -88,6 +96,14 @@ int cmd_plan(int argc, char **argv)
         return cli_usage("plan", "--format must be sh, md or json, not '%s'", format);
     if (root && !gv_is_dir(root))
         return cli_failf("--root %s: not a directory", root);
+    if (machine && strcmp(to, "last-good"))
+        return cli_usage("plan", "--machine goes with --to last-good");
+    if (!strcmp(to, "last-good")) { /* from the history database (cmd_history.c) */
+        int grc = cli_history_last_good(machine, good_path, sizeof good_path);
+        if (grc)
+            return grc;
+        to = good_path;
+    }
 
     struct gv_err err = {0};
     json_t *baseline = NULL, *current = NULL;

@@ -11,7 +11,7 @@
 extern char **environ;
 
 static const char usage[] =
-    "usage: gpuvet snapshot [-o FILE] [--root DIR] [--pid N] [--no-hash] [--json]\n"
+    "usage: gpuvet snapshot [-o FILE] [--root DIR] [--pid N] [--no-hash] [--json] [--record]\n"
     "\n"
     "Record every layer of the GPU stack in one versioned JSON document: host, GPUs\n"
     "(from PCI/sysfs, no vendor tool needed), kernel drivers, ROCm and CUDA installs and\n"
@@ -25,6 +25,8 @@ static const char usage[] =
     "      --pid N        also list the GPU libraries process N has mapped\n"
     "      --no-hash      skip content hashes of library files (faster)\n"
     "      --json         JSON output (the default for this command)\n"
+    "      --record       also record it in the history database ($GPUVET_DB, default\n"
+    "                     ~/.local/share/gpuvet/history.db; GPUVET_RECORD=1: always)\n"
     "  -h, --help         this help\n";
 
 int cmd_snapshot(int argc, char **argv)
@@ -33,9 +35,10 @@ int cmd_snapshot(int argc, char **argv)
         {"output", required_argument, 0, 'o'}, {"root", required_argument, 0, 'r'},
         {"pid", required_argument, 0, 'p'},    {"no-hash", no_argument, 0, 'n'},
         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
+        {"record", no_argument, 0, 'R'},
         {0, 0, 0, 0}};
     const char *output = NULL, *root = "/";
-    int pid = 0, hash = 1;
+    int pid = 0, hash = 1, record = 0;
     optind = 1;
     opterr = 0;
     int c;
@@ -53,6 +56,7 @@ int cmd_snapshot(int argc, char **argv)
         }
         case 'n': hash = 0; break;
         case 'j': break;
+        case 'R': record = 1; break;
         case 'h': return cli_help(usage);
         default: return cli_usage("snapshot", "unknown option '%s'", argv[optind - 1]);
         }
@@ -72,6 +76,8 @@ int cmd_snapshot(int argc, char **argv)
     if (gv_snapshot_collect(&ctx, &doc, &err))
         return cli_fail(&err);
     int rc = cli_emit_json(doc, output);
+    if (cli_record_wanted(record) && cli_record(doc, output) && !rc)
+        rc = GV_EXIT_ERROR;
     json_decref(doc);
     return rc;
 }

@@ -19,7 +19,7 @@ extern char **environ;
 static const char usage[] =
     "usage: gpuvet torch capture --model SPEC [--python PY] [--python-root DIR]\n"
     "                            [--device D] [--max-bytes N] [--seed N] [--strict]\n"
-    "                            -o RUN.gvcap [--json]\n"
+    "                            -o RUN.gvcap [--json] [--record]\n"
     "       gpuvet torch bisect A.gvcap [--python PY] [--python-root DIR] [--device D]\n"
     "                            [--strategy ops|modules|auto] [--keep-capture B.gvcap]\n"
     "                            [-o REPORT.json] [--junit F] [--json]\n"
@@ -53,6 +53,8 @@ static const char usage[] =
     "                        devices inside the forward pass of a GPU model\n"
     "      --strategy S      bisect: ops (every op on its own), modules (module tree\n"
     "                        first), auto (default: modules beyond 2000 ops)\n"
+    "      --record          capture: record the capture's index in the history database\n"
+    "                        (GPUVET_RECORD=1: always; see 'gpuvet history')\n"
     "      --keep-capture F  bisect: keep this environment's capture of the model in F\n"
     "  -o FILE               capture: the .gvcap to write; bisect: the report (JSON)\n"
     "      --junit F         bisect: JUnit XML, one testcase per op (a culprit is a\n"
@@ -67,7 +69,7 @@ static const char usage[] =
 struct torch_opts {
     const char *model, *python, *python_root, *device, *out, *keep, *junit;
     uint64_t max_bytes;
-    int seed, strict, json;
+    int seed, strict, json, record;
     int by_module; /* bisect: 0 ops, 1 modules, -1 auto */
 };
 
@@ -97,6 +99,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         {"seed", required_argument, 0, 's'},     {"strict", no_argument, 0, 'S'},
         {"keep-capture", required_argument, 0, 'k'}, {"json", no_argument, 0, 'j'},
         {"junit", required_argument, 0, 'J'},    {"strategy", required_argument, 0, 'T'},
+        {"record", no_argument, 0, 'r'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -136,6 +139,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
                 return cli_usage("torch", "--strategy is ops, modules or auto, not '%s'", optarg);
             break;
         case 'j': o->json = 1; break;
+        case 'r': o->record = 1; break;
         case 'h': return -1;
         default: return cli_usage("torch", "unknown option or missing value: '%s'", argv[optind - 1]);
         }
@@ -289,6 +293,8 @@ static int capture(int argc, char **argv)
     int fell = json_array_size(json_object_get(fb, "cpu_ops")) ||
                json_array_size(json_object_get(fb, "transfers"));
     json_decref(h);
+    if (cli_record_wanted(o.record) && cli_record_file(o.out) && !(o.strict && fell))
+        return GV_EXIT_ERROR;
     return o.strict && fell ? GV_EXIT_FINDINGS : GV_EXIT_OK;
 }
 

@@ -36,4 +36,5 @@ fi
 run offload_scan "$here/offload_scan.sh" "$B"
 run bench_probe "$here/bench_probe.sh" "$B"
 run bench_report "$here/bench_report.sh" "$B"
+run bench_history "$here/bench_history.sh" "$B"
 exit $status

@@ -1,0 +1,488 @@
+/* gpuvet history: the runs recorded in the history database. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "cli/cli.h"
+#include "env/diff.h"
+#include "store/history.h"
+
+static const char usage[] =
+    "usage: gpuvet history list [--machine M] [--kind K] [--since DATE] [--limit N]\n"
+    "       gpuvet history show ID [--document [-o FILE]]\n"
+    "       gpuvet history diff ID ID\n"
+    "       gpuvet history good [--machine M]\n"
+    "       gpuvet history import [--machine M] FILE...\n"
+    "       gpuvet history check\n"
+    "       (each also takes --db URL and --json)\n"
+    "\n"
+    "The history database holds every run recorded with --record (snapshot, check, ab,\n"
+    "torch capture) or GPUVET_RECORD=1, or imported from files: the full document,\n"
+    "compressed, and the columns asked about (machine, GPU, kernel, driver, ROCm/CUDA,\n"
+    "PyTorch, verdict, cases passed and failed, worst bits lost). See docs/history.md.\n"
+    "\n"
+    "  list      the runs, newest first (default 50)\n"
+    "  show ID   one run's columns; --document prints (or -o writes) its document as\n"
+    "            recorded, e.g. for 'gpuvet compare' or 'gpuvet diff'\n"
+    "  diff A B  what differs between two runs: their columns, and the layers of their\n"
+    "            snapshots as 'gpuvet diff' tells them\n"
+    "  good      the newest run of this machine (or --machine M: hostname or machine id)\n"
+    "            that passed: 'gpuvet plan rollback --to last-good' plans back to it\n"
+    "  import    record existing result, snapshot and capture files; their machine is\n"
+    "            this one unless --machine M names it (a file from another machine)\n"
+    "  check     the database's integrity check\n"
+    "\n"
+    "      --db URL      a SQLite file, or postgresql://user@host/db for a team; default\n"
+    "                    $GPUVET_DB, else $XDG_DATA_HOME/gpuvet/history.db\n"
+    "                    (~/.local/share/gpuvet/history.db)\n"
+    "      --machine M   only this machine (hostname or machine id)\n"
+    "      --kind K      list: only snapshot, check, capture, probe or bench runs\n"
+    "      --since DATE  list: runs made on or after DATE (2026-11-30 or ISO-8601)\n"
+    "      --limit N     list: at most N runs\n"
+    "      --json        JSON output\n"
+    "  -h, --help        this help\n"
+    "\n"
+    "Exit status: 0 ok, 1 diff found differences or good found no passing run,\n"
+    "             2 usage error, 3 the database cannot be opened or read.\n";
+
+struct hopts {
+    const char *db, *machine, *kind, *since, *output;
+    int json, limit, document;
+};
+
+static int parse(int argc, char **argv, struct hopts *o)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},      {"machine", required_argument, 0, 'm'},
+        {"kind", required_argument, 0, 'k'},    {"since", required_argument, 0, 's'},
+        {"limit", required_argument, 0, 'l'},   {"output", required_argument, 0, 'o'},
+        {"document", no_argument, 0, 'D'},      {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': o->db = optarg; break;
+        case 'm': o->machine = optarg; break;
+        case 'k': o->kind = optarg; break;
+        case 's': o->since = optarg; break;
+        case 'o': o->output = optarg; break;
+        case 'D': o->document = 1; break;
+        case 'j': o->json = 1; break;
+        case 'l': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v <= 0 || v > 1000000)
+                return cli_usage("history", "--limit needs a positive number, got '%s'", optarg);
+            o->limit = (int)v;
+            break;
+        }
+        case 'h': return -1;
+        case ':': return cli_usage("history", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage("history", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    return 0;
+}
+
+int cli_parse_since(const char *in, char *out, size_t n)
+{
+    int y, mo, d, h = 0, mi = 0, s = 0;
+    char tail[8] = "";
+    size_t len = strlen(in);
+    if (len == 10 && sscanf(in, "%4d-%2d-%2d", &y, &mo, &d) == 3) {
+    } else if (sscanf(in, "%4d-%2d-%2dT%2d:%2d:%2d%7s", &y, &mo, &d, &h, &mi, &s, tail) >= 6 &&
+               (!tail[0] || !strcmp(tail, "Z"))) {
+    } else {
+        return -1;
+    }
+    if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+        s > 60 || h < 0 || mi < 0 || s < 0)
+        return -1;
+    snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, s);
+    return 0;
+}
+
+static const char *s_or(const json_t *o, const char *key, const char *dflt)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v && *v ? v : dflt;
+}
+
+static long long i_of(const json_t *o, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(o, key));
+}
+
+static void print_runs(const json_t *runs)
+{
+    printf("%s%6s  %-20s  %-20s  %-8s  %-26s  %-18s  %-7s  %s%s\n", cli_bold(), "run", "created",
+           "machine", "kind", "gpu", "torch", "verdict", "cases", cli_reset());
+    size_t i;
+    json_t *r;
+    json_array_foreach(runs, i, r) {
+        const char *v = s_or(r, "verdict", "-");
+        const char *col = !strcmp(v, "pass") ? cli_green() : !strcmp(v, "fail") ? cli_red() : "";
+        char cases[64] = "-";
+        if (json_integer_value(json_object_get(r, "cases")))
+            snprintf(cases, sizeof cases, "%lld/%lld passed", i_of(r, "passed"), i_of(r, "cases"));
+        printf("%6lld  %-20s  %-20.20s  %-8s  %-26.26s  %-18.18s  %s%-7s%s  %s\n", i_of(r, "id"),
+               s_or(r, "created", "-"), s_or(r, "hostname", "?"), s_or(r, "kind", "?"),
+               s_or(r, "gpu_model", "-"), s_or(r, "torch", "-"), col, v, cli_reset(), cases);
+    }
+    if (!json_array_size(runs))
+        printf("(no runs)\n");
+}
+
+static const char *const shown[] = {
+    "kind", "schema", "created", "recorded", "source", "hostname", "machine_id", "gpu_ids",
+    "gpu_model", "gpu_arch", "gpu_count", "kernel", "driver", "rocm", "cuda", "torch",
+    "torch_build", "device", "suite", "verdict", "cases", "passed", "failed", "errors",
+    "skipped", "worst_case", "worst_bits_lost", "gpuvet_version"};
+#define NSHOWN (sizeof shown / sizeof shown[0])
+
+static void value_text(const json_t *v, char *out, size_t n)
+{
+    if (json_is_string(v))
+        snprintf(out, n, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(out, n, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(out, n, "%.2f", json_real_value(v));
+    else
+        snprintf(out, n, "-");
+}
+
+static void print_run(const json_t *s)
+{
+    printf("%srun %lld%s\n", cli_bold(), i_of(s, "id"), cli_reset());
+    for (size_t i = 0; i < NSHOWN; i++) {
+        char v[1024];
+        value_text(json_object_get(s, shown[i]), v, sizeof v);
+        printf("  %-16s %s\n", shown[i], v);
+    }
+}
+
+static json_t *run_doc(const struct gv_history *h, json_t *summary, json_t *doc)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "schema", json_string(GV_HISTORY_RUN_SCHEMA));
+    json_object_set_new(o, "schema_version", json_integer(1));
+    json_object_set_new(o, "db", json_string(gv_history_name(h)));
+    json_object_set(o, "run", summary);
+    if (doc)
+        json_object_set(o, "document", doc);
+    return o;
+}
+
+static int parse_id(const char *s, int64_t *id)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (*end || v <= 0)
+        return cli_usage("history", "a run id is a positive number, not '%s'", s);
+    *id = v;
+    return 0;
+}
+
+static int do_list(struct gv_history *h, const struct hopts *o)
+{
+    char since[32];
+    if (o->since && cli_parse_since(o->since, since, sizeof since))
+        return cli_usage("history", "--since takes a date (2026-11-30) or an ISO-8601 UTC time, "
+                         "not '%s'", o->since);
+    struct gv_history_filter f = {.machine = o->machine, .kind = o->kind,
+                                  .since = o->since ? since : NULL, .limit = o->limit};
+    json_t *runs = NULL;
+    struct gv_err err = {0};
+    if (gv_history_list(h, &f, &runs, &err))
+        return cli_fail(&err);
+    int rc = GV_EXIT_OK;
+    if (o->json) {
+        json_t *d = json_object();
+        json_object_set_new(d, "schema", json_string("gpuvet.history-list"));
+        json_object_set_new(d, "schema_version", json_integer(1));
+        json_object_set_new(d, "db", json_string(gv_history_name(h)));
+        json_object_set(d, "runs", runs);
+        rc = cli_emit_json(d, NULL);
+        json_decref(d);
+    } else {
+        print_runs(runs);
+    }
+    json_decref(runs);
+    return rc;
+}
+
+static int do_show(struct gv_history *h, const struct hopts *o, int argc, char **argv)
+{
+    if (argc != 1)
+        return cli_usage("history", "show takes one run id");
+    int64_t id = 0;
+    if (parse_id(argv[0], &id))
+        return GV_EXIT_USAGE;
+    json_t *s = NULL, *doc = NULL;
+    struct gv_err err = {0};
+    if (gv_history_show(h, id, &s, (o->json || o->document) ? &doc : NULL, &err))
+        return cli_fail(&err);
+    int rc = GV_EXIT_OK;
+    if (o->document) {
+        rc = cli_emit_json(doc, o->output);
+    } else if (o->json) {
+        json_t *d = run_doc(h, s, doc);
+        rc = cli_emit_json(d, NULL);
+        json_decref(d);
+    } else {
+        print_run(s);
+    }
+    json_decref(s);
+    json_decref(doc);
+    return rc;
+}
+
+static int do_good(struct gv_history *h, const struct hopts *o)
+{
+    struct gv_history_ident id;
+    gv_history_this_machine(&id);
+    json_t *s = NULL;
+    struct gv_err err = {0};
+    int rc = gv_history_good(h, o->machine, &id, &s, NULL, &err);
+    if (rc == GV_E_NOTFOUND) {
+        fprintf(stderr, "gpuvet history: %s\n", err.msg);
+        return GV_EXIT_FINDINGS;
+    }
+    if (rc)
+        return cli_fail(&err);
+    if (o->json) {
+        json_t *d = run_doc(h, s, NULL);
+        rc = cli_emit_json(d, NULL);
+        json_decref(d);
+    } else {
+        print_run(s);
+    }
+    json_decref(s);
+    return rc;
+}
+
+static int load_snapshot_of(struct gv_history *h, int64_t id, json_t **summary, json_t **snap,
+                            struct gv_err *err)
+{
+    json_t *doc = NULL;
+    int rc = gv_history_show(h, id, summary, &doc, err);
+    if (rc)
+        return rc;
+    const json_t *s = gv_history_doc_snapshot(doc);
+    *snap = s ? json_incref((json_t *)s) : NULL;
+    json_decref(doc);
+    if (*snap && gv_json_check_schema(*snap, "gpuvet.snapshot", 1, "its snapshot", err)) {
+        json_decref(*snap);
+        *snap = NULL;
+    }
+    return GV_OK;
+}
+
+static int do_diff(struct gv_history *h, const struct hopts *o, int argc, char **argv)
+{
+    if (argc != 2)
+        return cli_usage("history", "diff takes two run ids");
+    int64_t a = 0, b = 0;
+    if (parse_id(argv[0], &a) || parse_id(argv[1], &b))
+        return GV_EXIT_USAGE;
+    json_t *sa = NULL, *sb = NULL, *na = NULL, *nb = NULL, *sdiff = NULL;
+    struct gv_err err = {0};
+    int rc = load_snapshot_of(h, a, &sa, &na, &err);
+    if (!rc)
+        rc = load_snapshot_of(h, b, &sb, &nb, &err);
+    char an[64], bn[64];
+    snprintf(an, sizeof an, "run %lld", (long long)a);
+    snprintf(bn, sizeof bn, "run %lld", (long long)b);
+    if (!rc && na && nb)
+        rc = gv_diff_snapshots(na, nb, an, bn, &sdiff, &err);
+    json_t *cols = json_array();
+    for (size_t i = 0; !rc && i < NSHOWN; i++) {
+        const json_t *va = json_object_get(sa, shown[i]), *vb = json_object_get(sb, shown[i]);
+        if (!strcmp(shown[i], "recorded") || !strcmp(shown[i], "source") ||
+            json_equal((json_t *)va, (json_t *)vb) || (!va && json_is_null(vb)) ||
+            (json_is_null(va) && !vb))
+            continue;
+        json_t *c = json_object();
+        json_object_set_new(c, "column", json_string(shown[i]));
+        json_object_set(c, "a", va ? (json_t *)va : json_null());
+        json_object_set(c, "b", vb ? (json_t *)vb : json_null());
+        json_array_append_new(cols, c);
+    }
+    size_t changes = 0;
+    if (!rc) {
+        size_t nc = 0;
+        json_t *c;
+        json_array_foreach(cols, nc, c) {
+            if (strcmp(json_string_value(json_object_get(c, "column")), "created"))
+                changes++;
+        }
+        changes += json_array_size(json_object_get(sdiff, "changes"));
+        if (o->json) {
+            json_t *d = json_object();
+            json_object_set_new(d, "schema", json_string("gpuvet.history-diff"));
+            json_object_set_new(d, "schema_version", json_integer(1));
+            json_object_set_new(d, "db", json_string(gv_history_name(h)));
+            json_object_set(d, "a", sa);
+            json_object_set(d, "b", sb);
+            json_object_set(d, "columns", cols);
+            json_object_set(d, "snapshot_diff", sdiff ? sdiff : json_null());
+            rc = cli_emit_json(d, NULL);
+            json_decref(d);
+        } else {
+            printf("%srun %lld%s -> %srun %lld%s\n", cli_bold(), (long long)a, cli_reset(),
+                   cli_bold(), (long long)b, cli_reset());
+            json_array_foreach(cols, nc, c) {
+                char va[512], vb[512];
+                value_text(json_object_get(c, "a"), va, sizeof va);
+                value_text(json_object_get(c, "b"), vb, sizeof vb);
+                printf("  %-16s %s -> %s\n", json_string_value(json_object_get(c, "column")), va,
+                       vb);
+            }
+            if (sdiff) {
+                printf("\n");
+                cli_diff_print(sdiff);
+            } else {
+                printf("\n(no snapshot in %s: layers not compared)\n", na ? bn : an);
+            }
+        }
+    }
+    json_decref(cols);
+    json_decref(sa);
+    json_decref(sb);
+    json_decref(na);
+    json_decref(nb);
+    json_decref(sdiff);
+    if (rc && rc != GV_EXIT_ERROR && rc < 0)
+        return cli_fail(&err);
+    if (rc)
+        return rc;
+    return changes ? GV_EXIT_FINDINGS : GV_EXIT_OK;
+}
+
+static int do_import(struct gv_history *h, const struct hopts *o, int argc, char **argv)
+{
+    if (argc < 1)
+        return cli_usage("history", "import needs at least one file");
+    struct gv_history_ident id;
+    gv_history_this_machine(&id);
+    if (o->machine) {
+        memset(&id, 0, sizeof id);
+        snprintf(id.hostname, sizeof id.hostname, "%s", o->machine);
+    }
+    int bad = 0;
+    for (int i = 0; i < argc; i++)
+        bad += cli_record_file_into(h, argv[i], &id) != GV_EXIT_OK;
+    if (bad)
+        fprintf(stderr, "gpuvet history: %d of %d file(s) not recorded\n", bad, argc);
+    return bad ? GV_EXIT_ERROR : GV_EXIT_OK;
+}
+
+static int do_check(struct gv_history *h, const struct hopts *o)
+{
+    struct gv_err err = {0};
+    if (gv_history_integrity(h, &err))
+        return cli_fail(&err);
+    if (o->json) {
+        json_t *d = json_object();
+        json_object_set_new(d, "db", json_string(gv_history_name(h)));
+        json_object_set_new(d, "integrity", json_string("ok"));
+        int rc = cli_emit_json(d, NULL);
+        json_decref(d);
+        return rc;
+    }
+    printf("%s: integrity ok\n", gv_history_name(h));
+    return GV_EXIT_OK;
+}
+
+int cmd_history(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+        return argc < 2 ? cli_usage("history", "list, show, diff, good, import or check?")
+                        : cli_help(usage);
+    const char *sub = argv[1];
+    static const char *const subs[] = {"list", "show", "diff", "good", "import", "check"};
+    int known = 0;
+    for (size_t i = 0; i < 6; i++)
+        known |= !strcmp(sub, subs[i]);
+    if (!known)
+        return cli_usage("history", "unknown subcommand '%s' (list, show, diff, good, import, "
+                         "check)", sub);
+    struct hopts o = {0};
+    int rc = parse(argc - 1, argv + 1, &o);
+    if (rc < 0)
+        return cli_help(usage);
+    if (rc)
+        return rc;
+    int nargs = argc - 1 - optind;
+    char **args = argv + 1 + optind;
+    if ((!strcmp(sub, "list") || !strcmp(sub, "good") || !strcmp(sub, "check")) && nargs)
+        return cli_usage("history", "%s: unexpected argument '%s'", sub, args[0]);
+    struct gv_history *h = NULL;
+    if (cli_history_open(o.db, !strcmp(sub, "import"), &h))
+        return GV_EXIT_ERROR;
+    if (!strcmp(sub, "list"))
+        rc = do_list(h, &o);
+    else if (!strcmp(sub, "show"))
+        rc = do_show(h, &o, nargs, args);
+    else if (!strcmp(sub, "diff"))
+        rc = do_diff(h, &o, nargs, args);
+    else if (!strcmp(sub, "good"))
+        rc = do_good(h, &o);
+    else if (!strcmp(sub, "import"))
+        rc = do_import(h, &o, nargs, args);
+    else
+        rc = do_check(h, &o);
+    gv_history_close(h);
+    return rc;
+}
+
+/* For 'gpuvet plan rollback --to last-good' (cmd_plan.c). */
+int cli_history_last_good(const char *machine, char *path, size_t pathsz)
+{
+    struct gv_history *h = NULL;
+    if (cli_history_open(NULL, 0, &h))
+        return GV_EXIT_ERROR;
+    struct gv_history_ident id;
+    gv_history_this_machine(&id);
+    json_t *s = NULL, *doc = NULL;
+    struct gv_err err = {0};
+    int rc = gv_history_good(h, machine, &id, &s, &doc, &err);
+    if (rc) {
+        gv_history_close(h);
+        return rc == GV_E_NOTFOUND ? (fprintf(stderr, "gpuvet plan: %s: no last good state to "
+                                      "plan back to\n", err.msg), GV_EXIT_FINDINGS)
+                                   : cli_fail(&err);
+    }
+    const json_t *snap = gv_history_doc_snapshot(doc);
+    long long run = i_of(s, "id");
+    if (!snap) {
+        rc = cli_failf("history database %s: run %lld (the last that passed) holds no snapshot "
+                       "to plan back to", gv_history_name(h), run);
+    } else {
+        char dir[GV_PATH_MAX];
+        const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+        if (xdg && xdg[0] == '/')
+            snprintf(dir, sizeof dir, "%s/gpuvet/baselines", xdg);
+        else
+            snprintf(dir, sizeof dir, "%s/.local/share/gpuvet/baselines", home ? home : "/tmp");
+        gv_mkdirs(dir, 0700);
+        snprintf(path, pathsz, "%s/run-%lld.snapshot.json", dir, run);
+        if (gv_json_write_file(path, snap, &err))
+            rc = cli_fail(&err);
+        else
+            fprintf(stderr, "gpuvet plan: last good: run %lld of %s (%s, %s), its snapshot "
+                    "written to %s\n", run, s_or(s, "hostname", "?"), s_or(s, "created", "?"),
+                    s_or(s, "kind", "?"), path);
+    }
+    json_decref(s);
+    json_decref(doc);
+    gv_history_close(h);
+    return rc;
+}

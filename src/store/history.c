@@ -1,0 +1,1195 @@
+/* The history database: schema and migrations, recording, queries and the
+ * version matrix, written once over the two backends (history_db.h). */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "base/fs.h"
+#include "base/json.h"
+#include "base/sha256.h"
+#include "num/fp.h"
+#include "num/types.h"
+#include "store/history.h"
+#include "store/history_db.h"
+
+#define DOC_MAX ((size_t)1 << 31) /* 2 GiB: larger documents are refused */
+#define RETRIES 200
+
+struct gv_history {
+    const struct gv_hdb_ops *ops;
+    void *conn;
+    char name[1024];
+    int in_bulk; /* inside gv_history_begin/commit */
+};
+
+/* ---------- names and places ---------- */
+
+static int is_pg_url(const char *url)
+{
+    return !strncmp(url, "postgresql://", 13) || !strncmp(url, "postgres://", 11);
+}
+
+int gv_history_locate(const char *url, char *out, size_t outsz, struct gv_err *err)
+{
+    if (!url || !*url)
+        url = getenv("GPUVET_DB");
+    if (url && *url) {
+        if ((size_t)snprintf(out, outsz, "%s", url) >= outsz)
+            return gv_err_set(err, GV_E_USAGE, "database name too long");
+        return GV_OK;
+    }
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    int n;
+    if (xdg && xdg[0] == '/')
+        n = snprintf(out, outsz, "%s/gpuvet/history.db", xdg);
+    else if (home && *home)
+        n = snprintf(out, outsz, "%s/.local/share/gpuvet/history.db", home);
+    else
+        return gv_err_set(err, GV_E_NOTFOUND, "no history database: neither GPUVET_DB, "
+                          "XDG_DATA_HOME nor HOME is set (use --db)");
+    if ((size_t)n >= outsz)
+        return gv_err_set(err, GV_E_USAGE, "database path too long");
+    return GV_OK;
+}
+
+/* Drops "password=VALUE" (key=value strings and URL query parameters). */
+static void drop_password_params(char *s)
+{
+    for (char *p = s; (p = strcasestr(p, "password=")) != NULL;) {
+        int at_start = p == s || p[-1] == '?' || p[-1] == '&' || p[-1] == ' ';
+        if (!at_start) {
+            p += 9;
+            continue;
+        }
+        char *end = p + 9;
+        while (*end && *end != '&' && *end != ' ')
+            end++;
+        if (*end)
+            end++; /* and its separator */
+        else if (p > s && (p[-1] == '&' || p[-1] == ' '))
+            p--; /* last parameter: drop the separator before it */
+        memmove(p, end, strlen(end) + 1);
+    }
+    size_t n = strlen(s);
+    if (n && s[n - 1] == '?')
+        s[n - 1] = '\0';
+}
+
+void gv_url_redact(const char *url, char *out, size_t outsz)
+{
+    if (!outsz)
+        return;
+    snprintf(out, outsz, "%s", url ? url : "");
+    char *s = strstr(out, "://");
+    if (s) {
+        s += 3;
+        char *end = s + strcspn(s, "/?#");
+        char *at = NULL;
+        for (char *p = s; p < end; p++) /* the last '@' ends the user part */
+            if (*p == '@')
+                at = p;
+        if (at) {
+            char *colon = memchr(s, ':', (size_t)(at - s));
+            if (colon)
+                memmove(colon, at, strlen(at) + 1);
+        }
+    }
+    drop_password_params(out);
+}
+
+const char *gv_history_name(const struct gv_history *h)
+{
+    return h->name;
+}
+
+const char *gv_history_backend(const struct gv_history *h)
+{
+    return h->ops->name;
+}
+
+void gv_history_this_machine(struct gv_history_ident *id)
+{
+    memset(id, 0, sizeof *id);
+    if (gethostname(id->hostname, sizeof id->hostname - 1) != 0)
+        id->hostname[0] = '\0';
+    char mid[128] = "";
+    if (gv_read_line("/etc/machine-id", mid, sizeof mid, NULL) != 0 || strlen(mid) < 16)
+        return;
+    /* an application-specific id (sd_id128_get_machine_app_specific's idea):
+     * the same machine always gives the same value, the value does not give
+     * the machine-id away */
+    char buf[200], hex[65];
+    int n = snprintf(buf, sizeof buf, "gpuvet-machine:%s", mid);
+    gv_sha256_buf_hex(buf, (size_t)n, hex);
+    snprintf(id->machine_id, sizeof id->machine_id, "%.32s", hex);
+}
+
+/* ---------- document to columns ---------- */
+
+static void put(char *dst, size_t n, const char *s)
+{
+    snprintf(dst, n, "%s", s ? s : "");
+}
+
+static const char *str_at(const json_t *o, const char *path)
+{
+    return gv_json_path_str(o, path);
+}
+
+const json_t *gv_history_doc_snapshot(const json_t *doc)
+{
+    const char *schema = str_at(doc, "schema");
+    if (schema && !strcmp(schema, "gpuvet.snapshot"))
+        return doc;
+    const char *paths[] = {"snapshot", "header.snapshot"};
+    for (int i = 0; i < 2; i++) {
+        const json_t *s = gv_json_path(doc, paths[i]);
+        const char *sc = str_at(s, "schema");
+        if (json_is_object(s) && sc && !strcmp(sc, "gpuvet.snapshot"))
+            return s;
+    }
+    return NULL;
+}
+
+static const char *kind_of(const char *schema)
+{
+    static const char *const known[][2] = {
+        {"gpuvet.snapshot", "snapshot"}, {"gpuvet.results", "check"},
+        {"gpuvet.capture", "capture"},   {"gpuvet.probe", "probe"},
+        {"gpuvet.bench", "bench"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(schema, known[i][0]))
+            return known[i][1];
+    return "other";
+}
+
+/* The install of kind (rocm/cuda) that is in use: the default one, else the
+ * first that is not a Python wheel's. */
+static const json_t *stack_install(const json_t *snap, const char *kind, const char *layout_not)
+{
+    const json_t *inst = gv_json_path(snap, "stacks.installs"), *e, *first = NULL;
+    size_t i;
+    json_array_foreach(inst, i, e) {
+        const char *k = str_at(e, "kind"), *lay = str_at(e, "layout");
+        if (!k || strcmp(k, kind) || (lay && layout_not && !strcmp(lay, layout_not)))
+            continue;
+        if (lay && !strcmp(lay, "python"))
+            continue;
+        if (json_is_true(json_object_get(e, "is_default")))
+            return e;
+        if (!first)
+            first = e;
+    }
+    return first;
+}
+
+static void gpu_ids(const json_t *devices, char *out, size_t n)
+{
+    static const char *const keys[] = {"uuid", "serial", "unique_id", "pci_address"};
+    out[0] = '\0';
+    size_t i;
+    const json_t *d;
+    json_array_foreach(devices, i, d) {
+        const char *v = NULL;
+        for (int k = 0; k < 4 && !v; k++)
+            v = str_at(d, keys[k]);
+        if (!v)
+            continue;
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, "%s%s", len ? "," : "", v);
+    }
+}
+
+static void from_snapshot(const json_t *snap, struct gv_run_cols *c)
+{
+    if (!snap)
+        return;
+    const char *h = str_at(snap, "host.hostname");
+    if (!h)
+        h = str_at(snap, "host.identity.hostname");
+    if (h)
+        put(c->hostname, sizeof c->hostname, h);
+    const char *m = str_at(snap, "host.machine_id");
+    if (!m)
+        m = str_at(snap, "host.identity.machine_id");
+    if (m)
+        put(c->machine_id, sizeof c->machine_id, m);
+    put(c->kernel, sizeof c->kernel, str_at(snap, "host.kernel.release"));
+    const json_t *devs = gv_json_path(snap, "gpus.devices");
+    c->gpu_count = (int)json_array_size(devs);
+    gpu_ids(devs, c->gpu_ids, sizeof c->gpu_ids);
+    const json_t *d0 = json_array_get(devs, 0);
+    if (d0) {
+        const char *model = str_at(d0, "model");
+        if (model)
+            put(c->gpu_model, sizeof c->gpu_model, model);
+        else
+            snprintf(c->gpu_model, sizeof c->gpu_model, "%s %s",
+                     str_at(d0, "vendor") ? str_at(d0, "vendor") : "gpu",
+                     str_at(d0, "device_id") ? str_at(d0, "device_id") : "?");
+        put(c->gpu_arch, sizeof c->gpu_arch, str_at(d0, "kfd.gfx_target"));
+    }
+    const char *drv = str_at(snap, "drivers.modules.amdgpu.version");
+    if (!drv)
+        drv = str_at(snap, "drivers.modules.nvidia.version");
+    if (!drv) {
+        const json_t *e = stack_install(snap, "cuda", "toolkit");
+        const char *lay = str_at(e, "layout");
+        if (lay && !strcmp(lay, "driver"))
+            drv = str_at(e, "version");
+    }
+    put(c->driver, sizeof c->driver, drv);
+    put(c->rocm, sizeof c->rocm, str_at(stack_install(snap, "rocm", NULL), "version"));
+    put(c->cuda, sizeof c->cuda, str_at(stack_install(snap, "cuda", "driver"), "version"));
+    const json_t *envs = gv_json_path(snap, "python.environments"), *e;
+    size_t i;
+    json_array_foreach(envs, i, e) {
+        const char *v = str_at(e, "torch.version");
+        if (!v)
+            continue;
+        put(c->torch, sizeof c->torch, v);
+        const char *b = str_at(e, "torch.build"), *hip = str_at(e, "torch.hip"),
+                   *cu = str_at(e, "torch.cuda");
+        snprintf(c->torch_build, sizeof c->torch_build, "%s%s%s", b ? b : "",
+                 hip ? " hip " : cu ? " cuda " : "", hip ? hip : cu ? cu : "");
+        break;
+    }
+}
+
+/* The device that computed (results and capture documents). */
+static void from_device(const json_t *desc, struct gv_run_cols *c)
+{
+    if (!json_is_object(desc))
+        return;
+    const char *name = str_at(desc, "name"), *arch = str_at(desc, "arch");
+    if (name)
+        put(c->gpu_model, sizeof c->gpu_model, name);
+    if (arch)
+        put(c->gpu_arch, sizeof c->gpu_arch, arch);
+    const char *tv = str_at(desc, "torch.version");
+    if (tv) {
+        put(c->torch, sizeof c->torch, tv);
+        const char *b = str_at(desc, "torch.build"), *hip = str_at(desc, "torch.hip"),
+                   *cu = str_at(desc, "torch.cuda");
+        snprintf(c->torch_build, sizeof c->torch_build, "%s%s%s", b ? b : "",
+                 hip ? " hip " : cu ? " cuda " : "", hip ? hip : cu ? cu : "");
+    }
+    const char *uuid = str_at(desc, "uuid");
+    if (uuid)
+        put(c->gpu_ids, sizeof c->gpu_ids, uuid);
+}
+
+static long long int_at(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+/* Bits lost by a case: the precision it promises (the narrower of its compute
+ * and output formats, from their unit roundoff: a TF32 GEMM into f32 promises
+ * 11 bits, not 24) minus the effective bits measured. */
+static double bits_lost(const json_t *cs)
+{
+    const json_t *eb = gv_json_path(cs, "metrics.effective_bits");
+    const char *co = str_at(cs, "compute_dtype"), *out = str_at(cs, "out_dtype");
+    int tc = co ? gv_dtype_from_name(co) : -1, to = out ? gv_dtype_from_name(out) : -1;
+    if (!json_is_number(eb) || to < 0)
+        return -1;
+    double p = -log2(gv_fp_unit_roundoff((enum gv_dtype)to));
+    if (tc >= 0 && -log2(gv_fp_unit_roundoff((enum gv_dtype)tc)) < p)
+        p = -log2(gv_fp_unit_roundoff((enum gv_dtype)tc));
+    double lost = p - json_number_value(eb);
+    return isfinite(lost) ? (lost > 0 ? lost : 0) : -1;
+}
+
+static void from_cases(const json_t *cases, struct gv_run_cols *c)
+{
+    size_t i;
+    const json_t *cs;
+    json_array_foreach(cases, i, cs) {
+        double l = bits_lost(cs);
+        const char *id = str_at(cs, "id");
+        if (l >= 0 && id && l > c->worst_bits_lost) {
+            c->worst_bits_lost = l;
+            put(c->worst_case, sizeof c->worst_case, id);
+        }
+    }
+}
+
+static void from_summary(const json_t *doc, struct gv_run_cols *c)
+{
+    const json_t *s = json_object_get(doc, "summary");
+    const char *v = str_at(doc, "verdict");
+    if (json_is_object(s) && json_object_get(s, "cases")) {
+        c->cases = int_at(s, "cases");
+        c->passed = int_at(s, "pass");
+        c->failed = int_at(s, "fail");
+        c->errors = int_at(s, "error");
+        c->skipped = int_at(s, "skipped");
+        /* as check's exit status: a pass is every case passed */
+        put(c->verdict, sizeof c->verdict,
+            c->cases > 0 && c->passed == c->cases ? "pass" : "fail");
+    }
+    if (v && (!strcmp(v, "pass") || !strcmp(v, "fail")))
+        put(c->verdict, sizeof c->verdict, v);
+}
+
+static void make_keys(struct gv_run_cols *c)
+{
+    if (c->machine_id[0])
+        snprintf(c->machine_key, sizeof c->machine_key, "id:%s", c->machine_id);
+    else if (c->hostname[0])
+        snprintf(c->machine_key, sizeof c->machine_key, "host:%s", c->hostname);
+    else
+        snprintf(c->machine_key, sizeof c->machine_key, "unknown");
+    snprintf(c->stack_key, sizeof c->stack_key, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+             c->gpu_model, c->gpu_arch, c->kernel, c->driver, c->rocm, c->cuda, c->torch);
+}
+
+int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
+                       struct gv_run_cols *c, const char *what, struct gv_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->worst_bits_lost = -1;
+    if (!json_is_object(doc))
+        return gv_err_set(err, GV_E_FORMAT, "%s: not a JSON object", what);
+    const char *schema = str_at(doc, "schema");
+    const json_t *ver = json_object_get(doc, "schema_version");
+    if (!schema || strncmp(schema, "gpuvet.", 7) || !json_is_integer(ver))
+        return gv_err_set(err, GV_E_SCHEMA, "%s: not a gpuvet document (no \"schema\": "
+                          "\"gpuvet....\" and integer \"schema_version\")", what);
+    if (!strcmp(schema, GV_MATRIX_SCHEMA) || !strcmp(schema, GV_HISTORY_RUN_SCHEMA))
+        return gv_err_set(err, GV_E_SCHEMA, "%s: a %s document is made from the history, not "
+                          "recorded in it", what, schema);
+    put(c->schema, sizeof c->schema, schema);
+    c->schema_version = (int)json_integer_value(ver);
+    put(c->kind, sizeof c->kind, kind_of(schema));
+    const json_t *head = json_object_get(doc, "header"); /* capture index */
+    const json_t *top = json_is_object(head) ? head : doc;
+    put(c->gpuvet_version, sizeof c->gpuvet_version, str_at(top, "gpuvet_version"));
+    put(c->created, sizeof c->created, str_at(top, "created"));
+    from_snapshot(gv_history_doc_snapshot(doc), c);
+    const json_t *dev = json_object_get(top, "device");
+    const json_t *desc = json_object_get(dev, "description");
+    from_device(json_is_object(desc) ? desc : dev, c);
+    const char *spec = str_at(dev, "spec");
+    if (!spec)
+        spec = str_at(dev, "device");
+    if (!spec)
+        spec = str_at(desc, "backend");
+    put(c->device, sizeof c->device, spec);
+    if (json_is_string(json_object_get(doc, "suite")))
+        put(c->suite, sizeof c->suite, str_at(doc, "suite"));
+    from_summary(doc, c);
+    from_cases(json_object_get(doc, "cases"), c);
+    if (!c->hostname[0] && ident)
+        put(c->hostname, sizeof c->hostname, ident->hostname);
+    if (!c->machine_id[0] && ident)
+        put(c->machine_id, sizeof c->machine_id, ident->machine_id);
+    make_keys(c);
+    return GV_OK;
+}
+
+/* ---------- opening, schema ---------- */
+
+static void backoff(int attempt)
+{
+    unsigned ms = 1u << (attempt < 8 ? attempt : 8); /* 1 .. 256 ms */
+    ms += (unsigned)rand() % (ms + 1);
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+struct one_int {
+    long long v;
+    int found;
+};
+
+static int one_int_row(void *ud, int n, const struct gv_hv *v)
+{
+    struct one_int *o = ud;
+    if (n < 1)
+        return 0;
+    if (v[0].type == GV_HV_INT)
+        o->v = v[0].i;
+    else if (v[0].type == GV_HV_TEXT)
+        o->v = strtoll(v[0].s, NULL, 10);
+    else if (v[0].type == GV_HV_REAL)
+        o->v = (long long)v[0].d;
+    else
+        return 0;
+    o->found = 1;
+    return 0;
+}
+
+/* The schema version, 0 when the database has no table meta yet. */
+static int read_version(struct gv_history *h, int *version, struct gv_err *err)
+{
+    struct one_int o = {0};
+    struct gv_err e2 = {0};
+    int rc = h->ops->query(h->conn, "SELECT value FROM meta WHERE key = 'schema_version'",
+                           NULL, 0, one_int_row, &o, &e2);
+    if (rc) {
+        if (h->ops->retriable(h->conn)) {
+            *err = e2;
+            return GV_E_TIMEOUT;
+        }
+        /* no table meta (a new database); anything else shows again below */
+        *version = 0;
+        return GV_OK;
+    }
+    *version = o.found ? (int)o.v : 0;
+    if (!o.found)
+        *version = 0;
+    return GV_OK;
+}
+
+static int refuse_newer(struct gv_history *h, int v, struct gv_err *err)
+{
+    return gv_err_set(err, GV_E_SCHEMA, "history database %s has schema version %d, newer than "
+                      "this gpuvet (%s) reads (up to %d): use a newer gpuvet, or another "
+                      "database (--db or GPUVET_DB)", h->name, v, GPUVET_VERSION,
+                      GV_HISTORY_SCHEMA_VERSION);
+}
+
+static int migrate_once(struct gv_history *h, struct gv_err *err)
+{
+    int rc = h->ops->begin(h->conn, err);
+    if (rc)
+        return rc;
+    int v = 0;
+    if (!(rc = h->ops->lock_schema(h->conn, err)))
+        rc = h->ops->exec(h->conn, "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, "
+                                   "value TEXT NOT NULL)", err);
+    if (!rc)
+        rc = read_version(h, &v, err);
+    if (!rc && v > GV_HISTORY_SCHEMA_VERSION)
+        rc = refuse_newer(h, v, err);
+    for (int step = v + 1; !rc && step <= GV_HISTORY_SCHEMA_VERSION; step++)
+        rc = h->ops->exec(h->conn, h->ops->schema_step(step), err);
+    if (!rc && v < GV_HISTORY_SCHEMA_VERSION) {
+        char ver[16];
+        snprintf(ver, sizeof ver, "%d", GV_HISTORY_SCHEMA_VERSION);
+        struct gv_hv p[] = {{.type = GV_HV_TEXT, .s = ver}};
+        rc = h->ops->query(h->conn, v == 0
+                           ? "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
+                           : "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                           p, 1, NULL, NULL, err);
+        if (!rc && v == 0) {
+            struct gv_hv q[] = {{.type = GV_HV_TEXT, .s = GPUVET_VERSION}};
+            rc = h->ops->query(h->conn, "INSERT INTO meta (key, value) VALUES "
+                               "('created_by', ?)", q, 1, NULL, NULL, err);
+        }
+    }
+    if (!rc)
+        rc = h->ops->commit(h->conn, err);
+    if (rc)
+        h->ops->rollback(h->conn);
+    return rc;
+}
+
+static int prepare_schema(struct gv_history *h, int create, struct gv_err *err)
+{
+    for (int attempt = 0;; attempt++) {
+        int v = 0;
+        int rc = read_version(h, &v, err);
+        if (!rc && v > GV_HISTORY_SCHEMA_VERSION)
+            return refuse_newer(h, v, err);
+        if (!rc && v == GV_HISTORY_SCHEMA_VERSION)
+            return GV_OK;
+        if (!rc && !create)
+            return v == 0 ? gv_err_set(err, GV_E_FORMAT, "history database %s: not a gpuvet "
+                                       "history database (no table meta with a schema "
+                                       "version)", h->name)
+                          : gv_err_set(err, GV_E_SCHEMA, "history database %s has schema "
+                                       "version %d; record a run into it (any gpuvet --record) "
+                                       "to migrate it to version %d", h->name, v,
+                                       GV_HISTORY_SCHEMA_VERSION);
+        if (!rc)
+            rc = migrate_once(h, err);
+        if (!rc)
+            return GV_OK;
+        if (!h->ops->retriable(h->conn) || attempt >= RETRIES)
+            return rc;
+        backoff(attempt);
+    }
+}
+
+int gv_history_open(const char *url, int create, struct gv_history **out, struct gv_err *err)
+{
+    *out = NULL;
+    char where[GV_PATH_MAX];
+    int rc = gv_history_locate(url, where, sizeof where, err);
+    if (rc)
+        return rc;
+    struct gv_history *h = calloc(1, sizeof *h);
+    if (!h)
+        return gv_err_set(err, GV_E_NOMEM, "out of memory");
+    gv_url_redact(where, h->name, sizeof h->name);
+    const char *path = where;
+    if (!strncmp(path, "sqlite:", 7))
+        path += 7;
+    else if (!strncmp(path, "file:", 5))
+        path += 5;
+    for (int attempt = 0;; attempt++) {
+        if (is_pg_url(where))
+            rc = gv_hdb_pg_open(where, h->name, &h->ops, &h->conn, err);
+        else
+            rc = gv_hdb_sqlite_open(path, create, h->name, &h->ops, &h->conn, err);
+        if (rc != GV_E_TIMEOUT || attempt >= RETRIES)
+            break;
+        backoff(attempt);
+    }
+    if (!rc)
+        rc = prepare_schema(h, create, err);
+    if (rc) {
+        gv_history_close(h);
+        return rc;
+    }
+    *out = h;
+    return GV_OK;
+}
+
+void gv_history_close(struct gv_history *h)
+{
+    if (!h)
+        return;
+    if (h->ops && h->conn)
+        h->ops->close(h->conn);
+    free(h);
+}
+
+/* ---------- recording ---------- */
+
+static struct gv_hv T(const char *s)
+{
+    struct gv_hv v = {.type = s && *s ? GV_HV_TEXT : GV_HV_NULL, .s = s};
+    return v;
+}
+
+static struct gv_hv I(long long i)
+{
+    struct gv_hv v = {.type = GV_HV_INT, .i = i};
+    return v;
+}
+
+static struct gv_hv R(double d)
+{
+    struct gv_hv v = {.type = d >= 0 ? GV_HV_REAL : GV_HV_NULL, .d = d};
+    return v;
+}
+
+static void utc_now(char out[32])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static const char insert_run[] =
+    "INSERT INTO runs (run_key, kind, schema, schema_version, gpuvet_version, created,"
+    " recorded, source, hostname, machine_id, machine_key, gpu_ids, gpu_model, gpu_arch,"
+    " gpu_count, kernel, driver, rocm, cuda, torch, torch_build, device, suite, verdict,"
+    " cases, passed, failed, errors, skipped, worst_case, worst_bits_lost, stack_key)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT (run_key) DO NOTHING RETURNING id";
+
+struct packed {
+    char *json;
+    size_t len;
+    void *z;
+    size_t zlen;
+    char sha[65];
+};
+
+static int pack(const json_t *doc, struct packed *p, const char *name, struct gv_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->json = json_dumps(doc, JSON_COMPACT);
+    if (!p->json)
+        return gv_err_set(err, GV_E_NOMEM, "history database %s: cannot serialise the document",
+                          name);
+    p->len = strlen(p->json);
+    if (p->len > DOC_MAX)
+        return gv_err_set(err, GV_E_FORMAT, "history database %s: document of %zu bytes is "
+                          "too large to record", name, p->len);
+    gv_sha256_buf_hex(p->json, p->len, p->sha);
+    size_t cap = ZSTD_compressBound(p->len);
+    p->z = malloc(cap);
+    if (!p->z)
+        return gv_err_set(err, GV_E_NOMEM, "history database %s: out of memory", name);
+    size_t z = ZSTD_compress(p->z, cap, p->json, p->len, 3);
+    if (ZSTD_isError(z))
+        return gv_err_set(err, GV_E_FORMAT, "history database %s: zstd: %s", name,
+                          ZSTD_getErrorName(z));
+    p->zlen = z;
+    return GV_OK;
+}
+
+static void unpack_free(struct packed *p)
+{
+    free(p->json);
+    free(p->z);
+}
+
+static int record_once(struct gv_history *h, const struct gv_run_cols *c, const char *source,
+                       const struct packed *p, int64_t *run, int *is_new, struct gv_err *err)
+{
+    int rc = h->in_bulk ? GV_OK : h->ops->begin(h->conn, err);
+    if (rc)
+        return rc;
+    gv_test_stop_point("record-begin", h->name);
+    char now[32];
+    utc_now(now);
+    const char *created = c->created[0] ? c->created : now;
+    struct gv_hv v[] = {
+        T(p->sha), T(c->kind), T(c->schema), I(c->schema_version), T(c->gpuvet_version),
+        T(created), T(now), T(source), T(c->hostname), T(c->machine_id), T(c->machine_key),
+        T(c->gpu_ids), T(c->gpu_model), T(c->gpu_arch), I(c->gpu_count), T(c->kernel),
+        T(c->driver), T(c->rocm), T(c->cuda), T(c->torch), T(c->torch_build), T(c->device),
+        T(c->suite), T(c->verdict), I(c->cases), I(c->passed), I(c->failed), I(c->errors),
+        I(c->skipped), T(c->worst_case), R(c->worst_bits_lost), T(c->stack_key)};
+    struct one_int id = {0};
+    struct gv_hv k[] = {T(p->sha)};
+    /* recorded before? (asked first, so that PostgreSQL's sequence has no gaps) */
+    rc = h->ops->query(h->conn, "SELECT id FROM runs WHERE run_key = ?", k, 1, one_int_row, &id,
+                       err);
+    if (!rc && id.found) {
+        *is_new = 0;
+    } else if (!rc && (rc = h->ops->query(h->conn, insert_run, v, (int)(sizeof v / sizeof v[0]),
+                                          one_int_row, &id, err)) == GV_OK && !id.found) {
+        /* recorded at the same moment by another process */
+        rc = h->ops->query(h->conn, "SELECT id FROM runs WHERE run_key = ?", k, 1, one_int_row,
+                           &id, err);
+        if (!rc && !id.found)
+            rc = gv_err_set(err, GV_E_IO, "history database %s: run neither inserted nor found",
+                            h->name);
+        *is_new = 0;
+    } else if (!rc) {
+        *is_new = 1;
+        gv_test_stop_point("record-run", h->name);
+        struct gv_hv d[] = {I(id.v), T("zstd+json"), I((long long)p->len), T(p->sha),
+                            {.type = GV_HV_BLOB, .b = p->z, .n = p->zlen}};
+        rc = h->ops->query(h->conn, "INSERT INTO documents (run_id, encoding, bytes, sha256, "
+                           "data) VALUES (?,?,?,?,?)", d, 5, NULL, NULL, err);
+        if (!rc)
+            gv_test_stop_point("record-doc", h->name);
+    }
+    if (!rc && !h->in_bulk)
+        rc = h->ops->commit(h->conn, err);
+    if (rc) {
+        if (!h->in_bulk)
+            h->ops->rollback(h->conn);
+        return rc;
+    }
+    gv_test_stop_point("record-commit", h->name);
+    *run = id.v;
+    return GV_OK;
+}
+
+int gv_history_record(struct gv_history *h, const json_t *doc, const char *source,
+                      const struct gv_history_ident *ident, int64_t *run, int *is_new,
+                      struct gv_err *err)
+{
+    struct gv_run_cols *c = malloc(sizeof *c);
+    if (!c)
+        return gv_err_set(err, GV_E_NOMEM, "out of memory");
+    int rc = gv_history_extract(doc, ident, c, source ? source : "document", err);
+    struct packed p = {0};
+    if (!rc)
+        rc = pack(doc, &p, h->name, err);
+    int dummy_new;
+    if (!is_new)
+        is_new = &dummy_new;
+    for (int attempt = 0; !rc; attempt++) {
+        rc = record_once(h, c, source, &p, run, is_new, err);
+        if (!rc || h->in_bulk || !h->ops->retriable(h->conn) || attempt >= RETRIES)
+            break;
+        rc = GV_OK;
+        gv_err_clear(err);
+        backoff(attempt);
+    }
+    if (rc && err && h->ops->retriable(h->conn))
+        gv_err_prefix(err, "gave up after %d tries", RETRIES);
+    unpack_free(&p);
+    free(c);
+    return rc;
+}
+
+int gv_history_begin(struct gv_history *h, struct gv_err *err)
+{
+    int rc = h->ops->begin(h->conn, err);
+    h->in_bulk = rc == GV_OK;
+    return rc;
+}
+
+int gv_history_commit(struct gv_history *h, struct gv_err *err)
+{
+    h->in_bulk = 0;
+    int rc = h->ops->commit(h->conn, err);
+    if (rc)
+        h->ops->rollback(h->conn);
+    return rc;
+}
+
+/* ---------- queries ---------- */
+
+static const char *const summary_cols[] = {
+    "id", "kind", "schema", "schema_version", "gpuvet_version", "created", "recorded", "source",
+    "hostname", "machine_id", "gpu_ids", "gpu_model", "gpu_arch", "gpu_count", "kernel",
+    "driver", "rocm", "cuda", "torch", "torch_build", "device", "suite", "verdict", "cases",
+    "passed", "failed", "errors", "skipped", "worst_case", "worst_bits_lost"};
+#define NSUMMARY (sizeof summary_cols / sizeof summary_cols[0])
+#define SUMMARY_SELECT                                                                        \
+    "SELECT id, kind, schema, schema_version, gpuvet_version, created, recorded, source,"     \
+    " hostname, machine_id, gpu_ids, gpu_model, gpu_arch, gpu_count, kernel, driver, rocm,"   \
+    " cuda, torch, torch_build, device, suite, verdict, cases, passed, failed, errors,"       \
+    " skipped, worst_case, worst_bits_lost FROM runs"
+
+static json_t *value_json(const struct gv_hv *v)
+{
+    switch (v->type) {
+    case GV_HV_INT: return json_integer(v->i);
+    case GV_HV_REAL: return json_real(v->d);
+    case GV_HV_TEXT: return json_string(v->s);
+    default: return json_null();
+    }
+}
+
+static json_t *summary_of(int n, const struct gv_hv *v)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < n && i < (int)NSUMMARY; i++)
+        json_object_set_new(o, summary_cols[i], value_json(&v[i]));
+    return o;
+}
+
+static int append_summary(void *ud, int n, const struct gv_hv *v)
+{
+    json_array_append_new((json_t *)ud, summary_of(n, v));
+    return 0;
+}
+
+/* SQL conditions and their parameters for a filter. */
+struct where {
+    char sql[1024];
+    struct gv_hv p[12];
+    int np;
+    char buf[6][300];
+};
+
+static void like_escape(const char *in, char *out, size_t n, int lower)
+{
+    size_t o = 0;
+    for (; *in && o + 3 < n; in++) {
+        if (*in == '%' || *in == '_' || *in == '\\')
+            out[o++] = '\\';
+        out[o++] = lower ? (char)tolower((unsigned char)*in) : *in;
+    }
+    out[o] = '\0';
+}
+
+static void where_add(struct where *w, const char *cond)
+{
+    size_t len = strlen(w->sql);
+    snprintf(w->sql + len, sizeof w->sql - len, " AND %s", cond);
+}
+
+static void where_of(const struct gv_history_filter *f, struct where *w)
+{
+    memset(w, 0, sizeof *w);
+    if (!f)
+        return;
+    if (f->machine && *f->machine) {
+        where_add(w, "(hostname = ? OR machine_id = ? OR machine_key = ?)");
+        for (int i = 0; i < 3; i++)
+            w->p[w->np++] = T(f->machine);
+    }
+    if (f->kind && *f->kind) {
+        where_add(w, "kind = ?");
+        w->p[w->np++] = T(f->kind);
+    }
+    if (f->since && *f->since) {
+        where_add(w, "created >= ?");
+        w->p[w->np++] = T(f->since);
+    }
+    if (f->gpu && *f->gpu) {
+        char esc[200];
+        like_escape(f->gpu, esc, sizeof esc, 1);
+        snprintf(w->buf[0], sizeof w->buf[0], "%%%s%%", esc);
+        snprintf(w->buf[1], sizeof w->buf[1], "%s", esc);
+        where_add(w, "(LOWER(gpu_model) LIKE ? ESCAPE '\\' OR LOWER(gpu_arch) LIKE ? ESCAPE '\\')");
+        w->p[w->np++] = T(w->buf[0]);
+        w->p[w->np++] = T(w->buf[1]);
+    }
+    if (f->torch && *f->torch) {
+        char esc[200];
+        like_escape(f->torch, esc, sizeof esc, 0);
+        snprintf(w->buf[2], sizeof w->buf[2], "%s.%%", esc);
+        snprintf(w->buf[3], sizeof w->buf[3], "%s+%%", esc);
+        where_add(w, "(torch = ? OR torch LIKE ? ESCAPE '\\' OR torch LIKE ? ESCAPE '\\')");
+        w->p[w->np++] = T(f->torch);
+        w->p[w->np++] = T(w->buf[2]);
+        w->p[w->np++] = T(w->buf[3]);
+    }
+}
+
+int gv_history_list(struct gv_history *h, const struct gv_history_filter *f, json_t **runs,
+                    struct gv_err *err)
+{
+    struct where w;
+    where_of(f, &w);
+    char sql[2048];
+    snprintf(sql, sizeof sql, SUMMARY_SELECT " WHERE 1 = 1%s ORDER BY created DESC, id DESC "
+             "LIMIT %d", w.sql, f && f->limit > 0 ? f->limit : 50);
+    json_t *a = json_array();
+    int rc = h->ops->query(h->conn, sql, w.p, w.np, append_summary, a, err);
+    if (rc) {
+        json_decref(a);
+        return rc;
+    }
+    *runs = a;
+    return GV_OK;
+}
+
+struct docrow {
+    struct gv_history *h;
+    long long run;
+    json_t *doc;
+    int found;
+    int rc;
+    struct gv_err *err;
+};
+
+static int doc_row(void *ud, int n, const struct gv_hv *v)
+{
+    struct docrow *d = ud;
+    d->found = 1;
+    if (n < 3 || v[0].type != GV_HV_BLOB || v[1].type != GV_HV_TEXT) {
+        d->rc = gv_err_set(d->err, GV_E_FORMAT, "history database %s: run %lld: its document "
+                           "is missing or not a zstd blob", d->h->name, d->run);
+        return 1;
+    }
+    unsigned long long size = ZSTD_getFrameContentSize(v[0].b, v[0].n);
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > DOC_MAX) {
+        d->rc = gv_err_set(d->err, GV_E_FORMAT, "history database %s: run %lld: its document "
+                           "is not a complete zstd frame", d->h->name, d->run);
+        return 1;
+    }
+    char *buf = malloc(size + 1);
+    if (!buf) {
+        d->rc = gv_err_set(d->err, GV_E_NOMEM, "out of memory");
+        return 1;
+    }
+    size_t got = ZSTD_decompress(buf, size, v[0].b, v[0].n);
+    char sha[65];
+    if (ZSTD_isError(got) || got != size) {
+        d->rc = gv_err_set(d->err, GV_E_FORMAT, "history database %s: run %lld: its document "
+                           "does not decompress: %s", d->h->name, d->run,
+                           ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
+    } else if (gv_sha256_buf_hex(buf, got, sha), strcmp(sha, v[1].s)) {
+        d->rc = gv_err_set(d->err, GV_E_FORMAT, "history database %s: run %lld: its document "
+                           "does not match its sha256", d->h->name, d->run);
+    } else {
+        json_error_t je;
+        d->doc = json_loadb(buf, got, 0, &je);
+        if (!d->doc)
+            d->rc = gv_err_set(d->err, GV_E_FORMAT, "history database %s: run %lld: its "
+                               "document is not JSON: %s", d->h->name, d->run, je.text);
+    }
+    free(buf);
+    return d->rc ? 1 : 0;
+}
+
+static int load_doc(struct gv_history *h, long long run, json_t **doc, struct gv_err *err)
+{
+    struct docrow d = {h, run, NULL, 0, 0, err};
+    struct gv_hv p[] = {I(run)};
+    int rc = h->ops->query(h->conn, "SELECT data, sha256, encoding FROM documents WHERE "
+                           "run_id = ?", p, 1, doc_row, &d, err);
+    if (d.rc)
+        return d.rc;
+    if (rc)
+        return rc;
+    if (!d.found)
+        return gv_err_set(err, GV_E_FORMAT, "history database %s: run %lld has no document",
+                          h->name, run);
+    *doc = d.doc;
+    return GV_OK;
+}
+
+static int one_summary(struct gv_history *h, const char *sql, const struct gv_hv *p, int np,
+                       json_t **summary, struct gv_err *err)
+{
+    json_t *a = json_array();
+    int rc = h->ops->query(h->conn, sql, p, np, append_summary, a, err);
+    if (!rc && json_array_size(a) == 0)
+        rc = GV_E_NOTFOUND;
+    if (!rc)
+        *summary = json_incref(json_array_get(a, 0));
+    json_decref(a);
+    return rc;
+}
+
+int gv_history_show(struct gv_history *h, int64_t run, json_t **summary, json_t **doc,
+                    struct gv_err *err)
+{
+    struct gv_hv p[] = {I(run)};
+    json_t *s = NULL;
+    int rc = one_summary(h, SUMMARY_SELECT " WHERE id = ?", p, 1, &s, err);
+    if (rc == GV_E_NOTFOUND)
+        return gv_err_set(err, GV_E_NOTFOUND, "history database %s has no run %lld", h->name,
+                          (long long)run);
+    if (rc)
+        return rc;
+    if (doc && (rc = load_doc(h, run, doc, err))) {
+        json_decref(s);
+        return rc;
+    }
+    *summary = s;
+    return GV_OK;
+}
+
+int gv_history_good(struct gv_history *h, const char *machine,
+                    const struct gv_history_ident *ident, json_t **summary, json_t **doc,
+                    struct gv_err *err)
+{
+    char key[300];
+    struct gv_hv p[3];
+    const char *cond;
+    if (machine && *machine) {
+        cond = "(hostname = ? OR machine_id = ? OR machine_key = ?)";
+        p[0] = p[1] = p[2] = T(machine);
+    } else {
+        /* this machine: by its machine id where it has one, else its hostname */
+        if (ident->machine_id[0])
+            snprintf(key, sizeof key, "id:%s", ident->machine_id);
+        else
+            snprintf(key, sizeof key, "host:%s", ident->hostname);
+        cond = "(machine_key = ? OR (machine_id IS NULL AND hostname = ?) OR machine_key = ?)";
+        p[0] = T(key);
+        p[1] = T(ident->hostname);
+        p[2] = T(key);
+        machine = ident->hostname;
+    }
+    char sql[1024];
+    snprintf(sql, sizeof sql, SUMMARY_SELECT " WHERE %s AND verdict = 'pass' ORDER BY created "
+             "DESC, id DESC LIMIT 1", cond);
+    json_t *s = NULL;
+    int rc = one_summary(h, sql, p, 3, &s, err);
+    if (rc == GV_E_NOTFOUND)
+        return gv_err_set(err, GV_E_NOTFOUND, "history database %s: machine %s has no run that "
+                          "passed", h->name, machine);
+    if (rc)
+        return rc;
+    long long id = json_integer_value(json_object_get(s, "id"));
+    if (doc && (rc = load_doc(h, id, doc, err))) {
+        json_decref(s);
+        return rc;
+    }
+    *summary = s;
+    return GV_OK;
+}
+
+/* ---------- the matrix ---------- */
+
+struct mrow {
+    char stack[800];
+    long long runs, machines, passes, failures;
+    char first[32], last[32];
+};
+
+struct mrows {
+    struct mrow *r;
+    size_t n, cap;
+};
+
+static const char *text_of(const struct gv_hv *v)
+{
+    return v->type == GV_HV_TEXT ? v->s : "";
+}
+
+static long long int_of(const struct gv_hv *v)
+{
+    return v->type == GV_HV_INT ? v->i : v->type == GV_HV_REAL ? (long long)v->d
+         : v->type == GV_HV_TEXT ? strtoll(v->s, NULL, 10) : 0;
+}
+
+static int mrow_add(void *ud, int n, const struct gv_hv *v)
+{
+    struct mrows *m = ud;
+    if (n < 7)
+        return 0;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        struct mrow *r = realloc(m->r, cap * sizeof *r);
+        if (!r)
+            return GV_E_NOMEM;
+        m->r = r;
+        m->cap = cap;
+    }
+    struct mrow *r = &m->r[m->n++];
+    put(r->stack, sizeof r->stack, text_of(&v[0]));
+    r->runs = int_of(&v[1]);
+    r->machines = int_of(&v[2]);
+    r->passes = int_of(&v[3]);
+    r->failures = int_of(&v[4]);
+    put(r->first, sizeof r->first, text_of(&v[5]));
+    put(r->last, sizeof r->last, text_of(&v[6]));
+    return 0;
+}
+
+static json_t *text_or_null(const struct gv_hv *v)
+{
+    return v->type == GV_HV_TEXT && v->s[0] ? json_string(v->s) : json_null();
+}
+
+static int stack_cols(void *ud, int n, const struct gv_hv *v)
+{
+    json_t *row = ud;
+    static const char *const names[] = {"gpu_model", "gpu_arch", "kernel", "driver", "rocm",
+                                        "cuda", "torch"};
+    for (int i = 0; i < 7 && i < n; i++)
+        json_object_set_new(row, names[i], i == 0 ? json_string(text_of(&v[0]))
+                                                  : text_or_null(&v[i]));
+    return 1; /* one row is enough */
+}
+
+static int worst_row(void *ud, int n, const struct gv_hv *v)
+{
+    json_t *w = ud;
+    if (n < 3)
+        return 1;
+    json_object_set_new(w, "case", text_or_null(&v[0]));
+    json_object_set_new(w, "bits_lost", v[1].type == GV_HV_REAL ? json_real(v[1].d)
+                                        : v[1].type == GV_HV_INT ? json_real((double)v[1].i)
+                                                                 : json_null());
+    json_object_set_new(w, "run", json_integer(int_of(&v[2])));
+    return 1;
+}
+
+static int timeline_row(void *ud, int n, const struct gv_hv *v)
+{
+    json_t *a = ud;
+    if (n < 4)
+        return 0;
+    json_t *e = json_object();
+    json_object_set_new(e, "time", json_string(text_of(&v[0])));
+    json_object_set_new(e, "machine", json_string(text_of(&v[1])));
+    json_object_set_new(e, "run", json_integer(int_of(&v[2])));
+    json_object_set_new(e, "verdict", json_string(text_of(&v[3])));
+    json_array_insert_new(a, 0, e); /* newest first from the query: oldest first here */
+    return 0;
+}
+
+static int matrix_row(struct gv_history *h, const struct mrow *m, const struct where *w,
+                      json_t *row, struct gv_err *err)
+{
+    struct gv_hv p[16];
+    p[0] = T(m->stack);
+    for (int i = 0; i < w->np; i++)
+        p[1 + i] = w->p[i];
+    char sql[2048];
+    snprintf(sql, sizeof sql, "SELECT gpu_model, gpu_arch, kernel, driver, rocm, cuda, torch "
+             "FROM runs WHERE stack_key = ? AND verdict IS NOT NULL%s LIMIT 1", w->sql);
+    int rc = h->ops->query(h->conn, sql, p, 1 + w->np, stack_cols, row, err);
+    if (rc < 0)
+        return rc;
+    json_object_set_new(row, "runs", json_integer(m->runs));
+    json_object_set_new(row, "machines", json_integer(m->machines));
+    json_object_set_new(row, "passes", json_integer(m->passes));
+    json_object_set_new(row, "failures", json_integer(m->failures));
+    json_object_set_new(row, "first_seen", json_string(m->first));
+    json_object_set_new(row, "last_seen", json_string(m->last));
+    json_t *worst = json_object();
+    json_object_set_new(worst, "case", json_null());
+    json_object_set_new(worst, "bits_lost", json_null());
+    json_object_set_new(worst, "run", json_null());
+    json_object_set_new(row, "worst", worst);
+    snprintf(sql, sizeof sql, "SELECT worst_case, worst_bits_lost, id FROM runs WHERE "
+             "stack_key = ? AND verdict IS NOT NULL AND worst_bits_lost IS NOT NULL%s "
+             "ORDER BY worst_bits_lost DESC, id DESC LIMIT 1", w->sql);
+    rc = h->ops->query(h->conn, sql, p, 1 + w->np, worst_row, worst, err);
+    if (rc < 0)
+        return rc;
+    json_t *tl = json_array();
+    json_object_set_new(row, "timeline", tl);
+    snprintf(sql, sizeof sql, "SELECT created, hostname, id, verdict FROM runs WHERE "
+             "stack_key = ? AND verdict IS NOT NULL%s ORDER BY created DESC, id DESC LIMIT 100",
+             w->sql);
+    rc = h->ops->query(h->conn, sql, p, 1 + w->np, timeline_row, tl, err);
+    return rc < 0 ? rc : GV_OK;
+}
+
+int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, json_t **out,
+                      struct gv_err *err)
+{
+    struct where w;
+    where_of(f, &w);
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "SELECT stack_key, COUNT(*), COUNT(DISTINCT machine_key),"
+             " SUM(CASE WHEN verdict = 'pass' THEN 1 ELSE 0 END),"
+             " SUM(CASE WHEN verdict = 'fail' THEN 1 ELSE 0 END), MIN(created), MAX(created)"
+             " FROM runs WHERE verdict IS NOT NULL%s GROUP BY stack_key"
+             " ORDER BY MAX(created) DESC, stack_key", w.sql);
+    struct mrows m = {0};
+    int rc = h->ops->query(h->conn, sql, w.p, w.np, mrow_add, &m, err);
+    if (rc == GV_E_NOMEM)
+        gv_err_set(err, GV_E_NOMEM, "out of memory");
+    json_t *doc = json_object(), *rows = json_array();
+    json_object_set_new(doc, "schema", json_string(GV_MATRIX_SCHEMA));
+    json_object_set_new(doc, "schema_version", json_integer(GV_MATRIX_SCHEMA_VERSION));
+    json_object_set_new(doc, "db", json_string(h->name));
+    gv_json_set_utc_now(doc, "generated");
+    json_t *fl = json_object();
+    json_object_set_new(fl, "gpu", f && f->gpu ? json_string(f->gpu) : json_null());
+    json_object_set_new(fl, "since", f && f->since ? json_string(f->since) : json_null());
+    json_object_set_new(fl, "torch", f && f->torch ? json_string(f->torch) : json_null());
+    json_object_set_new(doc, "filters", fl);
+    json_object_set_new(doc, "rows", rows);
+    for (size_t i = 0; !rc && i < m.n; i++) {
+        json_t *row = json_object();
+        json_array_append_new(rows, row);
+        rc = matrix_row(h, &m.r[i], &w, row, err);
+    }
+    free(m.r);
+    if (rc) {
+        json_decref(doc);
+        return rc;
+    }
+    *out = doc;
+    return GV_OK;
+}
+
+/* ---------- integrity ---------- */
+
+int gv_history_integrity(struct gv_history *h, struct gv_err *err)
+{
+    int rc = h->ops->integrity(h->conn, err);
+    if (rc)
+        return rc;
+    struct one_int o = {0};
+    rc = h->ops->query(h->conn, "SELECT COUNT(*) FROM runs r LEFT JOIN documents d ON "
+                       "d.run_id = r.id WHERE d.run_id IS NULL", NULL, 0, one_int_row, &o, err);
+    if (rc)
+        return rc;
+    if (o.v)
+        return gv_err_set(err, GV_E_FORMAT, "history database %s: %lld run(s) without their "
+                          "document", h->name, o.v);
+    o.found = 0;
+    o.v = 0;
+    rc = h->ops->query(h->conn, "SELECT COUNT(*) FROM documents d LEFT JOIN runs r ON "
+                       "d.run_id = r.id WHERE r.id IS NULL", NULL, 0, one_int_row, &o, err);
+    if (!rc && o.v)
+        return gv_err_set(err, GV_E_FORMAT, "history database %s: %lld document(s) without "
+                          "their run", h->name, o.v);
+    return rc;
+}

@@ -1,0 +1,126 @@
+/* The history database (docs/history.md): every recorded gpuvet document with
+ * the columns a team asks about (machine, GPU, kernel, driver, ROCm/CUDA,
+ * PyTorch, verdict, key figures), the full document kept zstd-compressed next
+ * to them. SQLite by default (a file), PostgreSQL for a team (a
+ * postgresql:// URL; libpq opened at run time). The same schema on both,
+ * versioned in table meta and migrated forward; a database from a newer gpuvet
+ * is refused. */
+#ifndef GV_STORE_HISTORY_H
+#define GV_STORE_HISTORY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+#define GV_HISTORY_SCHEMA_VERSION 1
+#define GV_MATRIX_SCHEMA "gpuvet.matrix"
+#define GV_MATRIX_SCHEMA_VERSION 1
+#define GV_HISTORY_RUN_SCHEMA "gpuvet.history-run"
+
+struct gv_history;
+
+/* The database to use: url when given, else $GPUVET_DB, else
+ * $XDG_DATA_HOME/gpuvet/history.db (~/.local/share/gpuvet/history.db). */
+int gv_history_locate(const char *url, char *out, size_t outsz, struct gv_err *err);
+
+/* Opens (and with create, creates or migrates) the database at url: a path
+ * (or sqlite:PATH / file:PATH) or postgresql://... / postgres://... Error
+ * messages name the database with any password removed. */
+int gv_history_open(const char *url, int create, struct gv_history **h, struct gv_err *err);
+void gv_history_close(struct gv_history *h);
+/* The database's name for messages and documents (password removed). */
+const char *gv_history_name(const struct gv_history *h);
+/* "sqlite" or "postgresql". */
+const char *gv_history_backend(const struct gv_history *h);
+
+/* url with the password of a user:password@ part replaced by nothing
+ * ("postgresql://u:secret@h/db" -> "postgresql://u@h/db"), also in a
+ * password=... parameter of the query string or of a key=value string. */
+void gv_url_redact(const char *url, char *out, size_t outsz);
+
+/* Who a recording is about, when the document does not say. */
+struct gv_history_ident {
+    char hostname[256];
+    char machine_id[80]; /* "" or an app-specific digest of /etc/machine-id, never the id */
+};
+/* This machine: the hostname, and sha256("gpuvet-machine:" + /etc/machine-id)
+ * (the machine-id itself is never stored: systemd asks that it not be exposed). */
+void gv_history_this_machine(struct gv_history_ident *id);
+
+/* The indexed columns of one document (docs/history.md, "Columns"). Strings
+ * are "" when unknown (stored as NULL). */
+struct gv_run_cols {
+    char kind[16];              /* snapshot, check, capture, probe, bench, other */
+    char schema[64];
+    int schema_version;
+    char gpuvet_version[32];
+    char created[32];           /* the document's own time, ISO-8601 UTC */
+    char hostname[256], machine_id[80], machine_key[300];
+    char gpu_ids[512];          /* UUIDs/serials where the document holds them, else PCI addresses */
+    char gpu_model[160], gpu_arch[64];
+    int gpu_count;
+    char kernel[128], driver[64], rocm[64], cuda[64], torch[96], torch_build[96];
+    char device[96], suite[32];
+    char verdict[8];            /* "pass", "fail" or "" (not a judged run) */
+    long long cases, passed, failed, errors, skipped;
+    char worst_case[160];
+    double worst_bits_lost;     /* < 0: none */
+    char stack_key[800];        /* the matrix row: gpu_model|arch|kernel|driver|rocm|cuda|torch */
+};
+
+/* Fills cols from a gpuvet document of any known schema (gpuvet.snapshot,
+ * gpuvet.results, gpuvet.capture, and generically anything with schema,
+ * created and an embedded snapshot). ident (may be NULL) gives the machine when
+ * the document does not. GV_E_FORMAT / GV_E_SCHEMA naming what when it is not a
+ * gpuvet document. The fuzzed part of the recorder. */
+int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
+                       struct gv_run_cols *cols, const char *what, struct gv_err *err);
+
+/* Records one document (any schema gpuvet writes) in one transaction: either
+ * the run and its document are there afterwards, or nothing is. A document
+ * already recorded (same content) is not recorded twice: *run is its id and
+ * *is_new 0. source (may be NULL) says where it came from (a file name). */
+int gv_history_record(struct gv_history *h, const json_t *doc, const char *source,
+                      const struct gv_history_ident *ident, int64_t *run, int *is_new,
+                      struct gv_err *err);
+
+/* Filters for list and matrix; NULL / 0: none. */
+struct gv_history_filter {
+    const char *machine; /* hostname or machine_id */
+    const char *gpu;     /* substring of the GPU model, or the arch */
+    const char *since;   /* ISO-8601 date or time (created >= since) */
+    const char *torch;   /* PyTorch version prefix */
+    const char *kind;    /* snapshot, check, ... */
+    int limit;           /* list: newest first, at most this many (0: 50) */
+};
+
+/* The runs, newest first: an array of run summaries (the columns as JSON). */
+int gv_history_list(struct gv_history *h, const struct gv_history_filter *f, json_t **runs,
+                    struct gv_err *err);
+/* One run: its summary and (when doc != NULL) the full document. GV_E_NOTFOUND. */
+int gv_history_show(struct gv_history *h, int64_t run, json_t **summary, json_t **doc,
+                    struct gv_err *err);
+/* The newest run of machine (hostname or machine id; NULL: ident's) that passed.
+ * GV_E_NOTFOUND when there is none. */
+int gv_history_good(struct gv_history *h, const char *machine,
+                    const struct gv_history_ident *ident, json_t **summary, json_t **doc,
+                    struct gv_err *err);
+/* The version matrix document (schema gpuvet.matrix, docs/history.md). */
+int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, json_t **doc,
+                      struct gv_err *err);
+/* PRAGMA integrity_check (SQLite) or the table check (PostgreSQL); problems
+ * are GV_E_FORMAT with the first ones in the message. */
+int gv_history_integrity(struct gv_history *h, struct gv_err *err);
+
+/* The snapshot a document holds: itself (gpuvet.snapshot) or the one embedded
+ * (results, capture header, ...); borrowed; NULL when there is none. */
+const json_t *gv_history_doc_snapshot(const json_t *doc);
+
+/* Bulk loading (benchmarks, import of many files): several gv_history_record
+ * calls in one transaction. */
+int gv_history_begin(struct gv_history *h, struct gv_err *err);
+int gv_history_commit(struct gv_history *h, struct gv_err *err);
+
+#endif

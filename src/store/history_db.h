@@ -1,0 +1,62 @@
+/* Inside the history store: the small SQL interface the two backends
+ * (history_sqlite.c, history_pg.c) give history.c. SQL is written once with
+ * '?' placeholders; the PostgreSQL backend numbers them ($1, $2, ...). */
+#ifndef GV_STORE_HISTORY_DB_H
+#define GV_STORE_HISTORY_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+enum gv_hv_type { GV_HV_NULL, GV_HV_TEXT, GV_HV_INT, GV_HV_REAL, GV_HV_BLOB };
+
+/* A parameter or a result value. Result strings and blobs are valid during the
+ * row callback only. */
+struct gv_hv {
+    enum gv_hv_type type;
+    const char *s;
+    long long i;
+    double d;
+    const void *b;
+    size_t n;
+};
+
+/* Called for every result row; non-zero stops (and is returned). */
+typedef int (*gv_hrow_fn)(void *ud, int ncol, const struct gv_hv *cols);
+
+struct gv_hdb_ops {
+    const char *name; /* "sqlite", "postgresql" */
+    /* Statements without parameters (DDL; several separated by ';'). */
+    int (*exec)(void *conn, const char *sql, struct gv_err *err);
+    int (*query)(void *conn, const char *sql, const struct gv_hv *params, int np,
+                 gv_hrow_fn fn, void *ud, struct gv_err *err);
+    /* A write transaction (SQLite: BEGIN IMMEDIATE), commit, rollback. */
+    int (*begin)(void *conn, struct gv_err *err);
+    int (*commit)(void *conn, struct gv_err *err);
+    void (*rollback)(void *conn);
+    int (*integrity)(void *conn, struct gv_err *err);
+    /* The last error was transient (busy, locked, serialization failure,
+     * deadlock): the whole transaction may be retried. */
+    int (*retriable)(void *conn);
+    void (*close)(void *conn);
+    /* The schema's DDL for version v (1..GV_HISTORY_SCHEMA_VERSION): what
+     * migrates version v-1 to v, in this backend's types. */
+    const char *(*schema_step)(int v);
+    /* Serialises concurrent schema creation inside a transaction (PostgreSQL:
+     * an advisory lock; SQLite: BEGIN IMMEDIATE already did). */
+    int (*lock_schema)(void *conn, struct gv_err *err);
+};
+
+/* Opens a backend. name is the database's redacted name, for messages. */
+int gv_hdb_sqlite_open(const char *path, int create, const char *name,
+                       const struct gv_hdb_ops **ops, void **conn, struct gv_err *err);
+int gv_hdb_pg_open(const char *url, const char *name, const struct gv_hdb_ops **ops,
+                   void **conn, struct gv_err *err);
+
+/* Stop points for tests (gv_test_stop_point in base/fs.h, GPUVET_TEST_STOP_AT),
+ * reached in this order inside a recording: record-begin (transaction open),
+ * record-run (run row inserted), record-doc (document inserted), record-commit
+ * (committed, not yet reported). */
+
+#endif

@@ -1,0 +1,286 @@
+/* The history database in SQLite (linked): WAL, a busy timeout, write
+ * transactions taken with BEGIN IMMEDIATE, PRAGMA integrity_check. */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/fs.h"
+#include "store/history.h"
+#include "store/history_db.h"
+
+#define BUSY_TIMEOUT_MS 30000
+
+struct sq {
+    sqlite3 *db;
+    char name[GV_PATH_MAX];
+    int last; /* last result code */
+};
+
+static int sq_fail(struct sq *c, int rc, struct gv_err *err, const char *what)
+{
+    c->last = rc;
+    const char *msg = c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc);
+    int code = GV_E_IO;
+    const char *hint = "";
+    if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT) {
+        code = GV_E_FORMAT;
+        hint = " (the file is not a SQLite database or is corrupt; keep it for inspection "
+               "and record into another file with --db or GPUVET_DB)";
+    } else if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+        code = GV_E_TIMEOUT;
+        hint = " (another gpuvet kept the database busy for too long)";
+    }
+    return gv_err_set(err, code, "history database %s: %s: %s%s", c->name, what, msg, hint);
+}
+
+static int sq_exec(void *conn, const char *sql, struct gv_err *err)
+{
+    struct sq *c = conn;
+    char *msg = NULL;
+    int rc = sqlite3_exec(c->db, sql, NULL, NULL, &msg);
+    sqlite3_free(msg);
+    return rc == SQLITE_OK ? GV_OK : sq_fail(c, rc, err, "statement failed");
+}
+
+static int bind_all(sqlite3_stmt *st, const struct gv_hv *p, int np)
+{
+    for (int i = 0; i < np; i++) {
+        int rc;
+        switch (p[i].type) {
+        case GV_HV_TEXT: rc = sqlite3_bind_text(st, i + 1, p[i].s, -1, SQLITE_STATIC); break;
+        case GV_HV_INT: rc = sqlite3_bind_int64(st, i + 1, p[i].i); break;
+        case GV_HV_REAL: rc = sqlite3_bind_double(st, i + 1, p[i].d); break;
+        case GV_HV_BLOB:
+            rc = sqlite3_bind_blob64(st, i + 1, p[i].b, p[i].n, SQLITE_STATIC);
+            break;
+        default: rc = sqlite3_bind_null(st, i + 1); break;
+        }
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    return SQLITE_OK;
+}
+
+static void column_value(sqlite3_stmt *st, int i, struct gv_hv *v)
+{
+    memset(v, 0, sizeof *v);
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_INTEGER:
+        v->type = GV_HV_INT;
+        v->i = sqlite3_column_int64(st, i);
+        break;
+    case SQLITE_FLOAT:
+        v->type = GV_HV_REAL;
+        v->d = sqlite3_column_double(st, i);
+        break;
+    case SQLITE_TEXT:
+        v->type = GV_HV_TEXT;
+        v->s = (const char *)sqlite3_column_text(st, i);
+        break;
+    case SQLITE_BLOB:
+        v->type = GV_HV_BLOB;
+        v->b = sqlite3_column_blob(st, i);
+        v->n = (size_t)sqlite3_column_bytes(st, i);
+        break;
+    default: v->type = GV_HV_NULL; break;
+    }
+}
+
+static int sq_query(void *conn, const char *sql, const struct gv_hv *p, int np, gv_hrow_fn fn,
+                    void *ud, struct gv_err *err)
+{
+    struct sq *c = conn;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(c->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return sq_fail(c, rc, err, "preparing a query");
+    if ((rc = bind_all(st, p, np)) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return sq_fail(c, rc, err, "binding a parameter");
+    }
+    struct gv_hv cols[48];
+    int stop = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int n = sqlite3_column_count(st);
+        if (n > 48)
+            n = 48;
+        for (int i = 0; i < n; i++)
+            column_value(st, i, &cols[i]);
+        if (fn && (stop = fn(ud, n, cols)) != 0)
+            break;
+    }
+    if (stop) {
+        sqlite3_finalize(st);
+        return stop;
+    }
+    if (rc != SQLITE_DONE) {
+        int r = sq_fail(c, rc, err, "running a query");
+        sqlite3_finalize(st);
+        return r;
+    }
+    sqlite3_finalize(st);
+    return GV_OK;
+}
+
+static int sq_begin(void *conn, struct gv_err *err)
+{
+    return sq_exec(conn, "BEGIN IMMEDIATE", err);
+}
+
+static int sq_commit(void *conn, struct gv_err *err)
+{
+    return sq_exec(conn, "COMMIT", err);
+}
+
+static void sq_rollback(void *conn)
+{
+    struct sq *c = conn;
+    if (!sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+struct integ {
+    char msg[700];
+    int bad;
+};
+
+static int integ_row(void *ud, int n, const struct gv_hv *v)
+{
+    struct integ *g = ud;
+    const char *s = n > 0 && v[0].type == GV_HV_TEXT ? v[0].s : "?";
+    if (!strcmp(s, "ok"))
+        return 0;
+    if (g->bad++ < 3) {
+        size_t len = strlen(g->msg);
+        snprintf(g->msg + len, sizeof g->msg - len, "%s%s", len ? "; " : "", s);
+    }
+    return 0;
+}
+
+static int sq_integrity(void *conn, struct gv_err *err)
+{
+    struct sq *c = conn;
+    struct integ g = {.bad = 0};
+    int rc = sq_query(conn, "PRAGMA integrity_check", NULL, 0, integ_row, &g, err);
+    if (rc)
+        return rc;
+    if (g.bad)
+        return gv_err_set(err, GV_E_FORMAT, "history database %s: integrity check found %d "
+                          "problem(s): %s", c->name, g.bad, g.msg);
+    return GV_OK;
+}
+
+static int sq_retriable(void *conn)
+{
+    struct sq *c = conn;
+    int rc = c->last & 0xff;
+    return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
+static void sq_close(void *conn)
+{
+    struct sq *c = conn;
+    if (!c)
+        return;
+    sqlite3_close_v2(c->db);
+    free(c);
+}
+
+/* Version 1 (docs/history.md, "Schema"). Documents live in their own table so
+ * that the runs table stays small and scans of it are fast. */
+static const char schema_v1[] =
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS runs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " run_key TEXT NOT NULL UNIQUE,"
+    " kind TEXT NOT NULL, schema TEXT NOT NULL, schema_version INTEGER,"
+    " gpuvet_version TEXT, created TEXT NOT NULL, recorded TEXT NOT NULL, source TEXT,"
+    " hostname TEXT, machine_id TEXT, machine_key TEXT NOT NULL, gpu_ids TEXT,"
+    " gpu_model TEXT, gpu_arch TEXT, gpu_count INTEGER, kernel TEXT, driver TEXT,"
+    " rocm TEXT, cuda TEXT, torch TEXT, torch_build TEXT, device TEXT, suite TEXT,"
+    " verdict TEXT, cases INTEGER, passed INTEGER, failed INTEGER, errors INTEGER,"
+    " skipped INTEGER, worst_case TEXT, worst_bits_lost REAL, stack_key TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS documents ("
+    " run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,"
+    " encoding TEXT NOT NULL, bytes INTEGER NOT NULL, sha256 TEXT NOT NULL, data BLOB NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS runs_machine ON runs(machine_key, created);"
+    "CREATE INDEX IF NOT EXISTS runs_host ON runs(hostname, created);"
+    "CREATE INDEX IF NOT EXISTS runs_created ON runs(created);"
+    "CREATE INDEX IF NOT EXISTS runs_stack ON runs(stack_key, created, verdict, machine_key)"
+    " WHERE verdict IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS runs_worst ON runs(stack_key, worst_bits_lost)"
+    " WHERE verdict IS NOT NULL;";
+
+static const char *sq_schema_step(int v)
+{
+    return v == 1 ? schema_v1 : NULL;
+}
+
+static int sq_lock_schema(void *conn, struct gv_err *err)
+{
+    (void)conn;
+    (void)err;
+    return GV_OK;
+}
+
+static const struct gv_hdb_ops sq_ops = {
+    "sqlite", sq_exec, sq_query, sq_begin, sq_commit, sq_rollback, sq_integrity,
+    sq_retriable, sq_close, sq_schema_step, sq_lock_schema,
+};
+
+/* A first read: SQLite opens any file lazily, so a corrupt or foreign file is
+ * only noticed here. */
+static int sq_probe(struct sq *c, struct gv_err *err)
+{
+    return sq_query(c, "SELECT count(*) FROM sqlite_master", NULL, 0, NULL, NULL, err);
+}
+
+int gv_hdb_sqlite_open(const char *path, int create, const char *name,
+                       const struct gv_hdb_ops **ops, void **conn, struct gv_err *err)
+{
+    struct stat sb;
+    if (!create && stat(path, &sb) != 0)
+        return gv_err_set(err, GV_E_NOTFOUND, "history database %s: %s (record runs with "
+                          "--record or 'gpuvet history import' first)", name, strerror(errno));
+    if (create) { /* the directory of the default location may not exist yet */
+        char dir[GV_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = '\0';
+            if (!gv_is_dir(dir) && gv_mkdirs(dir, 0700) != 0)
+                return gv_err_set(err, GV_E_IO, "history database %s: cannot create %s: %s",
+                                  name, dir, strerror(errno));
+        }
+    }
+    struct sq *c = calloc(1, sizeof *c);
+    if (!c)
+        return gv_err_set(err, GV_E_NOMEM, "history database %s: out of memory", name);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
+    int rc = sqlite3_open_v2(path, &c->db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        int r = sq_fail(c, rc, err, "cannot open");
+        sq_close(c);
+        return r;
+    }
+    sqlite3_extended_result_codes(c->db, 0);
+    sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
+    if ((rc = sq_probe(c, err)) != GV_OK) {
+        sq_close(c);
+        return rc;
+    }
+    /* WAL: readers never block the writer; synchronous=FULL: a committed run
+     * survives a power cut, not only a killed process. */
+    if ((rc = sq_exec(c, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                         " PRAGMA foreign_keys=ON;", err)) != GV_OK) {
+        sq_close(c);
+        return rc;
+    }
+    *ops = &sq_ops;
+    *conn = c;
+    return GV_OK;
+}
