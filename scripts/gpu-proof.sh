@@ -2,7 +2,9 @@
 # The GPU proof, in one go, on a machine with an NVIDIA GPU: every GPU test,
 # the standard suite cold and warm, the full suite, the TF32 override (cuBLAS
 # and cuBLASLt), cuBLAS against cuBLASLt with ab, ab against the CUDA libraries
-# PyTorch bundles (in the GPU tests), snapshot and doctor. Logs go to $OUT (or ./gpu-proof).
+# PyTorch bundles (in the GPU tests), the capture and probe benchmarks, the probe
+# tables for docs/probe.md, a report page, snapshot and doctor. Logs go to $OUT
+# (or ./gpu-proof).
 # Usage: scripts/gpu-proof.sh BUILD_DIR   (a Release build with BUILD_TESTING=ON,
 #        packed with scripts/pack-runtime.sh when the machine lacks our libraries)
 set -uo pipefail
@@ -53,6 +55,11 @@ run compare-lt-tf32 "$g" compare "$out/standard-lt.json" "$out/standard-lt-tf32.
 run ab-blas "$g" ab --a env=GPUVET_BLAS=classic --b env=GPUVET_BLAS=lt --suite standard \
     --device cuda:0 --only 'gemm.*'
 run bench-torch bash "$src/tests/bench/bench_torch.sh" "$g"
+torch_py=${GV_TORCH_PYTHON:-/opt/torch/.venv/bin/python}
+[[ -x $torch_py ]] && run bench-capture bash "$src/tests/bench/bench_capture.sh" "$g" "$torch_py" cuda:0
+run probe-tables bash "$src/scripts/probe-tables.sh" "$out/probe"
+run bench-probe bash "$src/tests/bench/bench_probe.sh" "$build" cuda:0
+run report-tf32 "$g" report "$out/standard.json" "$out/standard-tf32.json" -o "$out/report-tf32.html"
 run snapshot "$g" snapshot -o "$out/snapshot.json"
 run doctor "$g" doctor
 cat "$out/summary.txt"

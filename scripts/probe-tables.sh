@@ -1,7 +1,7 @@
 #!/bin/bash
 # For the lead on the GPU machine: fingerprints of cuda:0 (and torch:cuda:0 when
 # a PyTorch is found) and the docs/probe.md tables made from them.
-# usage: tests/gpu/probe_tables.sh [OUTDIR]   (GPUVET=path/to/gpuvet)
+# usage: scripts/probe-tables.sh [OUTDIR]   (GPUVET=path/to/gpuvet)
 set -u
 OUT=${1:-probe-out}; mkdir -p "$OUT"
 GPUVET=${GPUVET:-gpuvet}
