@@ -721,6 +721,22 @@ def run_chained(torch, func, op, live, device):
     return out
 
 
+def replay_reply(torch, outs, ref_outs, note, ref_note):
+    """A replay's reply: each output's bytes here, then the referee's (when there is one)."""
+    specs, blobs = [], []
+    for k, o in enumerate(outs):
+        b = tensor_bytes(torch, o)
+        spec = {"dtype": dtype_name(torch, o.dtype), "shape": list(o.shape), "nbytes": len(b)}
+        blobs.append(b)
+        if ref_outs is not None:
+            rb = tensor_bytes(torch, ref_outs[k])
+            spec["ref"] = {"dtype": dtype_name(torch, ref_outs[k].dtype), "nbytes": len(rb)}
+            blobs.append(rb)
+        specs.append(spec)
+    return ({"ok": True, "outputs": specs, "impl": ", ".join(note), "referee": ref_note},
+            b"".join(bytes(b) for b in blobs))
+
+
 def replay_span(worker, req, payload):
     """A stretch of A's ops run one after another on this device, each fed what
     the ones before it computed here (A's recorded values only for what comes
@@ -749,18 +765,7 @@ def replay_span(worker, req, payload):
             ref_outs = [ref[k] for k in req["want"]]
         except Exception as e:
             ref_outs, ref_note = None, "no float64 referee: " + err_text(e)
-        specs, blobs = [], []
-        for k, o in enumerate(outs):
-            b = tensor_bytes(torch, o)
-            spec = {"dtype": dtype_name(torch, o.dtype), "shape": list(o.shape), "nbytes": len(b)}
-            blobs.append(b)
-            if ref_outs is not None:
-                rb = tensor_bytes(torch, ref_outs[k])
-                spec["ref"] = {"dtype": dtype_name(torch, ref_outs[k].dtype), "nbytes": len(rb)}
-                blobs.append(rb)
-            specs.append(spec)
-        return {"ok": True, "outputs": specs, "impl": ", ".join(note),
-                "referee": ref_note}, b"".join(bytes(b) for b in blobs)
+        return replay_reply(torch, outs, ref_outs, note, ref_note)
     except Unsupported as e:
         return {"ok": False, "status": "unsupported", "error": str(e)}, b""
     except KeyError as e:
@@ -795,19 +800,7 @@ def replay_op(worker, req, payload):
                 ref_outs, ref_note = None, "the float64 call gave another number of outputs"
         except Exception as e:
             ref_outs, ref_note = None, "no float64 referee: " + err_text(e)
-        specs, blobs = [], []
-        for k, o in enumerate(outs):
-            b = tensor_bytes(torch, o)
-            spec = {"dtype": dtype_name(torch, o.dtype), "shape": list(o.shape), "nbytes": len(b)}
-            blobs.append(b)
-            if ref_outs is not None:
-                rb = tensor_bytes(torch, ref_outs[k])
-                spec["ref"] = {"dtype": dtype_name(torch, ref_outs[k].dtype), "nbytes": len(rb)}
-                blobs.append(rb)
-            specs.append(spec)
-        payload_out = b"".join(bytes(b) for b in blobs)
-        return {"ok": True, "outputs": specs, "impl": ", ".join(note),
-                "referee": ref_note}, payload_out
+        return replay_reply(torch, outs, ref_outs, note, ref_note)
     except Unsupported as e:
         return {"ok": False, "status": "unsupported", "error": str(e)}, b""
     except Exception as e:
