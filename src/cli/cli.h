@@ -95,6 +95,8 @@ void cli_explain_print_json(const struct json_t *ex);
 struct gv_history;
 struct gv_history_ident;
 int cli_record_wanted(int flag);
+/* --db URL on a recording command: record there (and imply --record). */
+void cli_record_set_db(const char *db);
 int cli_record(const struct json_t *doc, const char *source);
 int cli_record_file(const char *path);
 int cli_record_file_into(struct gv_history *h, const char *path,

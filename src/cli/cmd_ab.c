@@ -16,7 +16,7 @@ extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet ab --a SPEC --b SPEC [--suite S] [--only PATTERN] [--device D]\n"
-    "                 [--keep DIR] [--json] [--junit FILE] [--record]\n"
+    "                 [--keep DIR] [--json] [--junit FILE] [--record] [--db URL]\n"
     "\n"
     "Run the numerics suite twice, each time in a child process set up for one stack, and\n"
     "compare the two result files case by case like 'gpuvet compare' (A is 'before', B\n"
@@ -44,6 +44,7 @@ static const char usage[] =
     "      --json, --junit FILE   as for 'gpuvet compare'\n"
     "      --record         record both sides' results in the history database (as\n"
     "                       'gpuvet check --record'; GPUVET_RECORD=1: always)\n"
+    "      --db URL         record them in this database (a path or postgresql://...)\n"
     "  -h, --help           this help\n"
     "\n"
     "Exit codes as for 'gpuvet compare': 1 when B is degraded or newly failing against A.\n";
@@ -237,6 +238,7 @@ int cmd_ab(int argc, char **argv)
         {"device", required_argument, 0, 'd'}, {"keep", required_argument, 0, 'k'},
         {"json", no_argument, 0, 'j'},         {"junit", required_argument, 0, 'J'},
         {"help", no_argument, 0, 'h'},         {"record", no_argument, 0, 'R'},
+        {"db", required_argument, 0, 'Q'},
         {0, 0, 0, 0}};
     struct side a = {0}, b = {0};
     const char *suite = "quick", *only = NULL, *device = NULL, *keep = NULL, *junit = NULL;
@@ -263,6 +265,7 @@ int cmd_ab(int argc, char **argv)
         case 'j': json = 1; break;
         case 'J': junit = optarg; break;
         case 'R': record = 1; break;
+        case 'Q': cli_record_set_db(optarg), record = 1; break;
         case 'h': return cli_help(usage);
         default: return cli_usage("ab", "unknown option '%s'", argv[optind - 1]);
         }

@@ -28,7 +28,7 @@ extern char **environ;
 static const char usage[] =
     "usage: gpuvet check [--suite S] [--only PATTERN] [--device D] [-o RESULTS]\n"
     "                    [--save-outputs FILE] [--junit FILE] [--json] [--list]\n"
-    "                    [--python PY] [--python-root DIR] [--probe] [--record]\n"
+    "                    [--python PY] [--python-root DIR] [--probe] [--record] [--db URL]\n"
     "\n"
     "Runs a deterministic numerics suite on a device and judges every case against an\n"
     "fp64 reference computed on the CPU, in units of what the case's precision can\n"
@@ -77,6 +77,7 @@ static const char usage[] =
     "      --record          also record the result in the history database ($GPUVET_DB,\n"
     "                        default ~/.local/share/gpuvet/history.db; GPUVET_RECORD=1:\n"
     "                        always); if that fails: exit 3 where the run gave 0\n"
+    "      --db URL          record it in this database (a path or postgresql://...)\n"
     "  -h, --help            this help\n"
     "\n"
     "CPU backend options (--device cpu:OPT,OPT): threads=N, and emulate=A+B+...,\n"
@@ -298,7 +299,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         {"lib-path", required_argument, 0, 'L'},    {"blas", required_argument, 0, 'B'},
         {"python", required_argument, 0, 'P'},      {"python-root", required_argument, 0, 'R'},
         {"probe", no_argument, 0, 'p'},             {"record", no_argument, 0, 'r'},
-        {0, 0, 0, 0}};
+        {"db", required_argument, 0, 'Q'},          {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -325,6 +326,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         case 'l': o->list = 1; break;
         case 'p': o->probe = 1; break;
         case 'r': o->record = 1; break;
+        case 'Q': cli_record_set_db(optarg), o->record = 1; break;
         case 'L': gv_vendor_set_lib_path(optarg); break;
         case 'B':
             if (strcmp(optarg, "auto") && strcmp(optarg, "lt") && strcmp(optarg, "classic"))

@@ -12,6 +12,7 @@ extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet snapshot [-o FILE] [--root DIR] [--pid N] [--no-hash] [--json] [--record]\n"
+    "                       [--db URL]\n"
     "\n"
     "Record every layer of the GPU stack in one versioned JSON document: host, GPUs\n"
     "(from PCI/sysfs, no vendor tool needed), kernel drivers, ROCm and CUDA installs and\n"
@@ -27,6 +28,7 @@ static const char usage[] =
     "      --json         JSON output (the default for this command)\n"
     "      --record       also record it in the history database ($GPUVET_DB, default\n"
     "                     ~/.local/share/gpuvet/history.db; GPUVET_RECORD=1: always)\n"
+    "      --db URL       record it in this database (a path or postgresql://...)\n"
     "  -h, --help         this help\n";
 
 int cmd_snapshot(int argc, char **argv)
@@ -35,7 +37,7 @@ int cmd_snapshot(int argc, char **argv)
         {"output", required_argument, 0, 'o'}, {"root", required_argument, 0, 'r'},
         {"pid", required_argument, 0, 'p'},    {"no-hash", no_argument, 0, 'n'},
         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-        {"record", no_argument, 0, 'R'},
+        {"record", no_argument, 0, 'R'}, {"db", required_argument, 0, 'Q'},
         {0, 0, 0, 0}};
     const char *output = NULL, *root = "/";
     int pid = 0, hash = 1, record = 0;
@@ -57,6 +59,7 @@ int cmd_snapshot(int argc, char **argv)
         case 'n': hash = 0; break;
         case 'j': break;
         case 'R': record = 1; break;
+        case 'Q': cli_record_set_db(optarg), record = 1; break;
         case 'h': return cli_help(usage);
         default: return cli_usage("snapshot", "unknown option '%s'", argv[optind - 1]);
         }

@@ -19,7 +19,7 @@ extern char **environ;
 static const char usage[] =
     "usage: gpuvet torch capture --model SPEC [--python PY] [--python-root DIR]\n"
     "                            [--device D] [--max-bytes N] [--seed N] [--strict]\n"
-    "                            -o RUN.gvcap [--json] [--record]\n"
+    "                            -o RUN.gvcap [--json] [--record] [--db URL]\n"
     "       gpuvet torch bisect A.gvcap [--python PY] [--python-root DIR] [--device D]\n"
     "                            [--strategy ops|modules|auto] [--keep-capture B.gvcap]\n"
     "                            [-o REPORT.json] [--junit F] [--json]\n"
@@ -55,6 +55,8 @@ static const char usage[] =
     "                        first), auto (default: modules beyond 2000 ops)\n"
     "      --record          capture: record the capture's index in the history database\n"
     "                        (GPUVET_RECORD=1: always; see 'gpuvet history')\n"
+    "      --db URL          capture: record it in this database (a path or\n"
+    "                        postgresql://...)\n"
     "      --keep-capture F  bisect: keep this environment's capture of the model in F\n"
     "  -o FILE               capture: the .gvcap to write; bisect: the report (JSON)\n"
     "      --junit F         bisect: JUnit XML, one testcase per op (a culprit is a\n"
@@ -99,7 +101,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         {"seed", required_argument, 0, 's'},     {"strict", no_argument, 0, 'S'},
         {"keep-capture", required_argument, 0, 'k'}, {"json", no_argument, 0, 'j'},
         {"junit", required_argument, 0, 'J'},    {"strategy", required_argument, 0, 'T'},
-        {"record", no_argument, 0, 'r'},
+        {"record", no_argument, 0, 'r'},        {"db", required_argument, 0, 'Q'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -140,6 +142,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
             break;
         case 'j': o->json = 1; break;
         case 'r': o->record = 1; break;
+        case 'Q': cli_record_set_db(optarg), o->record = 1; break;
         case 'h': return -1;
         default: return cli_usage("torch", "unknown option or missing value: '%s'", argv[optind - 1]);
         }

@@ -10,6 +10,13 @@
 #include "cli/cli.h"
 #include "store/history.h"
 
+static const char *record_db; /* --db of a recording command; NULL: $GPUVET_DB or the default */
+
+void cli_record_set_db(const char *db)
+{
+    record_db = db;
+}
+
 int cli_record_wanted(int flag)
 {
     const char *env = getenv("GPUVET_RECORD");
@@ -54,7 +61,7 @@ static void abs_path(const char *path, char *out, size_t n)
 int cli_record(const json_t *doc, const char *source)
 {
     struct gv_history *h = NULL;
-    if (cli_history_open(NULL, 1, &h)) {
+    if (cli_history_open(record_db, 1, &h)) {
         fprintf(stderr, "gpuvet: error: the run was not recorded in the history%s%s\n",
                 source ? "; its result is in " : "", source ? source : "");
         return GV_EXIT_ERROR;
@@ -103,7 +110,7 @@ int cli_record_file_into(struct gv_history *h, const char *path,
 int cli_record_file(const char *path)
 {
     struct gv_history *h = NULL;
-    if (cli_history_open(NULL, 1, &h)) {
+    if (cli_history_open(record_db, 1, &h)) {
         fprintf(stderr, "gpuvet: error: %s was not recorded in the history\n", path);
         return GV_EXIT_ERROR;
     }

@@ -54,4 +54,14 @@ PY
 # the matrix holds the four judged ab sides, not the capture
 "$GPUVET" matrix --json | python3 -c 'import json,sys; m=json.load(sys.stdin); sys.exit(sum(r["runs"] for r in m["rows"]) != 4)' ||
     fail "the matrix should count the 4 ab sides only"
-echo "ok: ab --record, GPUVET_RECORD=1 ab, torch capture --record, import of a capture"
+# --- --db URL on a recording command: records there (implying --record), not in $GPUVET_DB
+before=$(runs)
+"$GPUVET" check --suite quick --device cpu --only 'softmax.f16.*' --db "$T/other.db" -o "$T/c.json" \
+    > /dev/null 2> "$T/err" || fail "check --db: $(cat "$T/err")"
+"$GPUVET" snapshot --no-hash --db "$T/other.db" -o "$T/s.json" 2> "$T/err" || fail "snapshot --db: $(cat "$T/err")"
+"$GPUVET" ab --a system --b system --device cpu --only 'softmax.f16.*' --db "$T/other.db" > /dev/null 2> "$T/err" ||
+    fail "ab --db: $(cat "$T/err")"
+[ "$(runs)" = "$before" ] || fail "--db recorded into \$GPUVET_DB as well"
+n=$("$GPUVET" history list --db "$T/other.db" --json | python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"]; print(",".join(sorted(x["kind"] for x in r)))')
+[ "$n" = "check,check,check,snapshot" ] || fail "--db should hold check, snapshot and ab's two sides: $n"
+echo "ok: ab --record, GPUVET_RECORD=1 ab, torch capture --record, import of a capture, --db on check, snapshot and ab"
