@@ -77,6 +77,7 @@ int gv_render_results(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_compare(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_diff(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_doctor(struct gv_page *p, const json_t *doc, struct gv_err *err);
+int gv_render_probe(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_capture(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_capture_compare(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err);

@@ -30,6 +30,7 @@ static const struct renderer {
     {"gpuvet.capture-compare", 1, "Comparison of two model captures", gv_render_capture_compare},
     {"gpuvet.bisect", 1, "Bisect of a model capture", gv_render_bisect},
     {"gpuvet.matrix", 1, "Version matrix", gv_render_matrix},
+    {"gpuvet.probe", 1, "GEMM route fingerprint", gv_render_probe},
 };
 #define NRENDERERS (sizeof renderers / sizeof renderers[0])
 
