@@ -244,8 +244,11 @@ static void causes_table(struct gv_page *p, const json_t *causes)
         gv_page_end_section(p);
         return;
     }
-    static const char *const heads[] = {"kind", "what", "before", "after", "note"};
-    gv_page_table(p, NULL, heads, 5);
+    gv_page_note(p, "most likely first: a cause every degraded case ran through, then one some "
+                    "ran through, then one with a known numerics effect");
+    static const char *const heads[] = {"kind", "what", "before", "after", "note",
+                                        "#degraded cases it touches"};
+    gv_page_table(p, NULL, heads, 6);
     size_t i;
     const json_t *c;
     json_array_foreach(causes, i, c) {
@@ -257,10 +260,58 @@ static void causes_table(struct gv_page *p, const json_t *causes)
         gv_html_td_str(p->b, gv_jstr(c, "before"), NULL);
         gv_html_td_str(p->b, gv_jstr(c, "after"), NULL);
         gv_html_td_str(p->b, gv_jstr(c, "note"), NULL);
+        gv_html_td_num(p->b, c, "touches", 6);
         gv_buf_add(p->b, "</tr>\n");
+        if (gv_jstr(c, "touched_cases") && gv_jstr(c, "touched_cases")[0]) {
+            gv_buf_add(p->b, "<tr class=\"touched\"><td colspan=\"6\">touches: <code>");
+            gv_html_esc(p->b, gv_jstr(c, "touched_cases"));
+            gv_buf_add(p->b, "</code></td></tr>\n");
+        }
     }
     gv_page_table_end(p);
     gv_page_end_section(p);
+}
+
+/* What each degraded case's error looks like, and the fingerprint properties that
+ * changed (compare's explanation, as the document holds it). */
+static void explanation(struct gv_page *p, const json_t *doc)
+{
+    const json_t *sig = gv_jarr(doc, "signatures"), *fc = gv_jarr(doc, "fingerprint_changes");
+    size_t i;
+    const json_t *x;
+    const char *route = gv_jstr(doc, "route"), *fpnote = gv_jstr(doc, "fingerprint_note");
+    if (route && route[0])
+        gv_page_note(p, "%s", route);
+    if (json_array_size(sig)) {
+        gv_page_section(p, "signatures", "What the errors look like");
+        static const char *const heads[] = {"case", "signature", "what it means", "source"};
+        gv_page_table(p, NULL, heads, 4);
+        json_array_foreach(sig, i, x) {
+            gv_buf_add(p->b, "<tr><td><code>");
+            gv_html_esc(p->b, gv_jstr(x, "case"));
+            gv_buf_add(p->b, "</code></td>");
+            gv_html_td_str(p->b, gv_jstr(x, "signature"), NULL);
+            gv_html_td_str(p->b, gv_jstr(x, "text"), NULL);
+            gv_html_td_str(p->b, gv_jstr(x, "source"), NULL);
+            gv_buf_add(p->b, "</tr>\n");
+        }
+        gv_page_table_end(p);
+        gv_page_end_section(p);
+    }
+    if (json_array_size(fc) || (fpnote && fpnote[0])) {
+        gv_page_section(p, "fingerprint", "What changed in the fingerprint (check --probe)");
+        if (fpnote && fpnote[0])
+            gv_page_note(p, "%s", fpnote);
+        gv_buf_add(p->b, "<ul>\n");
+        json_array_foreach(fc, i, x) {
+            gv_buf_add(p->b, "<li>");
+            const char *t = json_is_string(x) ? json_string_value(x) : gv_jstr(x, "text");
+            gv_html_esc(p->b, t ? t : "");
+            gv_buf_add(p->b, "</li>\n");
+        }
+        gv_buf_add(p->b, "</ul>\n");
+        gv_page_end_section(p);
+    }
 }
 
 static void case_row(struct gv_page *p, const json_t *c)
@@ -425,6 +476,7 @@ int gv_render_compare(struct gv_page *p, const json_t *doc, struct gv_err *err)
     gv_buf_add(p->b, "</div>\n");
     const json_t *causes = gv_jarr(doc, "causes");
     causes_table(p, causes);
+    explanation(p, doc);
 
     const json_t *cases = gv_jarr(doc, "cases");
     size_t i, nflag = 0;

@@ -27,4 +27,27 @@ for a, (op, prec, props) in zip(arts, want):
         n += 1
 assert n > 0
 PY
+# a comparison of two check --probe results (plain CPU, TF32 emulation): the page holds the
+# ranked causes with the cases each touches, every error signature and every fingerprint
+# property that changed, as the comparison document says them
+"$GPUVET" check --suite quick --probe -o a.json >/dev/null 2>&1 || fail "check --probe"
+rc=0
+"$GPUVET" check --suite quick --probe --device cpu:emulate=tf32 -o b.json >/dev/null 2>&1 || rc=$?
+[[ $rc == 1 ]] || fail "check --probe with TF32 emulation: exit $rc, not 1"
+rc=0
+"$GPUVET" compare a.json b.json --json >c.json || rc=$?
+[[ $rc == 1 ]] || fail "compare of plain and TF32: exit $rc, not 1"
+"$GPUVET" report c.json -o c.html 2>/dev/null || fail "report of the comparison"
+python3 - c.json c.html <<'PY' || fail "the comparison page does not hold the explanation"
+import json, sys, html, re
+d = json.load(open(sys.argv[1])); page = html.unescape(re.sub(r"<[^>]+>", "", open(sys.argv[2]).read()))
+assert d["fingerprint_changes"] and d["signatures"] and d["causes"], "nothing to explain"
+for x in d["fingerprint_changes"] + d["signatures"]:
+    assert x["text"] in page, x["text"]
+pos = [page.index(c["name"]) for c in d["causes"][:3]]
+assert pos == sorted(pos), "the causes are not in the document's order"
+for c in d["causes"]:
+    if c.get("touched_cases"):
+        assert "touches: " + c["touched_cases"] in page, c["touched_cases"]
+PY
 echo ok
