@@ -1133,8 +1133,6 @@ int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, j
 {
     struct where w;
     where_of(f, &w);
-    /* a run on an emulated device (cpu:emulate=...) is an experiment, not the stack's verdict */
-    where_add(&w, "(device IS NULL OR device NOT LIKE '%emulate=%')");
     char sql[2048];
     snprintf(sql, sizeof sql,
              "SELECT stack_key, COUNT(*), COUNT(DISTINCT machine_key),"
