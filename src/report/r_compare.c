@@ -259,14 +259,16 @@ static void causes_table(struct gv_page *p, const json_t *causes)
         gv_buf_add(p->b, "</code></td>");
         gv_html_td_str(p->b, gv_jstr(c, "before"), NULL);
         gv_html_td_str(p->b, gv_jstr(c, "after"), NULL);
-        gv_html_td_str(p->b, gv_jstr(c, "note"), NULL);
+        gv_buf_add(p->b, "<td>");
+        gv_html_esc(p->b, gv_jstr(c, "note"));
+        if (gv_jstr(c, "touched_cases") && gv_jstr(c, "touched_cases")[0]) {
+            gv_buf_add(p->b, "<br>touches: <code>");
+            gv_html_esc(p->b, gv_jstr(c, "touched_cases"));
+            gv_buf_add(p->b, "</code>");
+        }
+        gv_buf_add(p->b, "</td>");
         gv_html_td_num(p->b, c, "touches", 6);
         gv_buf_add(p->b, "</tr>\n");
-        if (gv_jstr(c, "touched_cases") && gv_jstr(c, "touched_cases")[0]) {
-            gv_buf_add(p->b, "<tr class=\"touched\"><td colspan=\"6\">touches: <code>");
-            gv_html_esc(p->b, gv_jstr(c, "touched_cases"));
-            gv_buf_add(p->b, "</code></td></tr>\n");
-        }
     }
     gv_page_table_end(p);
     gv_page_end_section(p);
