@@ -505,3 +505,30 @@ int gv_cap_read(const struct gv_cap *c, int64_t id, void **data, size_t *n, stru
     *n = nb;
     return GV_OK;
 }
+
+int gv_cap_is_capture(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    char head[8];
+    int yes = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, head, 8) == 8 &&
+              memcmp(head, magic, 8) == 0;
+    close(fd);
+    return yes;
+}
+
+int gv_cap_load_document(const char *path, size_t json_max, json_t **doc, struct gv_err *err)
+{
+    *doc = NULL;
+    if (!gv_cap_is_capture(path))
+        return gv_json_read_file(path, json_max, doc, err);
+    struct gv_cap c;
+    int rc = gv_cap_open(path, &c, err);
+    if (rc)
+        return rc;
+    *doc = json_incref(c.index);
+    gv_cap_close(&c);
+    return GV_OK;
+}

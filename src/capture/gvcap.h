@@ -84,6 +84,11 @@ int gv_cap_parse_trailer(const uint8_t trailer[24], uint64_t size, uint64_t *ind
                          uint64_t *index_len, const char *what, struct gv_err *err);
 int gv_cap_open(const char *path, struct gv_cap *c, struct gv_err *err);
 void gv_cap_close(struct gv_cap *c);
+/* Whether path is a regular file that starts with the capture magic. */
+int gv_cap_is_capture(const char *path);
+/* A gpuvet document from path: a capture's index (the whole file verified as
+ * gv_cap_open does), else the JSON document (at most json_max bytes). */
+int gv_cap_load_document(const char *path, size_t json_max, json_t **doc, struct gv_err *err);
 /* The tensor entry of id, or NULL. */
 const json_t *gv_cap_tensor(const struct gv_cap *c, int64_t id);
 /* Reads every stored tensor and checks its sha256 (a corrupt capture is refused

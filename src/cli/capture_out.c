@@ -9,16 +9,6 @@
 #include "cli/cli.h"
 #include "store/junit.h"
 
-int cli_is_capture(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char m[8] = {0};
-    int yes = f && fread(m, 1, 8, f) == 8 && !memcmp(m, "GVCAP01\n", 8);
-    if (f)
-        fclose(f);
-    return yes;
-}
-
 static const char *s(const json_t *o, const char *k)
 {
     const char *v = json_string_value(json_object_get(o, k));

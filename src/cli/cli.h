@@ -42,8 +42,7 @@ GV_COMMANDS(GV_DECLARE_CMD)
 void cli_choose_python(const char *python, const char *python_root, int want_gpu, char *note,
                        size_t notesz);
 
-/* Captures (.gvcap): whether a file is one, and compare A B for two (capture_out.c). */
-int cli_is_capture(const char *path);
+/* Captures (.gvcap): compare A B for two (capture_out.c). */
 int cli_compare_captures(const char *a, const char *b, int json, const char *junit);
 
 /* Output settings shared by all commands. */

@@ -9,6 +9,7 @@
 
 #include "base/fs.h"
 #include "base/json.h"
+#include "capture/gvcap.h"
 #include "cli/cli.h"
 #include "num/compare.h"
 #include "store/junit.h"
@@ -517,7 +518,7 @@ int cmd_compare(int argc, char **argv)
         return cli_help(usage);
     if (rc)
         return rc;
-    if (cli_is_capture(o.a) || cli_is_capture(o.b)) /* gpuvet torch capture files */
+    if (gv_cap_is_capture(o.a) || gv_cap_is_capture(o.b)) /* gpuvet torch capture files */
         return cli_compare_captures(o.a, o.b, o.json, o.junit);
     struct gv_results ra, rb;
     struct gv_err err = {0};

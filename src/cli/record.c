@@ -76,27 +76,12 @@ int cli_record(const json_t *doc, const char *source)
     return rc;
 }
 
-/* A capture's index (the document of a .gvcap), or a JSON document. */
-static int load_any(const char *path, json_t **doc, struct gv_err *err)
-{
-    if (cli_is_capture(path)) {
-        struct gv_cap c;
-        int rc = gv_cap_open(path, &c, err);
-        if (rc)
-            return rc;
-        *doc = json_incref(c.index);
-        gv_cap_close(&c);
-        return GV_OK;
-    }
-    return gv_json_read_file(path, (size_t)1 << 31, doc, err);
-}
-
 int cli_record_file_into(struct gv_history *h, const char *path,
                          const struct gv_history_ident *id)
 {
     struct gv_err err = {0};
     json_t *doc = NULL;
-    if (load_any(path, &doc, &err)) {
+    if (gv_cap_load_document(path, (size_t)1 << 31, &doc, &err)) {
         fprintf(stderr, "gpuvet: error: %s\n", err.msg);
         return GV_EXIT_ERROR;
     }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "base/fs.h"
+#include "base/utf8.h"
 
 int gv_sys_path(const struct gv_probe_ctx *ctx, const char *path, char *out, size_t outsz)
 {
@@ -59,41 +60,6 @@ int gv_sys_have(const struct gv_probe_ctx *ctx, const char *dir, const char **re
     return 0;
 }
 
-/* Length of a valid UTF-8 sequence at s (max n bytes), 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xe0) == 0xc0) {
-        len = 2;
-        min = 0x80;
-        c &= 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-        len = 3;
-        min = 0x800;
-        c &= 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-        len = 4;
-        min = 0x10000;
-        c &= 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    return len;
-}
-
 json_t *gv_json_str_bytes(const char *s, size_t n)
 {
     char *buf = malloc(n + 1);
@@ -102,7 +68,7 @@ json_t *gv_json_str_bytes(const char *s, size_t n)
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, o = 0;
     while (i < n) {
-        size_t l = u[i] == 0 ? 0 : utf8_len(u + i, n - i);
+        size_t l = u[i] == 0 ? 0 : gv_utf8_len(u + i, n - i);
         if (l == 0 || (l == 1 && u[i] < 0x20 && u[i] != '\t')) {
             buf[o++] = '?';
             i++;

@@ -1,4 +1,5 @@
 /* HTML/SVG writing helpers (html.h). */
+#include "base/utf8.h"
 #include "report/html.h"
 
 #include <math.h>
@@ -6,35 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, min = 0x10000;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    unsigned cp = c & (0xff >> (len + 1));
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
 
 void gv_html_escn(struct gv_buf *b, const char *str, size_t n)
 {
@@ -56,7 +28,7 @@ void gv_html_escn(struct gv_buf *b, const char *str, size_t n)
             if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
                 rep = "\xef\xbf\xbd";
             } else if (c >= 0x80) {
-                step = utf8_len(s + i, n - i);
+                step = gv_utf8_len(s + i, n - i);
                 if (!step)
                     rep = "\xef\xbf\xbd", step = 1;
             }

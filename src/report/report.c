@@ -85,25 +85,9 @@ int gv_report_is_sqlite(const char *path)
     return read_head(path, head, sizeof head) == 0 && !memcmp(head, "SQLite format 3", 16);
 }
 
-static int is_capture(const char *path)
-{
-    unsigned char head[8];
-    return read_head(path, head, sizeof head) == 0 && !memcmp(head, "GVCAP01\n", 8);
-}
-
 int gv_report_load(const char *path, json_t **doc, struct gv_err *err)
 {
-    *doc = NULL;
-    if (is_capture(path)) {
-        struct gv_cap c;
-        int rc = gv_cap_open(path, &c, err);
-        if (rc)
-            return rc;
-        *doc = json_incref(c.index);
-        gv_cap_close(&c);
-        return GV_OK;
-    }
-    return gv_json_read_file(path, GV_REPORT_MAX_JSON, doc, err);
+    return gv_cap_load_document(path, GV_REPORT_MAX_JSON, doc, err);
 }
 
 /* ---------- the page ---------- */
