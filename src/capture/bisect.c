@@ -227,11 +227,9 @@ static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, e
         inputs_free(&in);
         return e;
     }
-    json_t *req = json_pack("{s:s, s:s, s:O, s:O, s:O}", "op", "replay", "name", str(op, "name"),
+    json_t *req = json_pack("{s:s, s:s, s:O, s:O?, s:O}", "op", "replay", "name", str(op, "name"),
                             "args", json_object_get(op, "args"), "kwargs",
-                            json_object_get(op, "kwargs") ? json_object_get(op, "kwargs")
-                                                          : json_object(),
-                            "tensors", in.specs);
+                            json_object_get(op, "kwargs"), "tensors", in.specs);
     json_t *ids = gv_judge_tensor_ids(json_object_get(op, "outputs"));
     *v = ask_and_judge(a, dev, req, &in, ids, e);
     json_decref(ids);
