@@ -10,40 +10,7 @@
 #include "dev/lt.h"
 #include "dev/worker.h"
 
-#define NFUNC 16
-
-struct gv_device {
-    struct gv_vlib lib[5]; /* cuda, nvrtc, cublas, cublasLt, cudnn */
-    char liberr[5][1024];
-    struct gv_api_cuda cu;
-    struct gv_api_nvrtc rtc;
-    struct gv_api_cublas blas;
-    struct gv_api_cublaslt lt;
-    struct gv_api_cudnn dnn;
-    int have_blas, have_dnn, have_lt;
-    struct gv_lt ltk;
-    struct gv_blas_choice blas_route; /* cuBLAS or cuBLASLt (lt.h) */
-    int ordinal, retains;
-    CUdevice dev;
-    CUcontext ctx;
-    CUstream stream;
-    CUmodule mod;
-    cublasHandle_t bh;
-    cudnnHandle_t dh;
-    struct { const char *name; CUfunction f; } fn[NFUNC];
-    int nfn;
-    char name[256];
-    int cc_major, cc_minor, sms, driver;
-    size_t total_mem;
-    unsigned max_shmem;
-    char arch[16];
-    struct gv_rtc_out code;
-    double timeout;
-    int broken;      /* a sticky error or timeout: the context must be recreated */
-    struct gv_gpu_ops ops;
-};
-
-enum { L_CUDA, L_NVRTC, L_CUBLAS, L_CUBLASLT, L_CUDNN };
+#include "dev/cuda_dev.h"
 
 /* "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory" */
 static int cu_fail(struct gv_device *d, CUresult r, struct gv_err *err, const char *call)
@@ -622,3 +589,19 @@ static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buf
 
 /* In-process backend: used inside the worker process (worker.h). */
 const struct gv_backend gv_backend_cuda_inproc = {"cuda", open_dev, close_dev, describe, supports, run};
+
+/* ---- for cuda_bench.c (cuda_dev.h) ---- */
+
+int gv_cuda_fail(struct gv_device *d, CUresult r, struct gv_err *err, const char *call)
+{
+    if (sticky(r))
+        d->broken = 1;
+    return cu_fail(d, r, err, call);
+}
+
+int gv_cuda_func(struct gv_device *d, const char *name, CUfunction *f, struct gv_err *err)
+{
+    return get_func(d, name, f, err);
+}
+
+const char *gv_cuda_blas_status(struct gv_device *d, int st) { return blas_status(d, st); }

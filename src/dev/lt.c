@@ -52,6 +52,9 @@ void gv_lt_from_cublaslt(struct gv_lt *lt, const struct gv_api_cublaslt *api)
         .result_size = GV_CUBLASLT_RESULT_SIZE,
         .result_ws_offset = GV_CUBLASLT_RESULT_WS_OFFSET,
         .result_state_offset = GV_CUBLASLT_RESULT_STATE_OFFSET,
+        .r8f_e4m3 = CUDA_R_8F_E4M3,
+        .desc_a_scale_ptr = CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+        .desc_b_scale_ptr = CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
     };
     LT_FILL(lt, api, cublasLt);
     lt->status_name = api->cublasLtGetStatusName;
@@ -249,6 +252,102 @@ int gv_lt_gemm(struct gv_lt *lt, const struct gv_case *c, gv_dptr a, gv_dptr b, 
 out:
     lt_descs_free(lt, &d);
     return rc;
+}
+
+/* ---- plans (gpuvet bench) ---- */
+
+void gv_lt_plan_free(struct gv_lt *lt, struct gv_lt_plan *p)
+{
+    struct lt_descs d = {p->op, p->a, p->b, p->c, p->pref};
+    lt_descs_free(lt, &d);
+    p->op = p->a = p->b = p->c = p->pref = NULL;
+}
+
+static int plan_descs(struct gv_lt *lt, const struct gv_lt_plan_spec *s, struct gv_lt_plan *p,
+                      const char **call)
+{
+    int32_t opt = lt->k.op_t, opn = lt->k.op_n;
+    uint64_t ws = lt->workspace_bytes;
+    int st;
+    *call = "MatmulDescCreate";
+    if ((st = lt->desc_create(&p->op, s->compute, s->scale)) != 0)
+        return st;
+    *call = "MatmulDescSetAttribute(TRANSA)";
+    if ((st = lt->desc_set(p->op, lt->k.desc_transa, &opt, sizeof opt)) != 0)
+        return st;
+    *call = "MatmulDescSetAttribute(TRANSB)";
+    if ((st = lt->desc_set(p->op, lt->k.desc_transb, &opn, sizeof opn)) != 0)
+        return st;
+    if (s->a_scale) {
+        void *as = (void *)(uintptr_t)s->a_scale, *bs = (void *)(uintptr_t)s->b_scale;
+        *call = "MatmulDescSetAttribute(A_SCALE_POINTER)";
+        if ((st = lt->desc_set(p->op, lt->k.desc_a_scale_ptr, &as, sizeof as)) != 0)
+            return st;
+        *call = "MatmulDescSetAttribute(B_SCALE_POINTER)";
+        if ((st = lt->desc_set(p->op, lt->k.desc_b_scale_ptr, &bs, sizeof bs)) != 0)
+            return st;
+    }
+    if ((st = lt_layout(lt, &p->a, s->ab, s->k, s->m, 1, s->k * s->m, call)) != 0 ||
+        (st = lt_layout(lt, &p->b, s->ab, s->k, s->n, 1, s->k * s->n, call)) != 0 ||
+        (st = lt_layout(lt, &p->c, s->cd, s->m, s->n, 1, s->m * s->n, call)) != 0)
+        return st;
+    *call = "MatmulPreferenceCreate";
+    if ((st = lt->pref_create(&p->pref)) != 0)
+        return st;
+    *call = "MatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)";
+    return lt->pref_set(p->pref, lt->k.pref_max_workspace, &ws, sizeof ws);
+}
+
+int gv_lt_plan_make(struct gv_lt *lt, const struct gv_lt_plan_spec *s, struct gv_lt_plan *p,
+                    struct gv_err *err)
+{
+    memset(p, 0, sizeof *p);
+    p->scale = s->scale;
+    if (s->a_scale && !lt->k.desc_a_scale_ptr)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "gpuvet declares no fp8 scale attributes for %s",
+                          lt->name);
+    const char *call = "";
+    int st = plan_descs(lt, s, p, &call);
+    if (st != 0) {
+        gv_err_set(err, GV_E_UNSUPPORTED, "%s%s (%s): %s (%d)", lt->prefix, call,
+                   s->compute_name, lt_status(lt, st), st);
+        gv_lt_plan_free(lt, p);
+        return GV_E_UNSUPPORTED;
+    }
+    int found = 0, state = 0;
+    st = lt->heuristic(lt->handle, p->op, p->a, p->b, p->c, p->c, p->pref, 1, p->algo, &found);
+    memcpy(&state, (unsigned char *)p->algo + lt->k.result_state_offset, sizeof state);
+    memcpy(&p->ws_need, (unsigned char *)p->algo + lt->k.result_ws_offset, sizeof p->ws_need);
+    if (st != 0 || found < 1 || state != 0) {
+        gv_err_set(err, GV_E_UNSUPPORTED, "%sMatmulAlgoGetHeuristic (%s): %s (%d), %d algorithm(s)",
+                   lt->prefix, s->compute_name, lt_status(lt, st ? st : state), st ? st : state,
+                   found);
+        gv_lt_plan_free(lt, p);
+        return GV_E_UNSUPPORTED;
+    }
+    snprintf(p->impl, sizeof p->impl, "%sMatmul %s (heuristic's first algorithm, workspace %zu of "
+             "%zu bytes)", lt->prefix, s->compute_name, p->ws_need, lt->workspace_bytes);
+    return GV_OK;
+}
+
+int gv_lt_plan_run(struct gv_lt *lt, const struct gv_lt_plan *p, gv_dptr a, gv_dptr b, gv_dptr d,
+                   struct gv_err *err)
+{
+    double one64 = 1, zero64 = 0;
+    float one32 = 1, zero32 = 0;
+    unsigned short one16 = 0x3c00, zero16 = 0;
+    const void *alpha = &one32, *beta = &zero32;
+    if (p->scale == lt->k.r64f)
+        alpha = &one64, beta = &zero64;
+    else if (p->scale == lt->k.r16f)
+        alpha = &one16, beta = &zero16;
+    void *o = (void *)(uintptr_t)d;
+    int st = lt->matmul(lt->handle, p->op, alpha, (const void *)(uintptr_t)a, p->a,
+                        (const void *)(uintptr_t)b, p->b, beta, o, p->c, o, p->c, p->algo,
+                        (void *)(uintptr_t)lt->workspace, lt->workspace_bytes, lt->stream);
+    if (st != 0)
+        return gv_err_set(err, GV_E_DEVICE, "%sMatmul: %s (%d)", lt->prefix, lt_status(lt, st), st);
+    return GV_OK;
 }
 
 /* Builds and frees the descriptors gv_lt_gemm would use for c: 0, or the

@@ -28,6 +28,9 @@ struct gv_lt_consts {
     int r32f, r64f, r16f, r16bf;          /* data types */
     int c16f, c32f, c64f, c32f_fast_tf32; /* compute types */
     size_t result_size, result_ws_offset, result_state_offset;
+    /* fp8 (gv_lt_plan only): the e4m3 data type and the scale-pointer
+     * attributes; 0 when gpuvet does not declare them for this library */
+    int r8f_e4m3, desc_a_scale_ptr, desc_b_scale_ptr;
 };
 
 struct gv_lt {
@@ -95,6 +98,31 @@ json_t *gv_lt_probe(const struct gv_lt *lt);
 /* Workspace for the Lt matmul, from ENV (KiB, as PyTorch reads
  * CUBLASLT_WORKSPACE_SIZE / HIPBLASLT_WORKSPACE_SIZE) or dflt bytes. */
 size_t gv_lt_workspace_bytes(const char *env, size_t dflt);
+
+/* One matmul set up once and run many times (gpuvet bench): column-major
+ * D(m x n) = op(A)(m x k) . B(k x n), A stored k x m (transposed, ld k), B
+ * k x n (ld k), D m x n (ld m): row-major C = X . W^T with A = W, B = X, the
+ * layout of PyTorch's linear and the one fp8 needs. ab: the operands' type;
+ * cd: the output's; fp8 operands get device scale pointers (1.0) when given. */
+struct gv_lt_plan {
+    void *op, *a, *b, *c, *pref;
+    uint64_t algo[16]; /* the heuristic's first result */
+    size_t ws_need;
+    int scale;         /* scale type: alpha and beta are of this type */
+    char impl[200];
+};
+struct gv_lt_plan_spec {
+    int ab, cd, compute, scale;
+    const char *compute_name;
+    long long m, n, k;
+    gv_dptr a_scale, b_scale; /* fp8: device pointers to one float each; else 0 */
+};
+int gv_lt_plan_make(struct gv_lt *lt, const struct gv_lt_plan_spec *s, struct gv_lt_plan *p,
+                    struct gv_err *err);
+/* Enqueues the matmul on lt->stream with lt's workspace. */
+int gv_lt_plan_run(struct gv_lt *lt, const struct gv_lt_plan *p, gv_dptr a, gv_dptr b, gv_dptr d,
+                   struct gv_err *err);
+void gv_lt_plan_free(struct gv_lt *lt, struct gv_lt_plan *p);
 
 /* Which BLAS library runs GEMM. GPUVET_BLAS (set by `check --blas`): auto
  * (default), lt, classic; kernel (set by `gpuvet probe`) for none. */

@@ -11,6 +11,8 @@ const char *const gv_kernel_entries[] = {
     "gv_unary_f32",      "gv_reduce_f32",    "gv_reduce_f64",     "gv_softmax_f32",    "gv_layernorm_f32",
     "gv_rmsnorm_f32",    "gv_sdpa_f32",      "gv_gemm_f32",       "gv_conv2d_f32",
     "gv_test_fault",     "gv_test_spin",
+    "gv_bench_spin",     "gv_bench_fill",    "gv_bench_copy",     "gv_bench_scale",    "gv_bench_add",
+    "gv_bench_triad",    "gv_bench_read",    "gv_bench_iota",     "gv_bench_empty",
 };
 const int gv_kernel_entry_count = sizeof gv_kernel_entries / sizeof gv_kernel_entries[0];
 

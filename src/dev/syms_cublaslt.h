@@ -28,6 +28,10 @@ enum {
     CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,
     CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6,
     CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,
+    /* cublasLtMatmulDescAttributes_t (cublasLt.h): device pointers to the fp8
+     * operands' float scales */
+    CUBLASLT_MATMUL_DESC_A_SCALE_POINTER = 17,
+    CUBLASLT_MATMUL_DESC_B_SCALE_POINTER = 18,
 };
 #define GV_CUBLASLT_RESULT_SIZE 96
 #define GV_CUBLASLT_RESULT_WS_OFFSET 64

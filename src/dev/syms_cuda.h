@@ -40,6 +40,9 @@ enum {
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 #define CU_STREAM_NON_BLOCKING 0x1
+#define CU_EVENT_DEFAULT 0x0
+#define CU_MEMHOSTALLOC_PORTABLE 0x1 /* cuMemHostAlloc flags (CUDA driver API, Memory Management) */
+#define CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 
 #define GV_SYMS_CUDA(X)                                                                      \
@@ -77,6 +80,30 @@ enum {
     X(REQ, cuStreamCreate, CUresult, (CUstream *, unsigned), "cuStreamCreate")               \
     X(REQ, cuStreamDestroy, CUresult, (CUstream), "cuStreamDestroy_v2")                      \
     X(REQ, cuStreamQuery, CUresult, (CUstream), "cuStreamQuery")                             \
-    X(REQ, cuStreamSynchronize, CUresult, (CUstream), "cuStreamSynchronize")
+    X(REQ, cuStreamSynchronize, CUresult, (CUstream), "cuStreamSynchronize")                \
+    /* gpuvet bench (src/dev/cuda_bench.c): events, async and host copies, peers */          \
+    X(OPT, cuEventCreate, CUresult, (CUevent *, unsigned), "cuEventCreate")                  \
+    X(OPT, cuEventDestroy, CUresult, (CUevent), "cuEventDestroy_v2", "cuEventDestroy")       \
+    X(OPT, cuEventRecord, CUresult, (CUevent, CUstream), "cuEventRecord")                    \
+    X(OPT, cuEventSynchronize, CUresult, (CUevent), "cuEventSynchronize")                    \
+    X(OPT, cuEventElapsedTime, CUresult, (float *, CUevent, CUevent),                       \
+      "cuEventElapsedTime_v2", "cuEventElapsedTime")                                         \
+    X(OPT, cuMemHostAlloc, CUresult, (void **, size_t, unsigned), "cuMemHostAlloc")          \
+    X(OPT, cuMemFreeHost, CUresult, (void *), "cuMemFreeHost")                               \
+    X(OPT, cuMemcpyHtoDAsync, CUresult, (CUdeviceptr, const void *, size_t, CUstream),      \
+      "cuMemcpyHtoDAsync_v2")                                                                \
+    X(OPT, cuMemcpyDtoHAsync, CUresult, (void *, CUdeviceptr, size_t, CUstream),            \
+      "cuMemcpyDtoHAsync_v2")                                                                \
+    X(OPT, cuMemcpyDtoDAsync, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream),       \
+      "cuMemcpyDtoDAsync_v2")                                                                \
+    X(OPT, cuMemsetD8Async, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream),       \
+      "cuMemsetD8Async")                                                                     \
+    X(OPT, cuDeviceCanAccessPeer, CUresult, (int *, CUdevice, CUdevice),                    \
+      "cuDeviceCanAccessPeer")                                                               \
+    X(OPT, cuCtxEnablePeerAccess, CUresult, (CUcontext, unsigned), "cuCtxEnablePeerAccess")  \
+    X(OPT, cuMemcpyPeerAsync, CUresult,                                                      \
+      (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream),                    \
+      "cuMemcpyPeerAsync")                                                                   \
+    X(OPT, cuDeviceGetPCIBusId, CUresult, (char *, int, CUdevice), "cuDeviceGetPCIBusId")
 
 #endif

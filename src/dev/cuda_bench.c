@@ -1,0 +1,857 @@
+/* gpuvet bench on CUDA (bench_dev.h): cuBLAS and cuBLASLt GEMMs, gpuvet's
+ * STREAM kernels, the runtime's copies, an empty kernel, peer copies.
+ *
+ * Device-timed work is gated: a spin kernel holds the stream while the start
+ * event, the `iters` repetitions and the end event are enqueued, so the events
+ * time the GPU's work and not the host's launches (a lone small GEMM on an idle
+ * GPU otherwise reads several times too slow). When enqueueing outlasts the
+ * gate, the gate is lengthened and the sample taken again. Host-clock work
+ * (pageable copies, launch-and-wait, the cost of issuing a launch) is timed
+ * with CLOCK_MONOTONIC, which is what that figure means. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dev/bench_dev.h"
+#include "dev/cuda_dev.h"
+#include "num/fp.h"
+
+#define MAX_SETS 64
+#define LT_BENCH_WORKSPACE (32u << 20)
+#define GATE_MAX_S 0.25
+#define GEMM_SAMPLES 16
+
+struct gv_bdev {
+    struct gv_device *g;
+    CUevent e0, e1;
+    gv_dptr gate;             /* 16 bytes the spin kernel may read */
+    struct gv_lt lt;          /* gpuvet bench's own cuBLASLt handle and workspace */
+    int have_lt;
+    char lt_why[256];
+    int ndev;
+};
+
+struct gv_bw {
+    struct gv_bw_spec s;
+    double enq_per_iter;      /* host seconds to enqueue one repetition (measured) */
+    int gated;                /* 1: the last sample's enqueueing fitted in its gate */
+    /* GEMM */
+    int nsets, use_lt, ab, ct, comp, math;
+    enum gv_dtype in_store, out_store;
+    gv_dptr a[MAX_SETS], w[MAX_SETS], c[MAX_SETS], scales;
+    struct gv_lt_plan plan;
+    unsigned long long seed_a, seed_w;
+    /* memory, copies */
+    gv_dptr x, y, z, out;
+    void *host;
+    int host_pinned;
+    unsigned grid;
+    /* peers */
+    CUcontext sctx, dctx;
+    CUstream pstream;
+    CUevent pe0, pe1;
+};
+
+#define CUB(b, call, err)                                                                    \
+    do {                                                                                     \
+        CUresult r_ = (b)->g->cu.call;                                                       \
+        if (r_ != CUDA_SUCCESS)                                                              \
+            return gv_cuda_fail((b)->g, r_, (err), #call);                                   \
+    } while (0)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- open ---- */
+
+static int start_lt(struct gv_bdev *b, struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    if (!g->have_lt) {
+        snprintf(b->lt_why, sizeof b->lt_why, "cuBLASLt not loaded: %s", g->liberr[L_CUBLASLT]);
+        return GV_OK;
+    }
+    gv_lt_from_cublaslt(&b->lt, &g->lt);
+    int st = b->lt.create(&b->lt.handle);
+    if (st != 0) {
+        snprintf(b->lt_why, sizeof b->lt_why, "cublasLtCreate: %d", st);
+        return GV_OK;
+    }
+    b->lt.stream = g->stream;
+    b->lt.workspace_bytes = gv_lt_workspace_bytes("CUBLASLT_WORKSPACE_SIZE", LT_BENCH_WORKSPACE);
+    CUB(b, cuMemAlloc(&b->lt.workspace, b->lt.workspace_bytes), err);
+    b->have_lt = 1;
+    return GV_OK;
+}
+
+static int need_bench_syms(struct gv_device *g, struct gv_err *err)
+{
+    const struct gv_api_cuda *c = &g->cu;
+    if (!c->cuEventCreate || !c->cuEventRecord || !c->cuEventElapsedTime || !c->cuEventDestroy ||
+        !c->cuMemcpyDtoDAsync || !c->cuMemcpyHtoDAsync || !c->cuMemcpyDtoHAsync ||
+        !c->cuMemHostAlloc || !c->cuMemFreeHost)
+        return gv_err_set(err, GV_E_LIB, "%s lacks the event or asynchronous copy entries gpuvet "
+                          "bench needs (cuEventElapsedTime, cuMemcpyHtoDAsync_v2, ...)",
+                          g->lib[L_CUDA].path);
+    return GV_OK;
+}
+
+static void b_close(struct gv_bdev *b)
+{
+    if (!b)
+        return;
+    struct gv_device *g = b->g;
+    if (g) {
+        g->cu.cuCtxSetCurrent(g->ctx);
+        if (b->have_lt) {
+            b->lt.destroy(b->lt.handle);
+            g->cu.cuMemFree(b->lt.workspace);
+        }
+        if (b->gate)
+            g->cu.cuMemFree(b->gate);
+        if (b->e0)
+            g->cu.cuEventDestroy(b->e0);
+        if (b->e1)
+            g->cu.cuEventDestroy(b->e1);
+        gv_backend_cuda_inproc.close(g);
+    }
+    free(b);
+}
+
+static int b_open(const char *spec, struct gv_bdev **out, struct gv_err *err)
+{
+    *out = NULL;
+    struct gv_bdev *b = calloc(1, sizeof *b);
+    if (!b)
+        return gv_err_set(err, GV_E_NOMEM, "bench: out of memory");
+    int rc = gv_backend_cuda_inproc.open(spec, &b->g, err);
+    if (rc) {
+        free(b);
+        return rc;
+    }
+    struct gv_device *g = b->g;
+    rc = need_bench_syms(g, err);
+    if (!rc) {
+        g->cu.cuCtxSetCurrent(g->ctx);
+        CUresult r = g->cu.cuEventCreate(&b->e0, CU_EVENT_DEFAULT);
+        if (r == CUDA_SUCCESS)
+            r = g->cu.cuEventCreate(&b->e1, CU_EVENT_DEFAULT);
+        if (r == CUDA_SUCCESS)
+            r = g->cu.cuMemAlloc(&b->gate, 16);
+        if (r == CUDA_SUCCESS)
+            r = g->cu.cuMemcpyHtoD(b->gate, (float[4]){0, 0, 0, 0}, 16);
+        if (r != CUDA_SUCCESS)
+            rc = gv_cuda_fail(g, r, err, "cuEventCreate/cuMemAlloc");
+    }
+    if (!rc)
+        rc = start_lt(b, err);
+    if (!rc && g->cu.cuDeviceGetCount(&b->ndev) != CUDA_SUCCESS)
+        b->ndev = 1;
+    if (rc) {
+        b_close(b);
+        return rc;
+    }
+    *out = b;
+    return GV_OK;
+}
+
+static json_t *b_describe(struct gv_bdev *b)
+{
+    json_t *o = gv_backend_cuda_inproc.describe(b->g);
+    json_object_set_new(o, "bench_timer",
+                        json_string("CUDA events on the device, behind a spin kernel that holds "
+                                    "the stream while the work is enqueued"));
+    json_object_set_new(o, "bench_cublaslt",
+                        b->have_lt ? json_sprintf("own handle, workspace %zu bytes "
+                                                  "(CUBLASLT_WORKSPACE_SIZE, KiB, else 32 MiB)",
+                                                  b->lt.workspace_bytes)
+                                   : json_string(b->lt_why));
+    return o;
+}
+
+static int b_count(struct gv_bdev *b) { return b->ndev; }
+
+static int b_peer_access(struct gv_bdev *b, int src, int dst, char *why, size_t whysz)
+{
+    struct gv_device *g = b->g;
+    CUdevice ds, dd;
+    int can = 0;
+    if (!g->cu.cuDeviceCanAccessPeer || g->cu.cuDeviceGet(&ds, src) != CUDA_SUCCESS ||
+        g->cu.cuDeviceGet(&dd, dst) != CUDA_SUCCESS ||
+        g->cu.cuDeviceCanAccessPeer(&can, ds, dd) != CUDA_SUCCESS) {
+        snprintf(why, whysz, "cuDeviceCanAccessPeer not available or failed");
+        return -1;
+    }
+    snprintf(why, whysz, "cuDeviceCanAccessPeer(%d, %d) = %d", src, dst, can);
+    return can ? 1 : 0;
+}
+
+static int b_pci_address(struct gv_bdev *b, int i, char *buf, size_t bufsz)
+{
+    CUdevice dev;
+    char id[64];
+    if (!b->g->cu.cuDeviceGetPCIBusId || b->g->cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS ||
+        b->g->cu.cuDeviceGetPCIBusId(id, sizeof id, dev) != CUDA_SUCCESS)
+        return -1;
+    /* the driver writes "00000000:17:00.0": sysfs has a 4-digit domain */
+    const char *colon = strchr(id, ':');
+    long dom = strtol(id, NULL, 16);
+    snprintf(buf, bufsz, "%04lx%s", dom, colon ? colon : "");
+    for (char *p = buf; *p; p++)
+        if (*p >= 'A' && *p <= 'F')
+            *p = (char)(*p - 'A' + 'a');
+    return 0;
+}
+
+/* ---- GEMM ---- */
+
+static int gemm_types(struct gv_bw *w, struct gv_err *err)
+{
+    switch (w->s.dtype) {
+    case GV_F64:
+        w->ab = w->ct = CUDA_R_64F, w->comp = CUBLAS_COMPUTE_64F, w->in_store = w->out_store = GV_F64;
+        break;
+    case GV_F32:
+        w->ab = w->ct = CUDA_R_32F, w->comp = CUBLAS_COMPUTE_32F, w->in_store = w->out_store = GV_F32;
+        break;
+    case GV_TF32:
+        w->ab = w->ct = CUDA_R_32F, w->comp = CUBLAS_COMPUTE_32F_FAST_TF32;
+        w->in_store = w->out_store = GV_F32, w->math = CUBLAS_TF32_TENSOR_OP_MATH;
+        break;
+    case GV_F16:
+        w->ab = w->ct = CUDA_R_16F, w->comp = CUBLAS_COMPUTE_32F, w->in_store = w->out_store = GV_F16;
+        break;
+    case GV_BF16:
+        w->ab = w->ct = CUDA_R_16BF, w->comp = CUBLAS_COMPUTE_32F;
+        w->in_store = w->out_store = GV_BF16;
+        break;
+    case GV_F8E4M3:
+        w->ab = CUDA_R_8F_E4M3, w->ct = CUDA_R_16BF, w->comp = CUBLAS_COMPUTE_32F;
+        w->in_store = GV_F8E4M3, w->out_store = GV_BF16;
+        break;
+    default:
+        return gv_err_set(err, GV_E_UNSUPPORTED, "no GEMM benchmark for %s",
+                          gv_dtype_name(w->s.dtype));
+    }
+    return GV_OK;
+}
+
+static const char *compute_name(int comp)
+{
+    switch (comp) {
+    case CUBLAS_COMPUTE_64F: return "COMPUTE_64F";
+    case CUBLAS_COMPUTE_32F_FAST_TF32: return "COMPUTE_32F_FAST_TF32";
+    default: return "COMPUTE_32F";
+    }
+}
+
+static int fill(struct gv_bdev *b, gv_dptr p, long long n, enum gv_dtype st,
+                unsigned long long seed, struct gv_err *err)
+{
+    int width, man, ebits;
+    gv_bench_format(st, &width, &man, &ebits);
+    long long nn = n;
+    void *args[] = {&p, &nn, &width, &man, &ebits, &seed};
+    unsigned grid = (unsigned)(b->g->sms * 8);
+    return b->g->ops.launch(b->g, "gv_bench_fill", grid, 256, 0, args, err);
+}
+
+static int gemm_alloc(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    int wi, man, eb, wo;
+    gv_bench_format(w->in_store, &wi, &man, &eb);
+    gv_bench_format(w->out_store, &wo, &man, &eb);
+    size_t ab = (size_t)(w->s.m * w->s.k) * wi, wb = (size_t)(w->s.n * w->s.k) * wi;
+    size_t cb = (size_t)(w->s.m * w->s.n) * wo, set = ab + wb + cb;
+    size_t fr = 0, tot = 0;
+    CUB(b, cuMemGetInfo(&fr, &tot), err);
+    if (set > fr / 2)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "%zu bytes of operands, %zu free on the device",
+                          set, fr);
+    w->nsets = 1;
+    if (w->s.rotate_bytes > (double)set)
+        w->nsets = (int)ceil(w->s.rotate_bytes / (double)set);
+    if (w->nsets > MAX_SETS)
+        w->nsets = MAX_SETS;
+    while (w->nsets > 1 && set * (size_t)w->nsets > fr / 2)
+        w->nsets--;
+    w->seed_a = 0xA11CE + (unsigned long long)w->s.dtype;
+    w->seed_w = 0xB0B + (unsigned long long)w->s.dtype;
+    for (int i = 0; i < w->nsets; i++) {
+        CUB(b, cuMemAlloc(&w->a[i], ab), err);
+        CUB(b, cuMemAlloc(&w->w[i], wb), err);
+        CUB(b, cuMemAlloc(&w->c[i], cb), err);
+        int rc = fill(b, w->a[i], w->s.m * w->s.k, w->in_store, w->seed_a, err);
+        if (!rc)
+            rc = fill(b, w->w[i], w->s.n * w->s.k, w->in_store, w->seed_w, err);
+        if (rc)
+            return rc;
+        /* NaN-filled outputs: a product that is never written cannot pass the check */
+        if (g->cu.cuMemsetD8Async)
+            CUB(b, cuMemsetD8Async(w->c[i], 0xFF, cb, g->stream), err);
+    }
+    if (w->s.dtype == GV_F8E4M3) {
+        float one[2] = {1.0f, 1.0f};
+        CUB(b, cuMemAlloc(&w->scales, sizeof one), err);
+        CUB(b, cuMemcpyHtoD(w->scales, one, sizeof one), err);
+    }
+    return g->ops.finish(g, err);
+}
+
+static int gemm_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
+                        struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    int rc = gemm_types(w, err);
+    if (rc)
+        return rc;
+    w->use_lt = strcmp(w->s.route, "cublaslt") == 0;
+    if (!w->use_lt && strcmp(w->s.route, "cublas") != 0)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "route %s is not a CUDA GEMM route", w->s.route);
+    if (w->use_lt && !b->have_lt)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "%s", b->lt_why);
+    if (!w->use_lt && !g->have_blas)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLAS not loaded: %s", g->liberr[L_CUBLAS]);
+    if (!w->use_lt && w->s.dtype == GV_F8E4M3)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLAS's GemmEx has no fp8 inputs (cuBLASLt has)");
+    if (g->cc_major < 9 && w->s.dtype == GV_F8E4M3 && !(g->cc_major == 8 && g->cc_minor >= 9))
+        return gv_err_set(err, GV_E_UNSUPPORTED, "fp8 GEMM needs compute capability 8.9 or newer "
+                          "(this GPU: %d.%d)", g->cc_major, g->cc_minor);
+    if ((rc = gemm_alloc(b, w, err)))
+        return rc;
+    if (w->use_lt) {
+        struct gv_lt_plan_spec ps = {w->ab, w->ct, w->comp,
+                                     w->comp == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F,
+                                     compute_name(w->comp), w->s.n, w->s.m, w->s.k,
+                                     w->scales, w->scales ? w->scales + 4 : 0};
+        if ((rc = gv_lt_plan_make(&b->lt, &ps, &w->plan, err)))
+            return rc;
+        snprintf(impl, implsz, "%s, %s operands, %d operand set(s)", w->plan.impl,
+                 gv_dtype_name(w->in_store), w->nsets);
+    } else {
+        snprintf(impl, implsz, "cublasGemmStridedBatchedEx %s%s, %s operands, %d operand set(s)",
+                 compute_name(w->comp), w->math ? " TF32_TENSOR_OP_MATH" : " DEFAULT_MATH",
+                 gv_dtype_name(w->in_store), w->nsets);
+    }
+    return GV_OK;
+}
+
+/* Column-major C^T(n x m) = W(n x k, op T of k x n) . X^T(k x m): row-major C = X.W^T. */
+static int gemm_once(struct gv_bdev *b, struct gv_bw *w, int set, struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    if (w->use_lt)
+        return gv_lt_plan_run(&b->lt, &w->plan, w->w[set], w->a[set], w->c[set], err);
+    double one64 = 1, zero64 = 0;
+    float one32 = 1, zero32 = 0;
+    const void *alpha = &one32, *beta = &zero32;
+    if (w->comp == CUBLAS_COMPUTE_64F)
+        alpha = &one64, beta = &zero64;
+    int m = (int)w->s.n, n = (int)w->s.m, k = (int)w->s.k;
+    int st = g->blas.cublasGemmStridedBatchedEx(
+        g->bh, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, alpha, (const void *)(uintptr_t)w->w[set], w->ab,
+        k, (long long)m * k, (const void *)(uintptr_t)w->a[set], w->ab, k, (long long)k * n, beta,
+        (void *)(uintptr_t)w->c[set], w->ct, m, (long long)m * n, 1, w->comp, CUBLAS_GEMM_DEFAULT);
+    if (st != 0)
+        return gv_err_set(err, GV_E_DEVICE, "cublasGemmStridedBatchedEx (%s): %s (%d)",
+                          compute_name(w->comp), gv_cuda_blas_status(g, st), st);
+    return GV_OK;
+}
+
+/* The product of row i of A and row j of W, and the sum of |a||w| (the bound's scale). */
+static double gemm_ref(const struct gv_bw *w, long long i, long long j, double *scale)
+{
+    double s = 0, a = 0;
+    for (long long t = 0; t < w->s.k; t++) {
+        double x = gv_bench_value(w->in_store, w->seed_a, (unsigned long long)(i * w->s.k + t));
+        double y = gv_bench_value(w->in_store, w->seed_w, (unsigned long long)(j * w->s.k + t));
+        s += x * y;
+        a += fabs(x * y);
+    }
+    *scale = a;
+    return s;
+}
+
+/* Allowed |C - ref| / sum|a||w|: the output's rounding plus the accumulation's, generously;
+ * a wrong result is off by the order of 1. */
+static double gemm_tol(const struct gv_bw *w)
+{
+    switch (w->s.dtype) {
+    case GV_F64: return 1e-12;
+    case GV_F32: return 1e-5;
+    default: return 2e-2;
+    }
+}
+
+static int gemm_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size_t whatsz,
+                      struct gv_err *err)
+{
+    int wo, man, eb, bad = 0, n = 0;
+    gv_bench_format(w->out_store, &wo, &man, &eb);
+    double worst = 0, tol = gemm_tol(w);
+    for (int s = 0; s < w->nsets; s++)
+        for (int q = 0; q < GEMM_SAMPLES; q++) {
+            unsigned long long h = gv_bench_hash(0xC4EC + (unsigned)s, (unsigned)q);
+            long long i = q == 0 ? w->s.m - 1 : (long long)(h % (unsigned long long)w->s.m);
+            long long j = q == 0 ? w->s.n - 1 : (long long)((h >> 32) % (unsigned long long)w->s.n);
+            unsigned char cell[8];
+            gv_dptr at = w->c[s] + (gv_dptr)((i * w->s.n + j) * wo);
+            CUB(b, cuMemcpyDtoH(cell, at, (size_t)wo), err);
+            double got = gv_fp_load(cell, w->out_store, 0), scale;
+            double ref = gemm_ref(w, i, j, &scale);
+            double e = fabs(got - ref) / (scale > 0 ? scale : 1);
+            if (!(e <= tol))
+                bad++;
+            if (e > worst || e != e)
+                worst = e;
+            n++;
+        }
+    *ok = bad == 0;
+    snprintf(what, whatsz, "%d sampled elements of the %d operand set(s)' last product against an "
+             "fp64 product of the same operands: %d beyond %.0e of sum|a*w| (worst %.2g)", n,
+             w->nsets, bad, tol, worst);
+    return GV_OK;
+}
+
+/* ---- memory, copies, launches ---- */
+
+static const char *const stream_kernel[] = {"gv_bench_copy", "gv_bench_scale", "gv_bench_add",
+                                            "gv_bench_triad", "gv_bench_read"};
+
+static int iota(struct gv_bdev *b, gv_dptr p, long long n, float base, struct gv_err *err)
+{
+    long long nn = n;
+    void *args[] = {&p, &nn, &base};
+    return b->g->ops.launch(b->g, "gv_bench_iota", (unsigned)(b->g->sms * 8), 256, 0, args, err);
+}
+
+static int mem_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
+                       struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    size_t bytes = w->s.bytes & ~(size_t)63;
+    if (bytes < 64)
+        return gv_err_set(err, GV_E_USAGE, "a memory benchmark needs at least 64 bytes");
+    w->s.bytes = bytes;
+    long long n = (long long)(bytes / 4);
+    w->grid = (unsigned)(g->sms * 8);
+    CUB(b, cuMemAlloc(&w->x, bytes), err);
+    int rc = iota(b, w->x, n, 1.0f, err);
+    if (rc)
+        return rc;
+    switch (w->s.kind) {
+    case GV_BW_STREAM:
+        CUB(b, cuMemAlloc(&w->y, bytes), err);
+        CUB(b, cuMemAlloc(&w->z, bytes), err);
+        CUB(b, cuMemAlloc(&w->out, (size_t)w->grid * 256 * 4), err);
+        if ((rc = iota(b, w->y, n, 2.0f, err)) || (rc = iota(b, w->z, n, 3.0f, err)))
+            return rc;
+        snprintf(impl, implsz, "gpuvet kernel %s, 16-byte accesses, %u blocks of 256",
+                 stream_kernel[w->s.stream], w->grid);
+        break;
+    case GV_BW_D2D:
+        CUB(b, cuMemAlloc(&w->y, bytes), err);
+        snprintf(impl, implsz, "cuMemcpyDtoDAsync");
+        break;
+    case GV_BW_H2D:
+    case GV_BW_D2H:
+        if (w->s.pinned) {
+            CUB(b, cuMemHostAlloc(&w->host, bytes, CU_MEMHOSTALLOC_PORTABLE), err);
+            w->host_pinned = 1;
+        } else if (!(w->host = malloc(bytes))) {
+            return gv_err_set(err, GV_E_NOMEM, "%zu bytes of host memory", bytes);
+        }
+        for (long long i = 0; i < n; i++)
+            ((float *)w->host)[i] = 5.0f + (float)(i & 0xFFFFF);
+        snprintf(impl, implsz, "%s, %s host memory",
+                 w->s.kind == GV_BW_H2D ? (w->s.pinned ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD")
+                                        : (w->s.pinned ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH"),
+                 w->s.pinned ? "pinned (cuMemHostAlloc)" : "pageable (malloc)");
+        break;
+    default:
+        break;
+    }
+    return g->ops.finish(g, err);
+}
+
+static int launch_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
+                          struct gv_err *err)
+{
+    CUfunction f;
+    int rc = gv_cuda_func(b->g, "gv_bench_empty", &f, err);
+    if (rc)
+        return rc;
+    static const char *const how[] = {"back to back, device events", "launch and wait, host clock",
+                                      "issue only, host clock"};
+    snprintf(impl, implsz, "cuLaunchKernel of an empty NVRTC kernel <<<1,1>>>, %s",
+             how[w->s.launch]);
+    return GV_OK;
+}
+
+static int peer_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
+                        struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    CUdevice ds, dd;
+    if (!g->cu.cuMemcpyPeerAsync || !g->cu.cuCtxEnablePeerAccess)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "libcuda lacks cuMemcpyPeerAsync");
+    CUB(b, cuDeviceGet(&ds, w->s.peer_src), err);
+    CUB(b, cuDeviceGet(&dd, w->s.peer_dst), err);
+    CUB(b, cuDevicePrimaryCtxRetain(&w->sctx, ds), err);
+    CUB(b, cuDevicePrimaryCtxRetain(&w->dctx, dd), err);
+    char why[128];
+    int can = b_peer_access(b, w->s.peer_src, w->s.peer_dst, why, sizeof why);
+    CUB(b, cuCtxSetCurrent(w->dctx), err);
+    CUB(b, cuMemAlloc(&w->y, w->s.bytes), err);
+    CUB(b, cuCtxSetCurrent(w->sctx), err);
+    CUB(b, cuMemAlloc(&w->x, w->s.bytes), err);
+    long long n = (long long)(w->s.bytes / 4);
+    float *pat = malloc(w->s.bytes);
+    if (!pat)
+        return gv_err_set(err, GV_E_NOMEM, "%zu bytes of host memory", w->s.bytes);
+    for (long long i = 0; i < n; i++)
+        pat[i] = (float)(i & 0xFFFFF) + 1.0f;
+    CUresult up = g->cu.cuMemcpyHtoD(w->x, pat, w->s.bytes);
+    free(pat);
+    if (up != CUDA_SUCCESS)
+        return gv_cuda_fail(g, up, err, "cuMemcpyHtoD");
+    if (can == 1) {
+        CUresult r = g->cu.cuCtxEnablePeerAccess(w->dctx, 0);
+        if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+            return gv_cuda_fail(g, r, err, "cuCtxEnablePeerAccess");
+    }
+    CUB(b, cuStreamCreate(&w->pstream, CU_STREAM_NON_BLOCKING), err);
+    CUB(b, cuEventCreate(&w->pe0, CU_EVENT_DEFAULT), err);
+    CUB(b, cuEventCreate(&w->pe1, CU_EVENT_DEFAULT), err);
+    snprintf(impl, implsz, "cuMemcpyPeerAsync %d -> %d (%s)", w->s.peer_src, w->s.peer_dst,
+             can == 1 ? "peer access enabled" : "no peer access: staged through the host");
+    return GV_OK;
+}
+
+static void b_release(struct gv_bdev *b, struct gv_bw *w)
+{
+    if (!w)
+        return;
+    struct gv_device *g = b->g;
+    if (!g->broken) {
+        g->cu.cuCtxSetCurrent(g->ctx);
+        if (w->use_lt)
+            gv_lt_plan_free(&b->lt, &w->plan);
+        for (int i = 0; i < w->nsets; i++) {
+            g->cu.cuMemFree(w->a[i]);
+            g->cu.cuMemFree(w->w[i]);
+            g->cu.cuMemFree(w->c[i]);
+        }
+        if (w->scales)
+            g->cu.cuMemFree(w->scales);
+        if (w->sctx) {
+            g->cu.cuCtxSetCurrent(w->sctx);
+            if (w->pstream)
+                g->cu.cuStreamDestroy(w->pstream);
+            if (w->pe0)
+                g->cu.cuEventDestroy(w->pe0);
+            if (w->pe1)
+                g->cu.cuEventDestroy(w->pe1);
+            if (w->x)
+                g->cu.cuMemFree(w->x);
+            g->cu.cuCtxSetCurrent(w->dctx);
+            if (w->y)
+                g->cu.cuMemFree(w->y);
+            w->x = w->y = 0;
+            g->cu.cuCtxSetCurrent(g->ctx);
+            CUdevice ds, dd;
+            if (g->cu.cuDeviceGet(&ds, w->s.peer_src) == CUDA_SUCCESS)
+                g->cu.cuDevicePrimaryCtxRelease(ds);
+            if (g->cu.cuDeviceGet(&dd, w->s.peer_dst) == CUDA_SUCCESS)
+                g->cu.cuDevicePrimaryCtxRelease(dd);
+        }
+        if (w->x)
+            g->cu.cuMemFree(w->x);
+        if (w->y)
+            g->cu.cuMemFree(w->y);
+        if (w->z)
+            g->cu.cuMemFree(w->z);
+        if (w->out)
+            g->cu.cuMemFree(w->out);
+    }
+    if (w->host_pinned)
+        g->cu.cuMemFreeHost(w->host);
+    else
+        free(w->host);
+    free(w);
+}
+
+static int b_prepare(struct gv_bdev *b, const struct gv_bw_spec *s, struct gv_bw **out, char *impl,
+                     size_t implsz, struct gv_err *err)
+{
+    *out = NULL;
+    if (b->g->broken)
+        return gv_err_set(err, GV_E_DEVICE, "the CUDA context is unusable after an earlier fault");
+    struct gv_bw *w = calloc(1, sizeof *w);
+    if (!w)
+        return gv_err_set(err, GV_E_NOMEM, "bench: out of memory");
+    w->s = *s;
+    w->enq_per_iter = 20e-6;
+    b->g->cu.cuCtxSetCurrent(b->g->ctx);
+    int rc;
+    switch (s->kind) {
+    case GV_BW_GEMM: rc = gemm_prepare(b, w, impl, implsz, err); break;
+    case GV_BW_LAUNCH: rc = launch_prepare(b, w, impl, implsz, err); break;
+    case GV_BW_PEER: rc = peer_prepare(b, w, impl, implsz, err); break;
+    default: rc = mem_prepare(b, w, impl, implsz, err); break;
+    }
+    if (rc) {
+        b_release(b, w);
+        return rc;
+    }
+    *out = w;
+    return GV_OK;
+}
+
+/* One repetition, enqueued on the stream (asynchronous). */
+static int enqueue(struct gv_bdev *b, struct gv_bw *w, int i, struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    long long n4 = (long long)(w->s.bytes / 16);
+    long long nn = n4;
+    float sc = 3.0f;
+    switch (w->s.kind) {
+    case GV_BW_GEMM:
+        return gemm_once(b, w, i % w->nsets, err);
+    case GV_BW_STREAM: {
+        void *copy[] = {&w->x, &w->z, &nn}, *scale[] = {&w->y, &w->z, &sc, &nn};
+        void *add[] = {&w->x, &w->y, &w->z, &nn}, *triad[] = {&w->x, &w->y, &w->z, &sc, &nn};
+        void *rd[] = {&w->x, &w->out, &nn};
+        void **args[] = {copy, scale, add, triad, rd};
+        return g->ops.launch(g, stream_kernel[w->s.stream], w->grid, 256, 0, args[w->s.stream],
+                             err);
+    }
+    case GV_BW_D2D:
+        CUB(b, cuMemcpyDtoDAsync(w->y, w->x, w->s.bytes, g->stream), err);
+        return GV_OK;
+    case GV_BW_H2D:
+        CUB(b, cuMemcpyHtoDAsync(w->x, w->host, w->s.bytes, g->stream), err);
+        return GV_OK;
+    case GV_BW_D2H:
+        CUB(b, cuMemcpyDtoHAsync(w->host, w->x, w->s.bytes, g->stream), err);
+        return GV_OK;
+    case GV_BW_LAUNCH:
+        return g->ops.launch(g, "gv_bench_empty", 1, 1, 0, NULL, err);
+    case GV_BW_PEER:
+        CUB(b, cuMemcpyPeerAsync(w->y, w->dctx, w->x, w->sctx, w->s.bytes, w->pstream), err);
+        return GV_OK;
+    }
+    return GV_OK;
+}
+
+static int spin(struct gv_bdev *b, double seconds, struct gv_err *err)
+{
+    long long ns = (long long)(seconds * 1e9);
+    void *args[] = {&b->gate, &ns};
+    return b->g->ops.launch(b->g, "gv_bench_spin", 1, 1, 0, args, err);
+}
+
+/* The work on the host clock, each repetition waited for (pageable copies, launch and wait)
+ * or not (issuing only; the wait after is not timed). */
+static int time_host(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
+                     struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    int issue_only = w->s.kind == GV_BW_LAUNCH && w->s.launch == GV_LAUNCH_ENQUEUE;
+    double t = 0;
+    for (int i = 0; i < iters; i++) {
+        double t0 = now();
+        int rc;
+        if (w->s.kind == GV_BW_H2D) {
+            CUB(b, cuMemcpyHtoD(w->x, w->host, w->s.bytes), err);
+            CUB(b, cuCtxSynchronize(), err);
+        } else if (w->s.kind == GV_BW_D2H) {
+            CUB(b, cuMemcpyDtoH(w->host, w->x, w->s.bytes), err);
+        } else {
+            if ((rc = enqueue(b, w, i, err)))
+                return rc;
+            if (!issue_only)
+                CUB(b, cuStreamSynchronize(g->stream), err);
+        }
+        t += now() - t0;
+    }
+    *sec = t;
+    return issue_only ? g->ops.finish(g, err) : GV_OK;
+}
+
+/* Device events behind the gate; retried with a longer gate when the host
+ * could not enqueue everything before the gate opened. */
+static int time_device(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
+                       struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    CUstream st = w->s.kind == GV_BW_PEER ? w->pstream : g->stream;
+    CUevent e0 = w->s.kind == GV_BW_PEER ? w->pe0 : b->e0, e1 = w->s.kind == GV_BW_PEER ? w->pe1 : b->e1;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        double gate = w->enq_per_iter * iters * 1.5 + 100e-6;
+        if (gate > GATE_MAX_S)
+            gate = GATE_MAX_S;
+        int rc = w->s.kind == GV_BW_PEER ? GV_OK : spin(b, gate, err);
+        if (rc)
+            return rc;
+        double t0 = now();
+        CUB(b, cuEventRecord(e0, st), err);
+        for (int i = 0; i < iters; i++)
+            if ((rc = enqueue(b, w, i, err)))
+                return rc;
+        CUB(b, cuEventRecord(e1, st), err);
+        double enq = now() - t0;
+        rc = w->s.kind == GV_BW_PEER ? (g->cu.cuStreamSynchronize(st) ? GV_E_DEVICE : GV_OK)
+                                     : g->ops.finish(g, err);
+        if (rc)
+            return rc == GV_E_DEVICE && !err->msg[0]
+                       ? gv_err_set(err, GV_E_DEVICE, "cuStreamSynchronize failed")
+                       : rc;
+        float ms = 0;
+        CUB(b, cuEventElapsedTime(&ms, e0, e1), err);
+        *sec = ms * 1e-3;
+        w->enq_per_iter = enq / iters;
+        w->gated = enq < gate || w->s.kind == GV_BW_PEER;
+        if (w->gated || gate >= GATE_MAX_S)
+            return GV_OK;
+    }
+    return GV_OK;
+}
+
+static int b_time(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec, struct gv_err *err)
+{
+    if (b->g->broken)
+        return gv_err_set(err, GV_E_DEVICE, "the CUDA context is unusable after an earlier fault");
+    b->g->cu.cuCtxSetCurrent(w->sctx ? w->sctx : b->g->ctx);
+    int host = ((w->s.kind == GV_BW_H2D || w->s.kind == GV_BW_D2H) && !w->s.pinned) ||
+               (w->s.kind == GV_BW_LAUNCH && w->s.launch != GV_LAUNCH_BACK_TO_BACK);
+    int rc = host ? time_host(b, w, iters, sec, err) : time_device(b, w, iters, sec, err);
+    b->g->cu.cuCtxSetCurrent(b->g->ctx);
+    return rc;
+}
+
+/* ---- checks ---- */
+
+/* Elements i of a float array on the device against expected(i), on a spread sample. */
+static int check_floats(struct gv_bdev *b, gv_dptr p, long long n, float (*expect)(long long, void *),
+                        void *ctx, int *bad, int *seen, struct gv_err *err)
+{
+    for (int q = 0; q < 4096; q++) {
+        long long i = q == 0 ? n - 1 : (long long)(gv_bench_hash(0x5EED, (unsigned)q) % (unsigned long long)n);
+        float v;
+        CUB(b, cuMemcpyDtoH(&v, p + (gv_dptr)i * 4, 4), err);
+        if (v != expect(i, ctx))
+            (*bad)++;
+        (*seen)++;
+    }
+    return GV_OK;
+}
+
+static float f_of(long long i) { return (float)(i & 0xFFFFF); }
+static float ex_copy(long long i, void *c) { (void)c; return f_of(i) + 1.0f; }
+static float ex_scale(long long i, void *c) { (void)c; return 3.0f * (f_of(i) + 3.0f); }
+static float ex_add(long long i, void *c) { (void)c; return (f_of(i) + 1.0f) + (f_of(i) + 2.0f); }
+static float ex_triad(long long i, void *c) { (void)c; return (f_of(i) + 2.0f) + 3.0f * (f_of(i) + 3.0f); }
+static float ex_host(long long i, void *c) { (void)c; return 5.0f + f_of(i); }
+
+/* What gv_bench_read leaves in out[t]: thread t's sum in the kernel's order. */
+static float read_sum(long long t, long long n4, long long stride)
+{
+    float acc = 0.0f;
+    for (long long i = t; i < n4; i += stride) {
+        float x = (float)((4 * i) & 0xFFFFF) + 1.0f, y = (float)((4 * i + 1) & 0xFFFFF) + 1.0f;
+        float z = (float)((4 * i + 2) & 0xFFFFF) + 1.0f, v = (float)((4 * i + 3) & 0xFFFFF) + 1.0f;
+        acc += x + y + z + v;
+    }
+    return acc;
+}
+
+static int stream_check(struct gv_bdev *b, struct gv_bw *w, int *bad, int *seen, struct gv_err *err)
+{
+    long long n = (long long)(w->s.bytes / 4);
+    switch (w->s.stream) {
+    case GV_ST_COPY: return check_floats(b, w->z, n, ex_copy, NULL, bad, seen, err);
+    case GV_ST_SCALE: return check_floats(b, w->y, n, ex_scale, NULL, bad, seen, err);
+    case GV_ST_ADD: return check_floats(b, w->z, n, ex_add, NULL, bad, seen, err);
+    case GV_ST_TRIAD: return check_floats(b, w->x, n, ex_triad, NULL, bad, seen, err);
+    case GV_ST_READ: {
+        long long stride = (long long)w->grid * 256, n4 = n / 4;
+        long long ts[3] = {0, stride / 2, stride - 1};
+        for (int q = 0; q < 3; q++) {
+            float v;
+            CUB(b, cuMemcpyDtoH(&v, w->out + (gv_dptr)ts[q] * 4, 4), err);
+            if (v != read_sum(ts[q], n4, stride))
+                (*bad)++;
+            (*seen)++;
+        }
+        return GV_OK;
+    }
+    }
+    return GV_OK;
+}
+
+static int b_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size_t whatsz,
+                   struct gv_err *err)
+{
+    struct gv_device *g = b->g;
+    if (g->broken)
+        return gv_err_set(err, GV_E_DEVICE, "the CUDA context is unusable after an earlier fault");
+    g->cu.cuCtxSetCurrent(g->ctx);
+    int bad = 0, seen = 0, rc = GV_OK;
+    long long n = (long long)(w->s.bytes / 4);
+    switch (w->s.kind) {
+    case GV_BW_GEMM:
+        return gemm_check(b, w, ok, what, whatsz, err);
+    case GV_BW_STREAM:
+        rc = stream_check(b, w, &bad, &seen, err);
+        break;
+    case GV_BW_D2D:
+        rc = check_floats(b, w->y, n, ex_copy, NULL, &bad, &seen, err);
+        break;
+    case GV_BW_H2D:
+        rc = check_floats(b, w->x, n, ex_host, NULL, &bad, &seen, err);
+        break;
+    case GV_BW_D2H:
+        for (int q = 0; q < 4096; q++) {
+            long long i = q == 0 ? n - 1 : (long long)(gv_bench_hash(0x5EED, (unsigned)q) % (unsigned long long)n);
+            if (((float *)w->host)[i] != ex_copy(i, NULL))
+                bad++;
+            seen++;
+        }
+        break;
+    case GV_BW_PEER:
+        g->cu.cuCtxSetCurrent(w->dctx);
+        rc = check_floats(b, w->y, n, ex_copy, NULL, &bad, &seen, err);
+        g->cu.cuCtxSetCurrent(g->ctx);
+        break;
+    case GV_BW_LAUNCH:
+        *ok = 1;
+        snprintf(what, whatsz, "an empty kernel: the stream completed without an error");
+        return GV_OK;
+    }
+    if (rc)
+        return rc;
+    *ok = bad == 0;
+    snprintf(what, whatsz, "%d sampled elements of the result compared exactly with the known "
+             "values: %d wrong", seen, bad);
+    return GV_OK;
+}
+
+static json_t *b_conditions(struct gv_bdev *b)
+{
+    (void)b;
+    return json_object();
+}
+
+const struct gv_bench_backend gv_bench_cuda = {
+    "cuda", b_open, b_close, b_describe, b_conditions, b_prepare, b_time, b_check, b_release,
+    b_count, b_peer_access, b_pci_address,
+};
