@@ -10,7 +10,8 @@ const char *const gv_kernel_entries[] = {
     "gv_cvt_u16_to_f32", "gv_cvt_u8_to_f32", "gv_cvt_f32_to_u16", "gv_cvt_f32_to_u8",
     "gv_unary_f32",      "gv_reduce_f32",    "gv_reduce_f64",     "gv_softmax_f32",    "gv_layernorm_f32",
     "gv_rmsnorm_f32",    "gv_sdpa_f32",      "gv_gemm_f32",       "gv_conv2d_f32",
-    "gv_test_fault",     "gv_test_spin",
+    "gv_test_fault",     "gv_test_spin",     "gv_coll_fill",      "gv_coll_check",     "gv_coll_poke",
+    "gv_coll_gate",
 };
 const int gv_kernel_entry_count = sizeof gv_kernel_entries / sizeof gv_kernel_entries[0];
 

@@ -40,6 +40,11 @@ enum {
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 #define CU_STREAM_NON_BLOCKING 0x1
+/* cuda.h: CUevent_flags CU_EVENT_DEFAULT = 0; cuMemHostAlloc flags
+ * CU_MEMHOSTALLOC_PORTABLE 0x01, CU_MEMHOSTALLOC_DEVICEMAP 0x02 */
+#define CU_EVENT_DEFAULT 0x0
+#define CU_MEMHOSTALLOC_PORTABLE 0x01
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 
 #define GV_SYMS_CUDA(X)                                                                      \
@@ -77,6 +82,23 @@ enum {
     X(REQ, cuStreamCreate, CUresult, (CUstream *, unsigned), "cuStreamCreate")               \
     X(REQ, cuStreamDestroy, CUresult, (CUstream), "cuStreamDestroy_v2")                      \
     X(REQ, cuStreamQuery, CUresult, (CUstream), "cuStreamQuery")                             \
-    X(REQ, cuStreamSynchronize, CUresult, (CUstream), "cuStreamSynchronize")
+    X(REQ, cuStreamSynchronize, CUresult, (CUstream), "cuStreamSynchronize")                \
+    /* used by the benchmarks (src/bench); optional so that the numerics backend \
+     * never depends on them. cuEventElapsedTime_v2: CUDA 12.8+, same signature */ \
+    X(OPT, cuEventCreate, CUresult, (CUevent *, unsigned), "cuEventCreate")                  \
+    X(OPT, cuEventRecord, CUresult, (CUevent, CUstream), "cuEventRecord")                    \
+    X(OPT, cuEventQuery, CUresult, (CUevent), "cuEventQuery")                                \
+    X(OPT, cuEventSynchronize, CUresult, (CUevent), "cuEventSynchronize")                    \
+    X(OPT, cuEventElapsedTime, CUresult, (float *, CUevent, CUevent), "cuEventElapsedTime_v2", \
+      "cuEventElapsedTime")                                                                  \
+    X(OPT, cuEventDestroy, CUresult, (CUevent), "cuEventDestroy_v2")                         \
+    X(OPT, cuMemsetD32, CUresult, (CUdeviceptr, unsigned, size_t), "cuMemsetD32_v2")         \
+    X(OPT, cuMemsetD32Async, CUresult, (CUdeviceptr, unsigned, size_t, CUstream),            \
+      "cuMemsetD32Async")                                                                    \
+    X(OPT, cuMemHostAlloc, CUresult, (void **, size_t, unsigned), "cuMemHostAlloc")          \
+    X(OPT, cuMemFreeHost, CUresult, (void *), "cuMemFreeHost")                               \
+    X(OPT, cuMemHostGetDevicePointer, CUresult, (CUdeviceptr *, void *, unsigned),          \
+      "cuMemHostGetDevicePointer_v2")                                                        \
+    X(OPT, cuDeviceGetPCIBusId, CUresult, (char *, int, CUdevice), "cuDeviceGetPCIBusId")
 
 #endif
