@@ -13,6 +13,7 @@ const char *const gv_kernel_entries[] = {
     "gv_test_fault",     "gv_test_spin",
     "gv_bench_spin",     "gv_bench_fill",    "gv_bench_copy",     "gv_bench_scale",    "gv_bench_add",
     "gv_bench_triad",    "gv_bench_read",    "gv_bench_iota",     "gv_bench_empty",
+    "gv_coll_fill",      "gv_coll_check",    "gv_coll_poke",      "gv_coll_gate",
 };
 const int gv_kernel_entry_count = sizeof gv_kernel_entries / sizeof gv_kernel_entries[0];
 

@@ -40,8 +40,12 @@ enum {
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 #define CU_STREAM_NON_BLOCKING 0x1
+/* cuda.h: CUevent_flags CU_EVENT_DEFAULT = 0; cuMemHostAlloc flags
+ * CU_MEMHOSTALLOC_PORTABLE 0x01, CU_MEMHOSTALLOC_DEVICEMAP 0x02; CUresult
+ * CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704 */
 #define CU_EVENT_DEFAULT 0x0
-#define CU_MEMHOSTALLOC_PORTABLE 0x1 /* cuMemHostAlloc flags (CUDA driver API, Memory Management) */
+#define CU_MEMHOSTALLOC_PORTABLE 0x01
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
 #define CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
 #define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
 
@@ -81,15 +85,20 @@ enum {
     X(REQ, cuStreamDestroy, CUresult, (CUstream), "cuStreamDestroy_v2")                      \
     X(REQ, cuStreamQuery, CUresult, (CUstream), "cuStreamQuery")                             \
     X(REQ, cuStreamSynchronize, CUresult, (CUstream), "cuStreamSynchronize")                \
-    /* gpuvet bench (src/dev/cuda_bench.c): events, async and host copies, peers */          \
+    /* gpuvet bench (src/dev/cuda_bench.c, src/bench/coll.c); optional, so that the \
+     * numerics backend never depends on them. cuEventElapsedTime_v2: CUDA 12.8+, \
+     * same signature */                                                              \
     X(OPT, cuEventCreate, CUresult, (CUevent *, unsigned), "cuEventCreate")                  \
     X(OPT, cuEventDestroy, CUresult, (CUevent), "cuEventDestroy_v2", "cuEventDestroy")       \
     X(OPT, cuEventRecord, CUresult, (CUevent, CUstream), "cuEventRecord")                    \
+    X(OPT, cuEventQuery, CUresult, (CUevent), "cuEventQuery")                                \
     X(OPT, cuEventSynchronize, CUresult, (CUevent), "cuEventSynchronize")                    \
     X(OPT, cuEventElapsedTime, CUresult, (float *, CUevent, CUevent),                       \
       "cuEventElapsedTime_v2", "cuEventElapsedTime")                                         \
     X(OPT, cuMemHostAlloc, CUresult, (void **, size_t, unsigned), "cuMemHostAlloc")          \
     X(OPT, cuMemFreeHost, CUresult, (void *), "cuMemFreeHost")                               \
+    X(OPT, cuMemHostGetDevicePointer, CUresult, (CUdeviceptr *, void *, unsigned),          \
+      "cuMemHostGetDevicePointer_v2")                                                        \
     X(OPT, cuMemcpyHtoDAsync, CUresult, (CUdeviceptr, const void *, size_t, CUstream),      \
       "cuMemcpyHtoDAsync_v2")                                                                \
     X(OPT, cuMemcpyDtoHAsync, CUresult, (void *, CUdeviceptr, size_t, CUstream),            \
@@ -98,6 +107,9 @@ enum {
       "cuMemcpyDtoDAsync_v2")                                                                \
     X(OPT, cuMemsetD8Async, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream),       \
       "cuMemsetD8Async")                                                                     \
+    X(OPT, cuMemsetD32, CUresult, (CUdeviceptr, unsigned, size_t), "cuMemsetD32_v2")         \
+    X(OPT, cuMemsetD32Async, CUresult, (CUdeviceptr, unsigned, size_t, CUstream),            \
+      "cuMemsetD32Async")                                                                    \
     X(OPT, cuDeviceCanAccessPeer, CUresult, (int *, CUdevice, CUdevice),                    \
       "cuDeviceCanAccessPeer")                                                               \
     X(OPT, cuCtxEnablePeerAccess, CUresult, (CUcontext, unsigned), "cuCtxEnablePeerAccess")  \

@@ -38,6 +38,8 @@ struct sym_spec {
     {#field, {__VA_ARGS__, NULL}, req, offsetof(struct gv_api_hipblaslt, field)},
 #define ROW_MIOPEN(req, field, ret, params, ...)                                             \
     {#field, {__VA_ARGS__, NULL}, req, offsetof(struct gv_api_miopen, field)},
+#define ROW_NCCL(req, field, ret, params, ...)                                               \
+    {#field, {__VA_ARGS__, NULL}, req, offsetof(struct gv_api_nccl, field)},
 
 static const struct sym_spec syms_cuda[] = {GV_SYMS_CUDA(ROW_CUDA)};
 static const struct sym_spec syms_nvrtc[] = {GV_SYMS_NVRTC(ROW_NVRTC)};
@@ -49,6 +51,7 @@ static const struct sym_spec syms_hiprtc[] = {GV_SYMS_HIPRTC(ROW_HIPRTC)};
 static const struct sym_spec syms_rocblas[] = {GV_SYMS_ROCBLAS(ROW_ROCBLAS)};
 static const struct sym_spec syms_hipblaslt[] = {GV_SYMS_HIPBLASLT(ROW_HIPBLASLT)};
 static const struct sym_spec syms_miopen[] = {GV_SYMS_MIOPEN(ROW_MIOPEN)};
+static const struct sym_spec syms_nccl[] = {GV_SYMS_NCCL(ROW_NCCL)};
 
 /* File names, newest first; the unsuffixed development name comes last (it is
  * also how PyTorch's ROCm wheels name their copies, rocm-facts.md §4b). */
@@ -72,6 +75,11 @@ static const char *const cand_rocblas[] = {"librocblas.so.5", "librocblas.so.4",
 static const char *const cand_hipblaslt[] = {"libhipblaslt.so.1", "libhipblaslt.so.0",
                                              "libhipblaslt.so", NULL};
 static const char *const cand_miopen[] = {"libMIOpen.so.1", "libMIOpen.so", NULL};
+/* NCCL: libnccl.so.2 since NCCL 2.0 (the deb/rpm packages, the nvidia-nccl-cu1x
+ * wheels under nvidia/nccl/lib, CUDA 13's toolkit copy in lib64); RCCL:
+ * librccl.so.1 (ROCm 5.x-7.x, Debian's librccl1), librccl.so in PyTorch's ROCm wheels. */
+static const char *const cand_nccl[] = {"libnccl.so.2", "libnccl.so", NULL};
+static const char *const cand_rccl[] = {"librccl.so.1", "librccl.so", NULL};
 
 /* Where framework wheels keep their copies, relative to a site-packages dir. */
 static const char *const wheel_nvidia[] = {"nvidia/*/lib", "nvidia/cu*/lib", "torch/lib", NULL};
@@ -98,6 +106,8 @@ static const struct lib_spec specs[GV_LIB_COUNT] = {
     [GV_LIB_ROCBLAS] = SPEC("rocblas", cand_rocblas, syms_rocblas, struct gv_api_rocblas, 0),
     [GV_LIB_HIPBLASLT] = SPEC("hipblaslt", cand_hipblaslt, syms_hipblaslt, struct gv_api_hipblaslt, 0),
     [GV_LIB_MIOPEN] = SPEC("MIOpen", cand_miopen, syms_miopen, struct gv_api_miopen, 0),
+    [GV_LIB_NCCL] = SPEC("nccl", cand_nccl, syms_nccl, struct gv_api_nccl, 1),
+    [GV_LIB_RCCL] = SPEC("rccl", cand_rccl, syms_nccl, struct gv_api_nccl, 0),
 };
 
 static char lib_path_opt[4096];
