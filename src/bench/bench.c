@@ -316,7 +316,7 @@ static void sizes_for(enum gv_bench_mode mode, int cpu, struct sizes *z)
     z->warm_s = mode == GV_BENCH_QUICK ? 0.2 : 1.0;
     z->rounds = mode == GV_BENCH_QUICK ? 5 : 7;
     if (cpu)
-        z->stream_bytes = mode == GV_BENCH_QUICK ? 16u << 20 : 128u << 20;
+        z->stream_bytes = mode == GV_BENCH_QUICK ? 64u << 20 : 256u << 20;
     else
         z->stream_bytes = mode == GV_BENCH_QUICK ? 256u << 20 : 1u << 30;
     z->copy_bytes = mode == GV_BENCH_QUICK ? 64u << 20 : mode == GV_BENCH_DEFAULT ? 256u << 20 : 1u << 30;

@@ -27,6 +27,7 @@ enum gv_exit {
     X(verify, "verify that the machine matches a baseline again")                            \
     X(torch, "capture your own model op by op; bisect it in another environment")            \
     X(probe, "the numerical fingerprint of every GEMM route of a device")                    \
+    X(bench, "honest speed of GEMM, memory, copies, launches, peers and collectives")       \
     X(report, "one self-contained HTML page for any gpuvet document")                        \
     X(history, "the runs recorded in the history database; the last good one")              \
     X(matrix, "the version matrix: which stack combinations passed, where and when")

@@ -216,11 +216,20 @@ static void *stream_part(void *arg)
         for (long long i = p->lo; i < p->hi; i++)
             a[i] = b[i] + s * c[i];
         break;
-    case GV_ST_READ:
-        for (long long i = p->lo; i < p->hi; i++)
-            acc += a[i];
+    case GV_ST_READ: {
+        /* eight independent sums, so that the adds do not wait on each other */
+        float part[8] = {0};
+        long long i = p->lo;
+        for (; i + 8 <= p->hi; i += 8)
+            for (int j = 0; j < 8; j++)
+                part[j] += a[i + j];
+        for (; i < p->hi; i++)
+            part[0] += a[i];
+        for (int j = 0; j < 8; j++)
+            acc += part[j];
         w->out[p->t] = acc;
         break;
+    }
     }
     return NULL;
 }
@@ -275,9 +284,15 @@ static void stream_check(struct gv_bw *w, int *ok, char *what, size_t whatsz)
     int bad = 0, seen = 0;
     if (w->s.stream == GV_ST_READ) {
         for (int t = 0; t < w->threads; t++) {
-            float acc = 0.0f;
-            for (long long i = w->n * t / w->threads; i < w->n * (t + 1) / w->threads; i++)
-                acc += f_of(i) + 1.0f;
+            float part[8] = {0}, acc = 0.0f;
+            long long lo = w->n * t / w->threads, hi = w->n * (t + 1) / w->threads, i = lo;
+            for (; i + 8 <= hi; i += 8)
+                for (int j = 0; j < 8; j++)
+                    part[j] += f_of(i + j) + 1.0f;
+            for (; i < hi; i++)
+                part[0] += f_of(i) + 1.0f;
+            for (int j = 0; j < 8; j++)
+                acc += part[j];
             bad += w->out[t] != acc;
             seen++;
         }
