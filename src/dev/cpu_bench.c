@@ -366,10 +366,28 @@ static int c_time(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec, st
     return GV_OK;
 }
 
+/* Test-only: GPUVET_TEST_BENCH_CORRUPT=1 spoils the last element of the result
+ * before the check (every check samples it), so a wrong result must fail. */
+static void test_corrupt(struct gv_bw *w)
+{
+    const char *v = getenv("GPUVET_TEST_BENCH_CORRUPT");
+    if (!v || strcmp(v, "1") != 0)
+        return;
+    if (w->fc)
+        w->fc[w->s.m * w->s.n - 1] += 1.0f;
+    else if (w->dc)
+        w->dc[w->s.m * w->s.n - 1] += 1.0;
+    else if (w->s.stream == GV_ST_READ)
+        w->out[0] = -1.0f;
+    else
+        (w->s.stream == GV_ST_SCALE ? w->y : w->s.stream == GV_ST_TRIAD ? w->x : w->z)[w->n - 1] += 1.0f;
+}
+
 static int c_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size_t whatsz,
                    struct gv_err *err)
 {
     (void)b, (void)err;
+    test_corrupt(w);
     if (w->s.kind == GV_BW_GEMM)
         gemm_check(w, ok, what, whatsz);
     else

@@ -32,6 +32,10 @@ struct gv_bdev {
     int have_lt;
     char lt_why[256];
     int ndev;
+    struct gv_vlib nvml_lib;  /* NVML, for conditions(); optional */
+    struct gv_api_nvml nvml;
+    nvmlDevice_t nvdev;
+    char nvml_why[512];
 };
 
 struct gv_bw {
@@ -103,10 +107,38 @@ static int need_bench_syms(struct gv_device *g, struct gv_err *err)
     return GV_OK;
 }
 
+/* NVML for the device (clocks, power, temperature); its absence is recorded, not an error. */
+static void start_nvml(struct gv_bdev *b)
+{
+    struct gv_err e = {0};
+    char bus[64];
+    CUdevice dev;
+    if (gv_vlib_open(GV_LIB_NVML, &b->nvml_lib, &b->nvml, &e) != GV_OK) {
+        snprintf(b->nvml_why, sizeof b->nvml_why, "%s", e.msg);
+        return;
+    }
+    int st = b->nvml.nvmlInit();
+    if (st != 0) {
+        snprintf(b->nvml_why, sizeof b->nvml_why, "nvmlInit_v2: %d", st);
+        gv_vlib_close(&b->nvml_lib);
+        return;
+    }
+    if (!b->g->cu.cuDeviceGetPCIBusId || b->g->cu.cuDeviceGet(&dev, b->g->ordinal) ||
+        b->g->cu.cuDeviceGetPCIBusId(bus, sizeof bus, dev) ||
+        (st = b->nvml.nvmlDeviceGetHandleByPciBusId(bus, &b->nvdev)) != 0) {
+        snprintf(b->nvml_why, sizeof b->nvml_why, "nvmlDeviceGetHandleByPciBusId failed (%d)", st);
+        b->nvdev = NULL;
+    }
+}
+
 static void b_close(struct gv_bdev *b)
 {
     if (!b)
         return;
+    if (b->nvml_lib.handle) {
+        b->nvml.nvmlShutdown();
+        gv_vlib_close(&b->nvml_lib);
+    }
     struct gv_device *g = b->g;
     if (g) {
         g->cu.cuCtxSetCurrent(g->ctx);
@@ -154,6 +186,8 @@ static int b_open(const char *spec, struct gv_bdev **out, struct gv_err *err)
         rc = start_lt(b, err);
     if (!rc && g->cu.cuDeviceGetCount(&b->ndev) != CUDA_SUCCESS)
         b->ndev = 1;
+    if (!rc)
+        start_nvml(b);
     if (rc) {
         b_close(b);
         return rc;
@@ -798,6 +832,38 @@ static int stream_check(struct gv_bdev *b, struct gv_bw *w, int *bad, int *seen,
     return GV_OK;
 }
 
+/* Test-only: GPUVET_TEST_BENCH_CORRUPT=1 spoils the last element of the result
+ * before the check (every check samples it), so a wrong result must fail. */
+static int test_corrupt(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
+{
+    const char *v = getenv("GPUVET_TEST_BENCH_CORRUPT");
+    if (!v || strcmp(v, "1") != 0)
+        return GV_OK;
+    unsigned char junk[8] = {0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f};
+    size_t last = w->s.bytes / 4 - 1;
+    gv_dptr at = 0;
+    switch (w->s.kind) {
+    case GV_BW_GEMM: {
+        int wo, man, eb;
+        gv_bench_format(w->out_store, &wo, &man, &eb);
+        CUB(b, cuMemcpyHtoD(w->c[0] + (gv_dptr)((w->s.m * w->s.n - 1) * wo), junk, (size_t)wo), err);
+        return GV_OK;
+    }
+    case GV_BW_STREAM:
+        at = w->s.stream == GV_ST_READ ? w->out : w->s.stream == GV_ST_SCALE ? w->y
+             : w->s.stream == GV_ST_TRIAD ? w->x : w->z;
+        if (w->s.stream == GV_ST_READ)
+            last = 0;
+        break;
+    case GV_BW_D2D: at = w->y; break;
+    case GV_BW_H2D: at = w->x; break;
+    case GV_BW_D2H: ((float *)w->host)[last] += 1.0f; return GV_OK;
+    default: return GV_OK;
+    }
+    CUB(b, cuMemcpyHtoD(at + (gv_dptr)last * 4, junk, 4), err);
+    return GV_OK;
+}
+
 static int b_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size_t whatsz,
                    struct gv_err *err)
 {
@@ -805,6 +871,9 @@ static int b_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size
     if (g->broken)
         return gv_err_set(err, GV_E_DEVICE, "the CUDA context is unusable after an earlier fault");
     g->cu.cuCtxSetCurrent(g->ctx);
+    int trc = test_corrupt(b, w, err);
+    if (trc)
+        return trc;
     int bad = 0, seen = 0, rc = GV_OK;
     long long n = (long long)(w->s.bytes / 4);
     switch (w->s.kind) {
@@ -845,10 +914,51 @@ static int b_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size
     return GV_OK;
 }
 
+static const struct {
+    unsigned long long bit;
+    const char *name;
+} clock_reasons[] = {
+    {0x1, "gpu_idle"},           {0x2, "applications_clocks_setting"},
+    {0x4, "sw_power_cap"},       {0x8, "hw_slowdown"},
+    {0x10, "sync_boost"},        {0x20, "sw_thermal_slowdown"},
+    {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"},
+    {0x100, "display_clock_setting"},
+};
+
 static json_t *b_conditions(struct gv_bdev *b)
 {
-    (void)b;
-    return json_object();
+    json_t *o = json_object();
+    if (!b->nvdev) {
+        json_object_set_new(o, "not_collected", json_sprintf("NVML: %s", b->nvml_why));
+        return o;
+    }
+    const struct gv_api_nvml *n = &b->nvml;
+    unsigned v;
+    unsigned long long r;
+    if (n->nvmlDeviceGetClockInfo && n->nvmlDeviceGetClockInfo(b->nvdev, NVML_CLOCK_SM, &v) == 0)
+        json_object_set_new(o, "sm_clock_mhz", json_integer(v));
+    if (n->nvmlDeviceGetClockInfo && n->nvmlDeviceGetClockInfo(b->nvdev, NVML_CLOCK_MEM, &v) == 0)
+        json_object_set_new(o, "memory_clock_mhz", json_integer(v));
+    if (n->nvmlDeviceGetMaxClockInfo &&
+        n->nvmlDeviceGetMaxClockInfo(b->nvdev, NVML_CLOCK_SM, &v) == 0)
+        json_object_set_new(o, "sm_clock_max_mhz", json_integer(v));
+    if (n->nvmlDeviceGetPowerUsage && n->nvmlDeviceGetPowerUsage(b->nvdev, &v) == 0)
+        json_object_set_new(o, "power_w", json_real(v / 1000.0));
+    if (n->nvmlDeviceGetEnforcedPowerLimit && n->nvmlDeviceGetEnforcedPowerLimit(b->nvdev, &v) == 0)
+        json_object_set_new(o, "power_limit_w", json_real(v / 1000.0));
+    if (n->nvmlDeviceGetTemperature &&
+        n->nvmlDeviceGetTemperature(b->nvdev, NVML_TEMPERATURE_GPU, &v) == 0)
+        json_object_set_new(o, "temperature_c", json_integer(v));
+    if (n->nvmlDeviceGetCurrentClocksEventReasons &&
+        n->nvmlDeviceGetCurrentClocksEventReasons(b->nvdev, &r) == 0) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < sizeof clock_reasons / sizeof clock_reasons[0]; i++)
+            if (r & clock_reasons[i].bit)
+                json_array_append_new(a, json_string(clock_reasons[i].name));
+        json_object_set_new(o, "clocks_held_by", a);
+    }
+    json_object_set_new(o, "source", json_string(b->nvml_lib.path));
+    return o;
 }
 
 const struct gv_bench_backend gv_bench_cuda = {

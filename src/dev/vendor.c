@@ -52,6 +52,9 @@ static const struct sym_spec syms_rocblas[] = {GV_SYMS_ROCBLAS(ROW_ROCBLAS)};
 static const struct sym_spec syms_hipblaslt[] = {GV_SYMS_HIPBLASLT(ROW_HIPBLASLT)};
 static const struct sym_spec syms_miopen[] = {GV_SYMS_MIOPEN(ROW_MIOPEN)};
 static const struct sym_spec syms_nccl[] = {GV_SYMS_NCCL(ROW_NCCL)};
+#define ROW_NVML(req, field, ret, params, ...)                                               \
+    {#field, {__VA_ARGS__, NULL}, req, offsetof(struct gv_api_nvml, field)},
+static const struct sym_spec syms_nvml[] = {GV_SYMS_NVML(ROW_NVML)};
 
 /* File names, newest first; the unsuffixed development name comes last (it is
  * also how PyTorch's ROCm wheels name their copies, rocm-facts.md §4b). */
@@ -80,6 +83,8 @@ static const char *const cand_miopen[] = {"libMIOpen.so.1", "libMIOpen.so", NULL
  * librccl.so.1 (ROCm 5.x-7.x, Debian's librccl1), librccl.so in PyTorch's ROCm wheels. */
 static const char *const cand_nccl[] = {"libnccl.so.2", "libnccl.so", NULL};
 static const char *const cand_rccl[] = {"librccl.so.1", "librccl.so", NULL};
+/* NVML ships with the driver as libnvidia-ml.so.1 */
+static const char *const cand_nvml[] = {"libnvidia-ml.so.1", "libnvidia-ml.so", NULL};
 
 /* Where framework wheels keep their copies, relative to a site-packages dir. */
 static const char *const wheel_nvidia[] = {"nvidia/*/lib", "nvidia/cu*/lib", "torch/lib", NULL};
@@ -108,6 +113,7 @@ static const struct lib_spec specs[GV_LIB_COUNT] = {
     [GV_LIB_MIOPEN] = SPEC("MIOpen", cand_miopen, syms_miopen, struct gv_api_miopen, 0),
     [GV_LIB_NCCL] = SPEC("nccl", cand_nccl, syms_nccl, struct gv_api_nccl, 1),
     [GV_LIB_RCCL] = SPEC("rccl", cand_rccl, syms_nccl, struct gv_api_nccl, 0),
+    [GV_LIB_NVML] = SPEC("nvml", cand_nvml, syms_nvml, struct gv_api_nvml, 1),
 };
 
 static char lib_path_opt[4096];

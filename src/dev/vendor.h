@@ -30,6 +30,7 @@
 #include "dev/syms_hiprtc.h"
 #include "dev/syms_miopen.h"
 #include "dev/syms_nccl.h"
+#include "dev/syms_nvml.h"
 #include "dev/syms_nvrtc.h"
 #include "dev/syms_rocblas.h"
 
@@ -46,6 +47,7 @@ struct gv_api_hipblaslt { GV_SYMS_HIPBLASLT(GV_SYM_FIELD) };
 struct gv_api_miopen { GV_SYMS_MIOPEN(GV_SYM_FIELD) };
 /* NCCL and RCCL share one symbol list (the same C API) */
 struct gv_api_nccl { GV_SYMS_NCCL(GV_SYM_FIELD) };
+struct gv_api_nvml { GV_SYMS_NVML(GV_SYM_FIELD) };
 #undef GV_SYM_FIELD
 
 enum gv_lib_id {
@@ -61,6 +63,7 @@ enum gv_lib_id {
     GV_LIB_MIOPEN,
     GV_LIB_NCCL,
     GV_LIB_RCCL, /* table: struct gv_api_nccl */
+    GV_LIB_NVML,
     GV_LIB_COUNT
 };
 
