@@ -483,7 +483,7 @@ fail:
     set_status(o, rc == GV_E_TIMEOUT ? "timeout" : "error", err.msg);
     if (w)
         r->be->release(r->d, w);
-    return rc == GV_E_DEVICE || rc == GV_E_TIMEOUT ? rc : GV_OK;
+    return rc == GV_E_TIMEOUT ? rc : GV_OK;
 }
 
 /* ---- fp16 against bf16 ---- */

@@ -333,7 +333,9 @@ static int gemm_alloc(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
             CUB(b, cuMemsetD8Async(w->c[i], 0xFF, cb, g->stream), err);
     }
     if (w->s.dtype == GV_F8E4M3) {
-        float one[2] = {1.0f, 1.0f};
+        /* one float each, 256 bytes apart (as two separate tensors would be) */
+        float one[65] = {1.0f};
+        one[64] = 1.0f;
         CUB(b, cuMemAlloc(&w->scales, sizeof one), err);
         CUB(b, cuMemcpyHtoD(w->scales, one, sizeof one), err);
     }
@@ -365,7 +367,7 @@ static int gemm_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t i
         struct gv_lt_plan_spec ps = {w->ab, w->ct, w->comp,
                                      w->comp == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F,
                                      compute_name(w->comp), w->s.n, w->s.m, w->s.k,
-                                     w->scales, w->scales ? w->scales + 4 : 0};
+                                     w->scales, w->scales ? w->scales + 256 : 0};
         if ((rc = gv_lt_plan_make(&b->lt, &ps, &w->plan, err)))
             return rc;
         snprintf(impl, implsz, "%s, %s operands, %d operand set(s)", w->plan.impl,
