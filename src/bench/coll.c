@@ -6,8 +6,10 @@
  * Method. Every size of an op is first run `warmup` times untimed. Then, per
  * size: a gate kernel holds each stream; each timed iteration is a start event,
  * the collective on every rank (one NCCL group), an end event and the check
- * kernel, which compares the output with the exact answer, counts mismatches
- * per iteration and overwrites the output with NaN; the host then opens the
+ * kernel, which compares the output with the exact answer and counts mismatches
+ * per iteration; the output region starts as NaN, and the check writes NaN
+ * again where a later iteration will write (so no iteration can pass on an
+ * earlier one's answer); the host then opens the
  * gate, so the events time the GPUs and not the host's enqueueing. An
  * iteration's time is the slowest rank's event interval. As nccl-tests does,
  * iteration i works on the buffers at offset (i mod (buffer/size)) * size so
@@ -560,22 +562,26 @@ static int warm(struct coll *c, enum gv_coll_op op, const struct gv_coll_size *s
 }
 
 static int check_launch(struct coll *c, int i, enum gv_coll_op op, const struct gv_coll_size *s,
-                        size_t shift, int it, struct gv_err *err)
+                        size_t shift, int it, int poison, struct gv_err *err)
 {
     struct rank *k = &c->r[i];
     CUdeviceptr out = k->recv + shift, bad = k->bad + (CUdeviceptr)it * 8;
     long long n = (long long)s->recv_count, soff = (long long)(shift / 4);
     long long cnt = (long long)s->count;
     int opi = op, rank = i, nr = c->n;
-    void *args[] = {&out, &n, &opi, &rank, &nr, &soff, &cnt, &bad};
+    void *args[] = {&out, &n, &opi, &rank, &nr, &soff, &cnt, &bad, &poison};
     return launch(c, i, k->check, grid_for(s->recv_count, 4096), args, "gv_coll_check", err);
 }
 
-/* Timed iterations, each followed by its check, all queued behind the gate. */
+/* Timed iterations, all queued behind the gate. When every iteration has an
+ * output place of its own (steps >= iters) the checks of all of them follow
+ * the last one, so that nothing runs between two timed collectives (NCCL may
+ * overlap one kernel's start with the previous one's end, as it does in
+ * nccl-tests' back-to-back loop); otherwise each check follows its iteration. */
 static int timed(struct coll *c, enum gv_coll_op op, const struct gv_coll_size *s, size_t steps,
                  struct gv_err *err)
 {
-    int rc = GV_OK;
+    int rc = GV_OK, defer = steps >= (size_t)c->o.iters;
     for (int it = 0; it < c->o.iters && !rc; it++) {
         size_t shift = s->bytes * ((size_t)it % steps);
         for (int i = 0; i < c->n && !rc; i++)
@@ -593,10 +599,15 @@ static int timed(struct coll *c, enum gv_coll_op op, const struct gv_coll_size *
             if (!(rc = setcur(c, last, err)))
                 rc = launch(c, last, c->r[last].poke, 1, args, "gv_coll_poke", err);
         }
+        for (int i = 0; i < c->n && !rc && !defer; i++)
+            if (!(rc = setcur(c, i, err)))
+                rc = check_launch(c, i, op, s, shift, it, (size_t)it + steps < (size_t)c->o.iters,
+                                  err);
+    }
+    for (int it = 0; it < c->o.iters && !rc && defer; it++)
         for (int i = 0; i < c->n && !rc; i++)
             if (!(rc = setcur(c, i, err)))
-                rc = check_launch(c, i, op, s, shift, it, err);
-    }
+                rc = check_launch(c, i, op, s, s->bytes * (size_t)it, it, 0, err);
     return rc;
 }
 
@@ -634,6 +645,8 @@ static int prepare(struct coll *c, size_t region, struct gv_err *err)
 }
 
 struct measured {
+    double batch;               /* first start to last end / iters, the slowest rank's */
+    int deferred;               /* the checks followed the last iteration (see timed) */
     double *sec;                /* per iteration, the slowest rank's */
     unsigned long long *miss;   /* per iteration, summed over ranks */
 };
@@ -663,6 +676,13 @@ static int collect(struct coll *c, struct measured *m, struct gv_err *err)
                 m->sec[it] = ms * 1e-3;
             m->miss[it] += b[it];
         }
+        float all = 0;
+        r = rc ? CUDA_SUCCESS
+               : c->cu.cuEventElapsedTime(&all, c->r[i].ev[0], c->r[i].ev[2 * c->o.iters - 1]);
+        if (r != CUDA_SUCCESS)
+            rc = cu_fail(c, r, i, "cuEventElapsedTime", err);
+        else if (all * 1e-3 / c->o.iters > m->batch)
+            m->batch = all * 1e-3 / c->o.iters;
     }
     free(b);
     return rc;
@@ -762,6 +782,14 @@ static void score(struct coll *c, enum gv_coll_op op, const struct gv_coll_size 
     json_object_set_new(p, "busbw_gbps", json_real(busm));
     json_object_set_new(p, "busbw_factor", json_real(gv_coll_busbw_factor(op, c->n)));
     json_object_set_new(p, "time_us", json_real(t * 1e6));
+    json_object_set_new(p, "checks", json_string(m->deferred ? "after the last iteration"
+                                                            : "after each iteration"));
+    if (m->deferred) { /* nccl-tests' figure: the whole run over the number of iterations */
+        gv_coll_bw(op, s->bytes, c->n, m->batch, &alg, &busm);
+        json_object_set_new(p, "batch_time_us", json_real(m->batch * 1e6));
+        json_object_set_new(p, "batch_busbw_gbps", json_real(busm));
+        json_object_set_new(p, "batch_algbw_gbps", json_real(alg));
+    }
     free(bus);
 }
 
@@ -807,7 +835,7 @@ static int measure(struct coll *c, enum gv_coll_op op, const struct gv_coll_size
     if (steps < 1)
         steps = 1;
     size_t used = (steps < (size_t)c->o.iters ? steps : (size_t)c->o.iters) * s->bytes;
-    struct measured m = {calloc((size_t)c->o.iters, sizeof(double)),
+    struct measured m = {0, steps >= (size_t)c->o.iters, calloc((size_t)c->o.iters, sizeof(double)),
                          calloc((size_t)c->o.iters, sizeof(unsigned long long))};
     int rc = m.sec && m.miss ? GV_OK : gv_err_set(err, GV_E_NOMEM, "%s", id);
     if (!rc)
