@@ -891,6 +891,8 @@ class Worker(object):
             elif op == "replay_span":
                 hdr, out = replay_span(self, req, payload)  # noqa: F821 - gpuvet_capture.py
                 self.chan.send(hdr, out)
+            elif op == "bench_gemm":
+                self.chan.send(bench_gemm(self, req))  # noqa: F821 - gpuvet_bench.py
             else:
                 self.chan.send({"ok": False, "status": "usage", "error": "unknown op %r" % op})
 

@@ -155,18 +155,20 @@ static const struct shape cpu_quick[] = {{256, 256, 256, "square"}};
 static const struct shape cpu_default[] = {{512, 512, 512, "square"}, {1024, 1024, 1024, "square"},
                                            {256, 1024, 1024, "LLM-like (256 tokens)"}};
 
-static void plan_gemm(struct plan *p, const char *backend, enum gv_bench_mode mode,
+static void plan_gemm(struct plan *p, const char *backend, int on_gpu, enum gv_bench_mode mode,
                       const struct kb_gpu_peak *peak, double l2)
 {
     static const char *const cuda_routes[] = {"cublaslt", "cublas"};
     static const char *const cpu_routes[] = {"openblas"};
+    static const char *const torch_routes[] = {"torch_mm"};
+    static const enum gv_dtype torch_cpu_types[] = {GV_F32, GV_F64, GV_BF16};
     static const enum gv_dtype cuda_types[] = {GV_F64, GV_F32, GV_TF32, GV_F16, GV_BF16, GV_F8E4M3};
     static const enum gv_dtype cpu_types[] = {GV_F32, GV_F64};
-    int cpu = strcmp(backend, "cpu") == 0;
-    const char *const *routes = cpu ? cpu_routes : cuda_routes;
-    int nr = cpu ? 1 : 2;
-    const enum gv_dtype *types = cpu ? cpu_types : cuda_types;
-    int nt = cpu ? 2 : 6;
+    int torch = strcmp(backend, "torch") == 0, cpu = !on_gpu;
+    const char *const *routes = torch ? torch_routes : cpu ? cpu_routes : cuda_routes;
+    int nr = torch || cpu ? 1 : 2;
+    const enum gv_dtype *types = torch && cpu ? torch_cpu_types : cpu ? cpu_types : cuda_types;
+    int nt = torch && cpu ? 3 : cpu ? 2 : 6;
     struct shape shapes[16];
     int ns = 0;
 #define ADD_SHAPES(arr)                                                                      \
@@ -208,6 +210,7 @@ static void plan_gemm(struct plan *p, const char *backend, enum gv_bench_mode mo
                 it->spec.dtype = types[t];
                 it->spec.m = sh->m, it->spec.n = sh->n, it->spec.k = sh->k;
                 it->spec.rotate_bytes = cpu ? 0 : 2 * l2;
+                (void)torch;
                 snprintf(it->route_name, sizeof it->route_name, "%s", routes[r]);
             }
 }
@@ -646,11 +649,14 @@ static int open_backend(const char *spec, const struct gv_bench_backend **be, st
         *be = &gv_bench_cpu;
     else if (n == 4 && strncmp(spec, "cuda", 4) == 0)
         *be = &gv_bench_cuda;
-    else if ((n == 3 && strncmp(spec, "hip", 3) == 0) || (n == 5 && strncmp(spec, "torch", 5) == 0))
-        return gv_err_set(err, GV_E_UNSUPPORTED, "--device %s: gpuvet bench runs on cpu and cuda "
-                          "devices so far", spec);
+    else if (n == 5 && strncmp(spec, "torch", 5) == 0)
+        *be = &gv_bench_torch;
+    else if (n == 3 && strncmp(spec, "hip", 3) == 0)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "--device %s: gpuvet bench runs on cpu, cuda:N "
+                          "and torch:... devices so far", spec);
     else
-        return gv_err_set(err, GV_E_USAGE, "--device %s: unknown device kind (cpu, cuda:N)", spec);
+        return gv_err_set(err, GV_E_USAGE, "--device %s: unknown device kind (cpu, cuda:N, "
+                          "torch:cuda:N, torch:cpu)", spec);
     return (*be)->open(rest, d, err);
 }
 
@@ -693,17 +699,21 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     if (rc)
         return rc;
     double t0 = now();
-    int cpu = strcmp(be->name, "cpu") == 0;
+    json_t *desc = be->describe(d);
+    int torch = strcmp(be->name, "torch") == 0;
+    /* torch: its device says what it is ("cuda:0" or "cpu") */
+    const char *tdev = json_string_value(json_object_get(desc, "torch_device"));
+    int cpu = strcmp(be->name, "cpu") == 0 || (torch && !(tdev && strncmp(tdev, "cuda", 4) == 0));
     struct sizes z;
     sizes_for(o->mode, cpu, &z);
-    json_t *desc = be->describe(d);
     const char *devname = json_string_value(json_object_get(desc, "name"));
     const struct kb_gpu_peak *peak = cpu ? NULL : kb_gpu_peak_find(devname);
     static struct plan all, sel;
     all.n = sel.n = 0;
-    plan_gemm(&all, be->name, o->mode, peak, l2_bytes(desc));
-    plan_memory(&all, be->name, &z, peak);
-    if (!cpu) {
+    plan_gemm(&all, be->name, !cpu, o->mode, peak, l2_bytes(desc));
+    if (!torch)
+        plan_memory(&all, be->name, &z, peak);
+    if (!cpu && !torch) {
         plan_transfers(&all, &z);
         plan_launch(&all);
         plan_peers(&all, be->count(d), &z);
@@ -752,10 +762,11 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
                                         "benchmarks after it did not run"));
     json_t *verdicts = json_array();
     if (!cpu && !fatal && gv_bench_selected(o->only, "verdict.bf16_vs_fp16")) {
+        const char *vroute = torch ? "torch_mm" : "cublaslt";
         static const struct shape vs[] = {{4096, 4096, 4096, "square"}, {8192, 8192, 8192, "square"}};
         int nv = o->mode == GV_BENCH_QUICK ? 1 : 2;
         for (int i = 0; i < nv; i++)
-            json_array_append_new(verdicts, fp16_vs_bf16(&r, "cublaslt", &vs[i]));
+            json_array_append_new(verdicts, fp16_vs_bf16(&r, vroute, &vs[i]));
     }
     json_object_set_new(doc, "verdicts", verdicts);
     json_object_set_new(doc, "best", best_gemm(results));
@@ -763,12 +774,14 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     json_object_set_new(doc, "topology", gv_bench_topology(be, d));
     be->close(d);
     /* collectives open their own contexts on every GPU (after this one is closed) */
-    if (!cpu && !fatal)
+    if (!cpu && !torch && !fatal)
         run_collectives(o, doc, results);
     else
         json_object_set_new(doc, "collectives",
-                            json_pack("{s:s}", "skipped", cpu ? "no GPU: the CPU backend"
-                                                              : "the run stopped at a fault"));
+                            json_pack("{s:s}", "skipped", torch ? "through PyTorch only GEMMs "
+                                                                  "are measured"
+                                                      : cpu ? "no GPU: the CPU backend"
+                                                            : "the run stopped at a fault"));
     json_object_set_new(doc, "seconds", json_real(now() - t0));
     *doc_out = doc;
     return GV_OK;

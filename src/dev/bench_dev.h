@@ -82,6 +82,7 @@ struct gv_bench_backend {
 
 extern const struct gv_bench_backend gv_bench_cpu;
 extern const struct gv_bench_backend gv_bench_cuda;
+extern const struct gv_bench_backend gv_bench_torch; /* GEMMs through the user's PyTorch */
 
 /* The element bits the GEMM operands hold: the same on the host and in the
  * fill kernel (src/dev/kernels/bench.cu), so any product can be recomputed. */
