@@ -32,8 +32,8 @@ def dtype_name(torch, dt):
 def tensor_bytes(torch, t):
     """The tensor's values, C-contiguous, as a bytearray (no numpy)."""
     t = t.detach()
-    if t.device.type != "cpu":
-        t = t.cpu()
+    if t.device.type != "cpu" and not t.is_contiguous():
+        t = t.cpu()  # (a contiguous one is copied from the device straight into out)
     t = t.contiguous().reshape(-1)
     out = bytearray(t.numel() * t.element_size())
     if out:
