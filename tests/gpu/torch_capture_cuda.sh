@@ -43,7 +43,8 @@ cap r2.gvcap resnet18_224.py:make --json >/dev/null || bad "capture r2"
 # memory from the driver (no cudaMalloc among its ops), and the queue held values
 python3 - "$out/r2.gvcap.txt" <<'PY' || bad "the recorded pass allocated device memory or the queue did not hold"
 import json, sys
-h = json.load(open(sys.argv[1]))
+text = open(sys.argv[1]).read()  # gpuvet's JSON, after anything the worker printed
+h = json.JSONDecoder().raw_decode(text[text.index("{\n") if "{\n" in text else text.index("{"):])[0]
 t, m = h["timing"], h["memory"]
 print("  queue %.0f MB: emptied %d times, %d values copied on the device; warm-up %d pass(es), "
       "%d new segments; recorded pass %d new segments, %d retries; GPU peak %.2fx plain" % (
