@@ -32,8 +32,8 @@ def dtype_name(torch, dt):
 def tensor_bytes(torch, t):
     """The tensor's values, C-contiguous, as a bytearray (no numpy)."""
     t = t.detach()
-    if t.device.type != "cpu":
-        t = t.cpu()
+    if t.device.type != "cpu" and not t.is_contiguous():
+        t = t.cpu()  # (a contiguous one is copied from the device straight into out)
     t = t.contiguous().reshape(-1)
     out = bytearray(t.numel() * t.element_size())
     if out:
@@ -156,27 +156,38 @@ class Tensors(object):
     a tensor object keeps its id while its version counter (bumped by every
     in-place write, also through a view) is unchanged.
 
-    On a GPU, values wait on the device in a queue of at most `budget` bytes and
-    are copied out together, so that the forward pass keeps the GPU busy instead
-    of stopping after every op; an op about to write into a waiting value's
-    storage (or any op gpuvet cannot see the writes of) empties the queue first,
-    so what is sent is always the value the op produced."""
+    On a GPU, values wait on the device in a queue of at most `budget` bytes (the
+    memory of the values it keeps alive: parameters, buffers and inputs live on
+    anyway and are not counted) and are copied out together, so that the forward
+    pass keeps the GPU busy instead of stopping after every op. An op about to
+    write into a waiting value's storage has that value copied on the device
+    first (in stream order, so the copy holds what the op before produced), or,
+    when the copy does not fit the budget, empties the queue; an op gpuvet cannot
+    see the writes of (not an ATen op) empties it too. So what is sent is always
+    the value the op produced.
 
-    def __init__(self, torch, chan, roles, budget=0, sync=None, any_device=False):
+    dry: a warm-up pass that queues, copies on the device and empties the queue as
+    the capture will, but sends nothing (so the capture's pass finds the device
+    memory it needs already in PyTorch's allocator)."""
+
+    def __init__(self, torch, chan, roles, budget=0, sync=None, any_device=False, dry=False):
         self.torch = torch
         self.any_device = any_device # queue CPU values too (tests of the queue)
         self.sync = sync             # waits for the device (budget > 0)
         self.chan = chan
         self.roles = roles           # id(tensor) -> "param:conv1.weight", ...
+        self.dry = dry
         self.known = {}              # id(tensor) -> (weakref, version, capture id)
         self.next = 0
         self.send_seconds = 0.0      # copying and sending (writing)
         self.wait_seconds = 0.0      # waiting for the device before copying
         self.device_bytes = 0
         self.budget = budget
-        self.pending = []            # (tensor, meta) not yet sent, in capture id order
+        self.pending = []            # [tensor, meta] not yet sent, in capture id order
         self.pending_bytes = 0
-        self.pending_storages = set()
+        self.pending_storages = {}   # storage key -> bytes counted against the budget
+        self.flushes = 0             # times the queue was emptied before the end
+        self.copies = 0              # waiting values copied on the device before a write
 
     def send(self, t, role):
         dt = dtype_name(self.torch, t.dtype)
@@ -187,16 +198,26 @@ class Tensors(object):
         meta = {"ok": True, "kind": "tensor", "key": cid, "dtype": dt, "shape": list(t.shape),
                 "device": str(t.device), "stride": list(t.stride()), "role": role}
         if self.budget and (self.any_device or t.device.type != "cpu"):
-            self.pending.append((t, meta))
-            self.pending_bytes += t.numel() * t.element_size()
-            self.pending_storages.add(storage_key(t))
-            if self.pending_bytes > self.budget:
+            key, n = storage_of(t)
+            if id(t) in self.roles:
+                n = 0  # lives on anyway
+            if key in self.pending_storages:
+                n = 0
+            elif self.pending and self.pending_bytes + n > self.budget:
                 self.flush()
+            if n > self.budget:
+                self.write(t, meta)  # larger than the whole queue: alone, now
+            else:
+                self.pending.append([t, meta, key])
+                self.pending_bytes += n
+                self.pending_storages[key] = self.pending_storages.get(key, 0) + n
         else:
             self.write(t, meta)
         return cid
 
     def write(self, t, meta):
+        if self.dry:
+            return
         t0 = time.perf_counter()
         data = tensor_bytes(self.torch, t)
         if t.device.type != "cpu":
@@ -204,31 +225,55 @@ class Tensors(object):
         self.chan.send(meta, data)
         self.send_seconds += time.perf_counter() - t0
 
-    def flush(self):
+    def flush(self, final=False):
         """Sends every waiting value (after the device has computed them)."""
         if not self.pending:
+            return
+        if not final:
+            self.flushes += 1
+        pending, self.pending = self.pending, []
+        self.pending_bytes = 0
+        self.pending_storages = {}
+        if self.dry:
             return
         t0 = time.perf_counter()
         self.sync()
         self.wait_seconds += time.perf_counter() - t0
-        pending, self.pending = self.pending, []
-        self.pending_bytes = 0
-        self.pending_storages = set()
-        for t, meta in pending:
+        for t, meta, _ in pending:
             self.write(t, meta)
 
-    def before_writes(self, func, written):
-        """Called before an op runs: empties the queue when the op writes into a
-        waiting value's storage, or is not an ATen op (its writes are unknown)."""
+    def before_writes(self, name, written):
+        """Called before an op runs: a waiting value in the storage the op writes is
+        copied on the device (the queue is emptied where the copies would not fit,
+        or when the op is not an ATen op, whose writes are unknown)."""
         if not self.pending:
             return
-        if not str(func).startswith("aten::"):
+        if not name.startswith("aten."):
             self.flush()
             return
+        keys = set()
         for v in written:
-            if storage_key(v) in self.pending_storages:
-                self.flush()
-                return
+            k = storage_key(v)
+            if k in self.pending_storages:
+                keys.add(k)
+        if not keys:
+            return
+        hit = [p for p in self.pending if p[2] in keys]
+        need = sum(p[0].numel() * p[0].element_size() for p in hit)
+        if self.pending_bytes + need > self.budget:
+            self.flush()
+            return
+        for p in hit:
+            p[0] = p[0].clone()
+            self.copies += 1
+            k = p[2] = storage_key(p[0])
+            n = p[0].numel() * p[0].element_size()
+            self.pending_storages[k] = self.pending_storages.get(k, 0) + n
+            self.pending_bytes += n
+        # the written storages now hold no waiting value; what they held is counted
+        # until the next flush (it lives on in the tensor written anyway)
+        for k in keys:
+            del self.pending_storages[k]
 
     def remember(self, t, cid, produced=False):
         """t holds the value cid. An op's output (produced) takes its version at its
@@ -266,21 +311,37 @@ def storage_key(t):
             return None
 
 
-def encode(torch, tensors, v, role_hint):
+def storage_of(t):
+    """(storage_key, bytes of the whole storage): what queueing t keeps alive."""
+    try:
+        s = t.untyped_storage()
+    except (AttributeError, RuntimeError):
+        try:
+            s = t.storage()
+        except (AttributeError, RuntimeError, NotImplementedError):
+            return None, t.numel() * t.element_size()
+    try:
+        return s.data_ptr(), s.nbytes()
+    except (AttributeError, RuntimeError, NotImplementedError):
+        return s.data_ptr(), t.numel() * t.element_size()
+
+
+def encode(torch, tensors, v, role_hint, devs):
     """Arguments as JSON: tensors as {"$t": id}, dtypes, devices and other enums
-    by name; tuples and lists as lists."""
+    by name; tuples and lists as lists. The tensors' devices go into devs."""
     if isinstance(v, torch.Tensor):
+        devs.add(v.device)
         return {"$t": tensors.ref(v, role_hint)}
     if isinstance(v, (list, tuple)):
-        return [encode(torch, tensors, x, role_hint) for x in v]
-    if isinstance(v, dict):
-        return {str(k): encode(torch, tensors, x, role_hint) for k, x in v.items()}
+        return [encode(torch, tensors, x, role_hint, devs) for x in v]
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):
         if v != v or v in (float("inf"), float("-inf")):
             return {"$float": repr(v)}
         return v
+    if isinstance(v, dict):
+        return {str(k): encode(torch, tensors, x, role_hint, devs) for k, x in v.items()}
     if isinstance(v, torch.dtype):
         return {"$dtype": dtype_name(torch, v) or str(v)}
     if isinstance(v, torch.device):
@@ -290,17 +351,6 @@ def encode(torch, tensors, v, role_hint):
     if isinstance(v, torch.layout):
         return {"$layout": str(v).split(".")[-1]}
     return {"$repr": repr(v)}
-
-
-def devices_of(torch, vals, acc):
-    for v in vals:
-        if isinstance(v, torch.Tensor):
-            acc.add(str(v.device))
-        elif isinstance(v, (list, tuple)):
-            devices_of(torch, v, acc)
-        elif isinstance(v, dict):
-            devices_of(torch, v.values(), acc)
-    return acc
 
 
 SCHEMA_FACTS = {}  # func -> ((index, name) of written arguments, draws random numbers)
@@ -365,45 +415,65 @@ def same_rng(torch, a, b):
 
 
 def make_recorder(torch):
+    import sys
     from torch.utils._python_dispatch import TorchDispatchMode
+    # torch 2.x wraps a mode's __torch_dispatch__ in torch._dynamo.disable, which
+    # imports all of Dynamo at the first op (seconds) and costs every op a call
+    # more; gpuvet's mode compiles nothing, so unless the model has loaded Dynamo
+    # itself (it may compile), it goes unwrapped
+    wrap = "torch._dynamo" in sys.modules
 
     class Recorder(TorchDispatchMode):
-        def __init__(self, worker, tensors, stack):
+        @classmethod
+        def _should_skip_dynamo(cls):
+            return wrap
+
+        def __init__(self, worker, tensors, stack, events=None):
             super().__init__()
             self.w, self.t, self.stack = worker, tensors, stack
             self.n = 0
             self.op_seconds = 0.0
-            self.parts = {"inputs": 0.0, "rng": 0.0, "outputs": 0.0}
+            # where the recorded forward's time goes besides writing: "inputs", "rng"
+            # and "outputs" are gpuvet's bookkeeping; "launch" the GPU ops' calls with
+            # their timing events; "cpu_ops" the ops timed by the wall clock
+            # (capture_model adds "waiting" and the remainder, "other")
+            self.parts = {"inputs": 0.0, "rng": 0.0, "launch": 0.0, "cpu_ops": 0.0,
+                          "outputs": 0.0}
             self.records = []  # sent after the forward: sending is writing
             self.events = []   # (record, start, end) of GPU ops, read after the forward
+            self.pool = events if events is not None else []  # timing events to reuse
             self.rng_flagged = False
+
+        def event(self):
+            return self.pool.pop() if self.pool else torch.cuda.Event(enable_timing=True)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             t = self.t
             parts, clock = self.parts, time.perf_counter
+            is_gpu = self.w.is_gpu
             c0 = clock()
             module = self.stack[-1] if self.stack else ""
             sent0 = t.send_seconds + t.wait_seconds
-            enc_args = encode(torch, t, list(args), "leaf")
-            enc_kwargs = encode(torch, t, kwargs, "leaf")
-            devs = devices_of(torch, list(args) + list(kwargs.values()), set())
+            devs = set()
+            enc_args = encode(torch, t, args, "leaf", devs)
+            enc_kwargs = encode(torch, t, kwargs, "leaf", devs) if kwargs else {}
             writes, may_rng, name = schema_facts(func)
-            written = mutated_args(writes, args, kwargs)
-            t.before_writes(func, [v for _, v in written])
+            written = mutated_args(writes, args, kwargs) if writes else ()
+            t.before_writes(name, [v for _, v in written])
             c1 = clock()
             parts["inputs"] += c1 - c0 - (t.send_seconds + t.wait_seconds - sent0)
-            rng0 = rng_state(torch, self.w.is_gpu) if may_rng else None
+            rng0 = rng_state(torch, is_gpu) if may_rng else None
             c2 = clock()
-            on_gpu = self.w.is_gpu and not any(d.startswith("cpu") for d in devs)
-            if on_gpu:
+            if is_gpu and not any(d.type == "cpu" for d in devs):
                 # device events time the op on the GPU without stopping it
-                e0 = torch.cuda.Event(enable_timing=True)
-                e1 = torch.cuda.Event(enable_timing=True)
+                e0, e1 = self.event(), self.event()
                 e0.record()
                 out = func(*args, **kwargs)
                 e1.record()
                 dt = None
+                c3 = clock()
+                parts["launch"] += c3 - c2
             else:
                 # on the CPU (also a transfer or a fallback inside a GPU model): the
                 # wall clock, after the device has finished what came before
@@ -411,35 +481,41 @@ def make_recorder(torch):
                 t0 = clock()
                 out = func(*args, **kwargs)
                 self.w.sync()
-                dt = clock() - t0
+                c3 = clock()
+                dt = c3 - t0
                 self.op_seconds += dt
-            c3 = clock()
-            used_rng = may_rng and not same_rng(torch, rng0, rng_state(torch, self.w.is_gpu))
-            self.rng_flagged |= used_rng
-            parts["rng"] += (c2 - c1) + (clock() - c3)
+                parts["cpu_ops"] += c3 - c2
+            if may_rng:
+                used_rng = not same_rng(torch, rng0, rng_state(torch, is_gpu))
+                self.rng_flagged |= used_rng
+                parts["rng"] += (c2 - c1) + (clock() - c3)
+            else:
+                used_rng = False
             c4 = clock()
             sent0 = t.send_seconds + t.wait_seconds
-            outs = out if isinstance(out, (tuple, list)) else [out]
-            devices_of(torch, outs, devs)
+            tup = isinstance(out, (tuple, list))
+            outs = out if tup else (out,)
             enc_out = []
+            n = self.n
             for o in outs:
                 if isinstance(o, torch.Tensor):
-                    cid = t.send(o, "op:%d" % self.n)
+                    devs.add(o.device)
+                    cid = t.send(o, "op:%d" % n)
                     t.remember(o, cid, produced=True)
                     enc_out.append({"$t": cid})
                 else:
-                    enc_out.append(encode(torch, t, o, "leaf"))
+                    enc_out.append(encode(torch, t, o, "leaf", devs))
             mutated = []
             for arg, v in written:
-                if any(v is o for o in outs if isinstance(o, torch.Tensor)):
+                if any(v is o for o in outs):
                     continue  # in-place ops return the tensor they wrote: already sent
-                cid = t.send(v, "op:%d:%s" % (self.n, arg))
+                cid = t.send(v, "op:%d:%s" % (n, arg))
                 t.remember(v, cid, produced=True)
                 mutated.append({"arg": arg, "$t": cid})
-            rec = {"ok": True, "kind": "op", "i": self.n, "name": name, "module": module,
+            rec = {"ok": True, "kind": "op", "i": n, "name": name, "module": module,
                    "args": enc_args, "kwargs": enc_kwargs,
-                   "outputs": enc_out if isinstance(out, (tuple, list)) else enc_out[0],
-                   "tuple": isinstance(out, (tuple, list)), "devices": sorted(devs),
+                   "outputs": enc_out if tup else enc_out[0],
+                   "tuple": tup, "devices": sorted(set(str(d) for d in devs)),
                    "seconds": dt}
             if dt is None:
                 self.events.append((rec, e0, e1))
@@ -449,14 +525,17 @@ def make_recorder(torch):
                 rec["rng"] = True
             parts["outputs"] += clock() - c4 - (t.send_seconds + t.wait_seconds - sent0)
             self.records.append(rec)
-            self.n += 1
+            self.n = n + 1
             return out
 
         def op_times(self):
-            """After the forward (and a synchronisation): each op's device time."""
+            """After the forward (and a synchronisation): each op's device time; the
+            events go back to the pool."""
             for rec, e0, e1 in self.events:
                 rec["seconds"] = e0.elapsed_time(e1) / 1e3
                 self.op_seconds += rec["seconds"]
+                self.pool.append(e0)
+                self.pool.append(e1)
             self.events = []
 
     return Recorder
@@ -502,6 +581,44 @@ def reset_rss_peak():
         return True
     except OSError:
         return False
+
+
+def gpu_segments(torch, worker):
+    """(device memory segments PyTorch's allocator has taken from the driver so far,
+    its retries after a failed allocation); None off the GPU."""
+    if not worker.is_gpu:
+        return None
+    st = torch.cuda.memory_stats(worker.dev)
+    return int(st.get("segment.all.allocated", 0)), int(st.get("num_alloc_retries", 0))
+
+
+def warm_up(torch, worker, model, inputs, roles, budget, any_device, stack, Recorder, pool):
+    """Runs the forward recorded as the capture will (queue, copies on the device,
+    timing events), sending nothing, until a pass takes no new device memory from
+    the driver (at most 3 passes; 1 off the GPU): {"passes": n, "segments": new}."""
+    passes, new = 0, 0
+    while passes < (3 if worker.is_gpu else 1):
+        seg0 = gpu_segments(torch, worker)
+        dry = Tensors(torch, None, roles, budget, worker.sync, any_device=any_device, dry=True)
+        for i, x in enumerate(inputs):
+            dry.ref(x, "input:%d" % i)
+        rec = Recorder(worker, dry, stack, pool)
+        with torch.no_grad():
+            with rec:
+                model(*inputs)
+        dry.flush(final=True)
+        worker.sync()
+        if worker.is_gpu:
+            rec.op_times()
+        del stack[:]
+        passes += 1
+        if seg0 is None:
+            break
+        grown = gpu_segments(torch, worker)[0] - seg0[0]
+        new += grown
+        if not grown:
+            break
+    return {"passes": passes, "segments": new}
 
 
 def capture_model(worker, req, payload):
@@ -561,24 +678,42 @@ def capture_model(worker, req, payload):
         forced = os.environ.get("GPUVET_TEST_CAPTURE_QUEUE")  # tests: a queue on any device
         if forced:
             budget = int(forced)
-        tensors = Tensors(torch, chan, roles, budget, worker.sync, any_device=bool(forced))
-        in_ids = [tensors.ref(x, "input:%d" % i) for i, x in enumerate(inputs)]
         stack = []
         handles = module_hooks(model, stack)
-        rec = make_recorder(torch)(worker, tensors, stack)
-        torch.manual_seed(seed)
-        rng_before = rng_state(torch, worker.is_gpu)
-        t0 = time.perf_counter()
         try:
+            Recorder = make_recorder(torch)
+            # warm-up passes, recorded the same way but sending nothing: first uses
+            # (imports, handles, timing events) and the device memory the queue holds
+            # (so PyTorch's allocator has it cached) come before the timed pass
+            pool = []
+            w0 = time.perf_counter()
+            warm = warm_up(torch, worker, model, inputs, roles, budget, bool(forced), stack,
+                           Recorder, pool)
+            warm_seconds = time.perf_counter() - w0
+            tensors = Tensors(torch, chan, roles, budget, worker.sync, any_device=bool(forced))
+            in_ids = [tensors.ref(x, "input:%d" % i) for i, x in enumerate(inputs)]
+            rec = Recorder(worker, tensors, stack, pool)
+            torch.manual_seed(seed)
+            rng_before = rng_state(torch, worker.is_gpu)
+            seg0 = gpu_segments(torch, worker)
+            t0 = time.perf_counter()
             with torch.no_grad():
                 with rec:
                     out = model(*inputs)
-            tensors.flush()
+            tensors.flush(final=True)
             worker.sync()
+            total = time.perf_counter() - t0
+            seg1 = gpu_segments(torch, worker)
         finally:
             for h in handles:
                 h.remove()
-        total = time.perf_counter() - t0
+        if seg0 is not None:
+            mem["warmup_new_gpu_segments"] = warm["segments"]
+            mem["capture_new_gpu_segments"] = seg1[0] - seg0[0]
+            mem["capture_alloc_retries"] = seg1[1] - seg0[1]
+        parts = rec.parts
+        parts["waiting"] = tensors.wait_seconds
+        parts["other"] = max(total - tensors.send_seconds - sum(parts.values()), 0.0)
         rec.op_times()
         in_forward_writing = tensors.send_seconds
         w0 = time.perf_counter()
@@ -589,7 +724,7 @@ def capture_model(worker, req, payload):
                                                                 rng_state(torch, worker.is_gpu))
         outs = out_tensors(torch, out, path)
         out_ids = [tensors.ref(o, "output:%d" % i) for i, o in enumerate(outs)]
-        tensors.flush()
+        tensors.flush(final=True)
         if worker.is_gpu:
             mem["capture_gpu_peak_bytes"] = int(torch.cuda.max_memory_allocated(dev))
         mem["capture_rss_peak_bytes"] = proc_rss_peak()
@@ -602,7 +737,10 @@ def capture_model(worker, req, payload):
                               "capture_waiting_seconds": tensors.wait_seconds,
                               "records_writing_seconds": records_seconds,
                               "capture_ops_seconds": rec.op_seconds,
-                              "capture_overhead_seconds": rec.parts,
+                              "capture_overhead_seconds": parts,
+                              "warmup_seconds": warm_seconds, "warmup_passes": warm["passes"],
+                              "queue_bytes": budget, "queue_flushes": tensors.flushes,
+                              "queue_device_copies": tensors.copies,
                               "device_to_host_bytes": tensors.device_bytes},
                    "memory": mem, "rng_unattributed": rng_unattributed,
                    "describe": worker.describe()})

@@ -40,7 +40,16 @@ if m.get("plain_rss_peak_bytes", -1) > 0:
         m["plain_rss_peak_bytes"] / 1e6, m["capture_rss_peak_bytes"] / 1e6,
         m["capture_rss_peak_bytes"] / m["plain_rss_peak_bytes"])
 ov = t.get("capture_overhead_seconds") or {}
-line += "; per-op overhead: " + ", ".join("%s %.1f ms" % (k, v * 1e3) for k, v in ov.items())
+line += "; where the time went: " + ", ".join("%s %.1f ms" % (k, v * 1e3) for k, v in ov.items())
+line += "; op time on the device %.2f ms" % (t.get("capture_ops_seconds", 0) * 1e3)
+if "queue_flushes" in t:
+    line += "; queue %.0f MB, emptied %d times, %d values copied on the device" % (
+        t["queue_bytes"] / 1e6, t["queue_flushes"], t["queue_device_copies"])
+if "warmup_passes" in t:
+    line += "; %d warm-up pass(es) %.0f ms" % (t["warmup_passes"], t["warmup_seconds"] * 1e3)
+if "capture_new_gpu_segments" in m:
+    line += "; cudaMalloc segments: %d in the warm-up, %d in the recorded pass (%d retries)" % (
+        m["warmup_new_gpu_segments"], m["capture_new_gpu_segments"], m["capture_alloc_retries"])
 print(line + ("" if ok else "  MISSES A TARGET"))
 sys.exit(0 if ok else 1)
 PY

@@ -135,6 +135,19 @@ s = json.load(open(sys.argv[1]))["summary"]
 assert s["ops_before"] == s["aligned"] == s["identical"] >= 10, s
 PY
 done
+# the 100 MB queue holds every value to the end: the writes into queued values copy
+# them on the device rather than empty the queue, and a warm-up pass came first
+GPUVET_TEST_CAPTURE_QUEUE=100000000 "$GPUVET" torch capture --model "$M/inplace.py:make" \
+    --device cpu --python "$HOST_PY" -o "$T/qj.gvcap" --json >"$T/qj.json" 2>"$T/qj.err" ||
+    fail "capture through the queue (--json): $(cat "$T/qj.err")"
+python3 - "$T/qj.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["timing"]
+assert t["queue_bytes"] == 100000000 and t["queue_flushes"] == 0, t
+assert t["queue_device_copies"] >= 3, t
+assert t["warmup_passes"] >= 1 and t["warmup_seconds"] > 0, t
+assert {"inputs", "launch", "cpu_ops", "outputs", "waiting", "other"} <= set(t["capture_overhead_seconds"]), t
+PY
 
 # 4. bad input
 echo "previous contents" >"$T/keep.gvcap"

@@ -12,7 +12,9 @@
 #     block.post, and --strict exits 1;
 #  5. a model writing into earlier values (view, in place, out=) records the same bits
 #     whatever the size of the queue that holds values on the device before copying.
-# Speed and memory: tests/bench/bench_capture.sh.
+# Also: the recorded ResNet-18 pass takes no new device memory from the driver (the
+# warm-up pass grew the allocator's cache) and stays within 1.5x the plain GPU peak.
+# Speed: tests/bench/bench_capture.sh.
 set -uo pipefail
 : "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:=/tmp}"
 out=$GV_TEST_TMP/torch_capture_cuda
@@ -36,7 +38,23 @@ cap() { # OUT MODEL ARGS...
 
 echo "== 1. unchanged stack"
 cap r1.gvcap resnet18_224.py:make || bad "capture r1"
-cap r2.gvcap resnet18_224.py:make || bad "capture r2"
+cap r2.gvcap resnet18_224.py:make --json >/dev/null || bad "capture r2"
+# the warm-up pass grew PyTorch's allocator: the recorded pass took no new device
+# memory from the driver (no cudaMalloc among its ops), and the queue held values
+python3 - "$out/r2.gvcap.txt" <<'PY' || bad "the recorded pass allocated device memory or the queue did not hold"
+import json, sys
+text = open(sys.argv[1]).read()  # gpuvet's JSON, after anything the worker printed
+h = json.JSONDecoder().raw_decode(text[text.index("{\n") if "{\n" in text else text.index("{"):])[0]
+t, m = h["timing"], h["memory"]
+print("  queue %.0f MB: emptied %d times, %d values copied on the device; warm-up %d pass(es), "
+      "%d new segments; recorded pass %d new segments, %d retries; GPU peak %.2fx plain" % (
+          t["queue_bytes"] / 1e6, t["queue_flushes"], t["queue_device_copies"], t["warmup_passes"],
+          m["warmup_new_gpu_segments"], m["capture_new_gpu_segments"], m["capture_alloc_retries"],
+          m["capture_gpu_peak_bytes"] / m["plain_gpu_peak_bytes"]))
+assert m["capture_new_gpu_segments"] == 0 and m["capture_alloc_retries"] == 0, m
+assert t["queue_flushes"] < h["ops"] / 2, t
+assert m["capture_gpu_peak_bytes"] <= 1.5 * m["plain_gpu_peak_bytes"], m
+PY
 "$GPUVET" compare "$out/r1.gvcap" "$out/r2.gvcap" >"$out/same.txt" 2>&1 || bad "unchanged stack flagged: $(cat "$out/same.txt")"
 grep -E "^ops:|model outputs" "$out/same.txt"
 

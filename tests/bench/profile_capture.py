@@ -1,0 +1,93 @@
+# Where the time of gpuvet's recorded forward goes, without gpuvet's C side: runs
+# the worker's capture_model (python/gpuvet_capture.py, the real code) on a model
+# with a channel that counts and drops what it is sent, and prints the capture's
+# timing and memory, the per-op overhead, the modules first imported during the
+# capture, and optionally the recorded forward's cProfile.
+# usage: PYTHON tests/bench/profile_capture.py MODEL.py:FUNCTION [DEVICE] [--cprofile N]
+#   e.g. GV_MODEL_BATCH=1 /usr/bin/python3 tests/bench/profile_capture.py \
+#            tests/cli/models/resnet18_224.py:make cpu --cprofile 25
+# GPUVET_TEST_CAPTURE_QUEUE=BYTES queues values on any device (as the GPU does).
+import json
+import os
+import sys
+import time
+
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
+
+
+class Chan(object):
+    def __init__(self):
+        self.msgs, self.bytes, self.done = 0, 0, None
+
+    def send(self, hdr, payload=b""):
+        self.msgs += 1
+        self.bytes += len(payload)
+        if hdr.get("kind") == "done" or hdr.get("ok") is False:
+            self.done = hdr
+
+
+def load_worker():
+    g = {"__name__": "__gpuvet_worker__"}
+    for name in ("gpuvet_capture.py", "gpuvet_torch_worker.py"):
+        with open(os.path.join(SRC, name)) as f:
+            src = f.read()
+        if name == "gpuvet_torch_worker.py":
+            src = src.replace("\nmain(GPUVET_FD)", "\npass  # main(GPUVET_FD)")
+        exec(compile(src, name, "exec"), g)
+    return g
+
+
+def main(argv):
+    model = argv[1]
+    device = argv[2] if len(argv) > 2 and not argv[2].startswith("--") else "cpu"
+    top = int(argv[argv.index("--cprofile") + 1]) if "--cprofile" in argv else 0
+    g = load_worker()
+    chan = Chan()
+    w = g["Worker"](chan)
+    opened = w.open({"device": device})
+    if not opened.get("ok"):
+        print(json.dumps(opened))
+        return 1
+    path = model.rpartition(":")[0]
+    with open(path) as f:
+        req = {"model": model, "source": f.read(), "seed": 0}
+    before = set(sys.modules)
+    prof = None
+    if top:
+        import cProfile
+        prof = cProfile.Profile()
+        prof.enable()
+    t0 = time.perf_counter()
+    g["capture_model"](w, req, bytearray())
+    wall = time.perf_counter() - t0
+    if prof:
+        prof.disable()
+    done = chan.done
+    if not done or not done.get("ok"):
+        print(json.dumps(done))
+        return 1
+    t = done["timing"]
+    n = done["ops"]
+    rec = t["capture_seconds"] - t["capture_writing_seconds"]
+    print("torch %s on %s: %d ops; plain forward %.2f ms; recorded forward %.2f ms without "
+          "writing (%.1fx), of which device waits %.2f ms; op time %.2f ms; capture_model "
+          "%.2f s in all" % (w.torch.__version__, device, n, t["plain_forward_seconds"] * 1e3,
+                             rec * 1e3, rec / t["plain_forward_seconds"],
+                             t["capture_waiting_seconds"] * 1e3,
+                             t["capture_ops_seconds"] * 1e3, wall))
+    ov = t.get("capture_overhead_seconds") or {}
+    print("overhead per op: " + ", ".join("%s %.1f us" % (k, v * 1e6 / max(n, 1))
+                                           for k, v in sorted(ov.items())))
+    print("timing:", json.dumps(t, sort_keys=True))
+    print("memory:", json.dumps(done["memory"], sort_keys=True))
+    print("sent: %d messages, %.1f MB" % (chan.msgs, chan.bytes / 1e6))
+    new = sorted(m for m in set(sys.modules) - before if m.startswith("torch"))
+    print("torch modules first imported during the capture: %d %s" % (len(new), new[:40]))
+    if prof:
+        import pstats
+        pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(top)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
