@@ -3,13 +3,13 @@
  * document. See bench.h and docs/bench.md. */
 #include "bench/bench.h"
 
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/globs.h"
 #include "bench/coll.h"
 #include "bench/topo.h"
 #include "dev/bench_dev.h"
@@ -94,17 +94,7 @@ void gv_bench_compare_arms(const double *a, int na, const double *b, int nb, str
     r->clear = apart && fabs(r->ratio - 1) > noise;
 }
 
-int gv_bench_selected(const char *only, const char *id)
-{
-    if (!only || !*only)
-        return 1;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", only);
-    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save))
-        if (fnmatch(p, id, 0) == 0)
-            return 1;
-    return 0;
-}
+int gv_bench_selected(const char *only, const char *id) { return gv_globs_match(only, id); }
 
 /* ---- the plan ---- */
 

@@ -14,13 +14,13 @@
  * iteration's time is the slowest rank's event interval. As nccl-tests does,
  * iteration i works on the buffers at offset (i mod (buffer/size)) * size so
  * that small sizes do not run from the cache. */
-#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/globs.h"
 #include "bench/coll.h"
 #include "dev/gpu.h"
 #include "dev/vendor.h"
@@ -871,26 +871,6 @@ static int measure(struct coll *c, enum gv_coll_op op, const struct gv_coll_size
 
 /* ---- the sweep ---- */
 
-static int id_matches(const char *id, const char *pattern)
-{
-    if (!pattern || !*pattern)
-        return 1;
-    const char *p = pattern;
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        char one[256];
-        if (len > 0 && len < sizeof one) {
-            memcpy(one, p, len);
-            one[len] = '\0';
-            if (fnmatch(one, id, 0) == 0)
-                return 1;
-        }
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
-}
 
 struct plan {
     size_t nominal[MAXSIZES];
@@ -908,7 +888,7 @@ static void plan_op(const struct coll *c, enum gv_coll_op op, const size_t *swee
         gv_coll_size(op, sweep[i], 4, nranks, &s);
         char id[80];
         snprintf(id, sizeof id, "coll.%s.f32.%zuB", op_names[op], sweep[i]);
-        if (s.count == 0 || !id_matches(id, c->o.only))
+        if (s.count == 0 || !gv_globs_match(c->o.only, id))
             continue; /* too small to split over the ranks, or not asked for */
         pl->nominal[pl->n] = sweep[i];
         pl->size[pl->n] = s;

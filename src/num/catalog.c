@@ -2,11 +2,12 @@
  * Append new cases anywhere, but never change what an existing id means. */
 #include "num/catalog.h"
 
-#include <fnmatch.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "base/globs.h"
 
 #define MAX_CASES 256
 
@@ -498,27 +499,6 @@ const struct gv_catalog_entry *gv_catalog_find(const char *id)
     return NULL;
 }
 
-/* Does id match one of the comma-separated globs in pattern? */
-static int matches(const char *id, const char *pattern)
-{
-    if (!pattern || !*pattern)
-        return 1;
-    const char *p = pattern;
-    while (*p) {
-        size_t len = strcspn(p, ",");
-        char one[256];
-        if (len > 0 && len < sizeof one) {
-            memcpy(one, p, len);
-            one[len] = '\0';
-            if (fnmatch(one, id, 0) == 0)
-                return 1;
-        }
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
-}
 
 size_t gv_catalog_select(enum gv_suite s, unsigned targets, const char *pattern,
                          const struct gv_catalog_entry **out, size_t max)
@@ -526,7 +506,7 @@ size_t gv_catalog_select(enum gv_suite s, unsigned targets, const char *pattern,
     size_t n, k = 0;
     const struct gv_catalog_entry *all = gv_catalog(&n);
     for (size_t i = 0; i < n && k < max; i++)
-        if (all[i].suite <= s && (all[i].targets & targets) && matches(all[i].id, pattern))
+        if (all[i].suite <= s && (all[i].targets & targets) && gv_globs_match(pattern, all[i].id))
             out[k++] = &all[i];
     return k;
 }
