@@ -7,6 +7,9 @@
 # (or ./gpu-proof).
 # Usage: scripts/gpu-proof.sh BUILD_DIR   (a Release build with BUILD_TESTING=ON,
 #        packed with scripts/pack-runtime.sh when the machine lacks our libraries)
+# The device tool brings back at most 8 files: run it with OUT=/tmp/proof and tar
+# that folder into the real $OUT. nccl-tests' source goes in .ref/nccl-tests (an
+# ignored folder, carried) for the all-reduce comparison.
 set -uo pipefail
 build=$(cd "${1:?usage: gpu-proof.sh BUILD_DIR}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +41,14 @@ for t in torch_capture_cuda probe_cuda; do
     run "gpu-$t" bash "$src/tests/gpu/$t.sh"
 done
 [[ -x $torch_py ]] && run bench-capture bash "$src/tests/bench/bench_capture.sh" "$g" "$torch_py" cuda:0
+[[ -x $torch_py ]] && run profile-capture env PYTHONUNBUFFERED=1 "$torch_py" \
+    "$src/tests/bench/profile_capture.py" "$src/tests/cli/models/resnet18_224.py:make" cuda:0
+[[ -x $torch_py ]] && run bench-vs-torch-quick bash "$src/tests/bench/bench_vs_torch.sh" "$g" \
+    "$torch_py" "$out/bench-quick" --quick
+[[ -x $torch_py ]] && run bench-vs-torch bash "$src/tests/bench/bench_vs_torch.sh" "$g" \
+    "$torch_py" "$out/bench-default"
+[[ -d $src/.ref/nccl-tests ]] && OUT=$out/nccl run nccl-ref bash "$src/tests/bench/nccl_tests_ref.sh" \
+    "$src/.ref/nccl-tests" "$build"
 run probe-tables bash "$src/scripts/probe-tables.sh" "$out/probe"
 run bench-probe bash "$src/tests/bench/bench_probe.sh" "$build" cuda:0
 for t in "$src"/tests/gpu/*.sh; do
