@@ -9,6 +9,7 @@
 
 #include "base/fs.h"
 #include "base/json.h"
+#include "bench/compare.h"
 #include "capture/gvcap.h"
 #include "cli/cli.h"
 #include "num/compare.h"
@@ -37,6 +38,12 @@ static const char usage[] =
     "Two captures of a model ('gpuvet torch capture') are compared op by op instead:\n"
     "aligned, the difference of each op in AFTER from BEFORE in units of roundoff of\n"
     "its format, the first op that differs and the first beyond rounding.\n"
+    "Two benchmark documents ('gpuvet bench -o') are compared result by result: B vs A\n"
+    "as a ratio (above 1: B is better); regressed or improved when the change is larger\n"
+    "than the noise, max(spread A, spread B, 2%), and the sample ranges do not overlap;\n"
+    "status changes (ok -> failed: B's result is wrong) are regressions too. Likely\n"
+    "causes come from the conditions (clocks, power, load), the libraries the collectives\n"
+    "loaded and the embedded snapshots (docs/bench-compare.md).\n"
     "\n"
     "Options:\n"
     "      --json            print the comparison as JSON (schema gpuvet.compare)\n"
@@ -520,6 +527,8 @@ int cmd_compare(int argc, char **argv)
         return rc;
     if (gv_cap_is_capture(o.a) || gv_cap_is_capture(o.b)) /* gpuvet torch capture files */
         return cli_compare_captures(o.a, o.b, o.json, o.junit);
+    if (gv_bench_is_bench_file(o.a) || gv_bench_is_bench_file(o.b)) /* gpuvet bench -o */
+        return cli_compare_bench(o.a, o.b, o.json, o.junit, o.all);
     struct gv_results ra, rb;
     struct gv_err err = {0};
     if (gv_results_load(o.a, &ra, &err))
