@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,18 +107,13 @@ static int check_more(const json_t *doc, const char *path, struct gv_err *err)
     return GV_OK;
 }
 
-int gv_bench_load(const char *path, json_t **doc, struct gv_err *err)
+static int check_doc(json_t *d, const char *path, json_t **doc, struct gv_err *err)
 {
-    *doc = NULL;
-    json_t *d = NULL;
-    int rc = gv_json_read_file(path, (size_t)256 << 20, &d, err);
-    if (rc)
-        return rc;
-    if (!json_is_object(d)) {
-        json_decref(d);
-        return gv_err_set(err, GV_E_FORMAT, "%s: not a JSON object", path);
-    }
-    rc = gv_bench_validate(d, path, err);
+    int rc = GV_OK;
+    if (!json_is_object(d))
+        rc = gv_err_set(err, GV_E_FORMAT, "%s: not a JSON object", path);
+    if (!rc)
+        rc = gv_bench_validate(d, path, err);
     if (!rc)
         rc = check_more(d, path, err);
     if (rc) {
@@ -126,6 +122,27 @@ int gv_bench_load(const char *path, json_t **doc, struct gv_err *err)
     }
     *doc = d;
     return GV_OK;
+}
+
+int gv_bench_load(const char *path, json_t **doc, struct gv_err *err)
+{
+    *doc = NULL;
+    json_t *d = NULL;
+    int rc = gv_json_read_file(path, (size_t)256 << 20, &d, err);
+    if (rc)
+        return rc;
+    return check_doc(d, path, doc, err);
+}
+
+int gv_bench_parse(const char *data, size_t n, const char *name, json_t **doc, struct gv_err *err)
+{
+    *doc = NULL;
+    json_error_t je;
+    json_t *d = json_loadb(data, n, JSON_REJECT_DUPLICATES, &je);
+    if (!d)
+        return gv_err_set(err, GV_E_FORMAT, "%s: not valid JSON (line %d, column %d: %s)", name,
+                          je.line, je.column, je.text);
+    return check_doc(d, name, doc, err);
 }
 
 /* ---------- judging ---------- */
@@ -274,10 +291,16 @@ static void fill(struct gv_bcmp_case *c, const json_t *a, const json_t *b)
 
 /* ---------- notes ---------- */
 
-static void note(struct gv_bench_compare *o, const char *fmt, const char *x, const char *y)
+static void note(struct gv_bench_compare *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void note(struct gv_bench_compare *o, const char *fmt, ...)
 {
-    if (o->nnotes < sizeof o->notes / sizeof o->notes[0])
-        snprintf(o->notes[o->nnotes++], sizeof o->notes[0], fmt, x, y);
+    if (o->nnotes >= sizeof o->notes / sizeof o->notes[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(o->notes[o->nnotes++], sizeof o->notes[0], fmt, ap);
+    va_end(ap);
 }
 
 static void notes(const json_t *a, const json_t *b, struct gv_bench_compare *o)

@@ -75,5 +75,7 @@ int gv_bench_is_bench_file(const char *path);
 
 /* Reads and validates a bench document (at most 256 MiB). */
 int gv_bench_load(const char *path, json_t **doc, struct gv_err *err);
+/* The same from memory (name: for messages). */
+int gv_bench_parse(const char *data, size_t n, const char *name, json_t **doc, struct gv_err *err);
 
 #endif
