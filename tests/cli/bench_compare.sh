@@ -137,6 +137,15 @@ PY
 grep -q "<failure" reg.xml || fail "junit: no failure"
 grep -q "name=\"$G\"" reg.xml || fail "junit: the regressed id is not a testcase"
 
+# documents whose keys were written in another order ("schema" not first) are still found
+python3 -c "
+import json
+for f in ('base', 'reg'):
+    json.dump(json.load(open(f + '.json')), open(f + '_sorted.json', 'w'), sort_keys=True)"
+rc=0; "$GPUVET" compare base_sorted.json reg_sorted.json >sorted.txt || rc=$?
+[[ $rc == 1 ]] || fail "sorted keys: exit $rc, not 1"
+grep -E "^$G +regressed" sorted.txt >/dev/null || fail "sorted keys: regressed id not named"
+
 # within the noise, improved, overlap: exit 0
 for f in noise better overlap; do
   rc=0; "$GPUVET" compare base.json $f.json --json >$f.out || rc=$?
