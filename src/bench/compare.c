@@ -483,6 +483,18 @@ static const char *env_note(const char *name)
     return NULL;
 }
 
+/* Whether impl mentions the library lib ("cublas" in "cublasgemmex", not in
+ * "cublasltmatmul"), both lower case. */
+static int mentions(const char *impl, const char *lib)
+{
+    size_t n = strlen(lib);
+    int lt = n >= 2 && !strcmp(lib + n - 2, "lt");
+    for (const char *p = strstr(impl, lib); p; p = strstr(p + 1, lib))
+        if (lt || strncmp(p + n, "lt", 2) != 0)
+            return 1;
+    return 0;
+}
+
 /* Whether cause k can explain result c (by group, impl and route). */
 static int touches(const struct gv_cmp_cause *k, const struct gv_bcmp_case *c)
 {
@@ -499,11 +511,14 @@ static int touches(const struct gv_cmp_cause *k, const struct gv_bcmp_case *c)
         if (strstr(lname, "nccl") || strstr(lname, "rccl"))
             return coll;
         if (strstr(lname, "blas")) {
-            char lt[140];
-            snprintf(lt, sizeof lt, "%slt", lname);
-            const char *hit = strstr(impl, lname);
-            return gemm && hit && (strstr(lname, "lt") || !strstr(impl, lt) ||
-                                   strstr(hit + strlen(lname), lname));
+            if (!gemm)
+                return 0;
+            if (route) { /* the GEMM's route names its library: cublas, cublaslt, openblas */
+                char rl[64];
+                lower(route, rl, sizeof rl);
+                return !strcmp(rl, lname);
+            }
+            return mentions(impl, lname);
         }
         /* the runtime and the driver under all GPU work */
         return strstr(lname, "cudart") || !strcmp(lname, "cuda") || strstr(lname, "amdhip") ||

@@ -125,6 +125,7 @@ static void test_causes(void)
                         "\"path\":\"/a/libnccl.so.2\"}},"
                         "\"snapshot\":{\"environment\":{\"variables\":{\"FOO\":\"1\"}},"
                         "\"libraries\":{\"items\":[{\"name\":\"cublaslt\",\"path\":\"/l\","
+                        "\"version\":\"13.1\"},{\"name\":\"cublas\",\"path\":\"/c\","
                         "\"version\":\"13.1\"}]}}");
     json_t *b = doc(rb, "\"conditions\":{\"before\":{\"sm_clock_mhz\":1400,\"power_limit_w\":700}},"
                         "\"collectives\":{\"version\":\"2.27.3\",\"library\":{\"name\":\"nccl\","
@@ -132,6 +133,7 @@ static void test_causes(void)
                         "\"snapshot\":{\"environment\":{\"variables\":{\"FOO\":\"2\","
                         "\"NCCL_ALGO\":\"Tree\"}},"
                         "\"libraries\":{\"items\":[{\"name\":\"cublaslt\",\"path\":\"/l\","
+                        "\"version\":\"13.2\"},{\"name\":\"cublas\",\"path\":\"/c\","
                         "\"version\":\"13.2\"}]}}");
     struct gv_bench_compare c;
     struct gv_err err = {0};
@@ -142,7 +144,7 @@ static void test_causes(void)
     T_EQ_INT(c.cases[1].change, GV_BC_WITHIN_NOISE);
     /* rank 0 first: the clock and cuBLASLt touch the one regressed GEMM */
     T_CHECK(c.ncauses >= 5);
-    int clock = -1, lt = -1, nccl = -1, algo = -1, foo = -1;
+    int clock = -1, lt = -1, nccl = -1, algo = -1, foo = -1, cublas = -1;
     for (size_t i = 0; i < c.ncauses; i++) {
         const char *n = c.causes[i].name;
         if (!strcmp(n, "sm_clock_mhz")) clock = (int)i;
@@ -150,6 +152,7 @@ static void test_causes(void)
         if (!strcmp(n, "nccl")) nccl = (int)i;
         if (!strcmp(n, "NCCL_ALGO")) algo = (int)i;
         if (!strcmp(n, "FOO")) foo = (int)i;
+        if (!strcmp(n, "cublas")) cublas = (int)i;
         T_CHECK(strcmp(n, "power_limit_w") != 0); /* the same on both sides */
     }
     T_CHECK(clock >= 0 && lt >= 0 && nccl >= 0 && algo >= 0 && foo >= 0);
@@ -161,6 +164,7 @@ static void test_causes(void)
     T_EQ_INT(c.causes[nccl].rank, 3); /* no collective regressed */
     T_EQ_INT(c.causes[algo].rank, 2); /* a known effect, on none of them */
     T_EQ_INT(c.causes[foo].rank, 3);
+    T_CHECK(cublas >= 0 && c.causes[cublas].rank == 3); /* cuBLAS did not run cublasLtMatmul */
     T_CHECK(clock < nccl && lt < algo && algo < foo);
     gv_bench_compare_free(&c);
     json_decref(a);
