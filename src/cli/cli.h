@@ -45,6 +45,8 @@ void cli_choose_python(const char *python, const char *python_root, int want_gpu
 
 /* Captures (.gvcap): compare A B for two (capture_out.c). */
 int cli_compare_captures(const char *a, const char *b, int json, const char *junit);
+/* compare for two gpuvet.bench documents (cmp_bench.c); all: list unchanged results too. */
+int cli_compare_bench(const char *a, const char *b, int json, const char *junit, int all);
 
 /* Output settings shared by all commands. */
 struct gv_term {

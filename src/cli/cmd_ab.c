@@ -17,6 +17,8 @@ extern char **environ;
 static const char usage[] =
     "usage: gpuvet ab --a SPEC --b SPEC [--suite S] [--only PATTERN] [--device D]\n"
     "                 [--keep DIR] [--json] [--junit FILE] [--record] [--db URL]\n"
+    "       gpuvet ab --bench --a SPEC --b SPEC [--only PATTERN] [--quick|--full]\n"
+    "                 [--device D] [--keep DIR] [--json] [--junit FILE]\n"
     "\n"
     "Run the numerics suite twice, each time in a child process set up for one stack, and\n"
     "compare the two result files case by case like 'gpuvet compare' (A is 'before', B\n"
@@ -36,6 +38,11 @@ static const char usage[] =
     "                   an unpacked container image), as for check --python-root\n"
     "  system           no change (the stack this shell would load)\n"
     "\n"
+    "      --bench          run 'gpuvet bench' on each side instead of the numerics suite\n"
+    "                       and compare the two benchmark documents (regressed: worse\n"
+    "                       beyond the measured noise, sample ranges apart; see\n"
+    "                       'gpuvet compare --help'); python= does not apply\n"
+    "      --quick, --full  with --bench: the benchmark mode (default: bench's default)\n"
     "      --suite S        quick (default), standard or full\n"
     "      --only PATTERN   only the cases whose id matches (glob)\n"
     "      --device D       device for both sides unless a SPEC says otherwise\n"
@@ -47,7 +54,8 @@ static const char usage[] =
     "      --db URL         record them in this database (a path or postgresql://...)\n"
     "  -h, --help           this help\n"
     "\n"
-    "Exit codes as for 'gpuvet compare': 1 when B is degraded or newly failing against A.\n";
+    "Exit codes as for 'gpuvet compare': 1 when B is degraded or newly failing against A\n"
+    "(with --bench: a result regressed or newly fails).\n";
 
 #define MAX_ITEMS 64
 
@@ -183,13 +191,55 @@ static int build_env(struct side *s, char ***envp_out, char *why, size_t whysz)
     return 0;
 }
 
+/* --bench: `gpuvet bench -o out` in the side's environment. */
+static int run_bench_side(const char *label, struct side *s, const char *mode, const char *only,
+                          const char *device, const char *out, char **env)
+{
+    if (s->python || s->python_root) {
+        free(env);
+        return cli_usage("ab", "--%s: python= and python-root= select a PyTorch for the numerics "
+                               "suite; 'gpuvet bench' runs gpuvet's own kernels (drop them, or "
+                               "drop --bench)", label);
+    }
+    char *args[12];
+    int n = 0;
+    args[n++] = (char *)"bench";
+    if (mode)
+        args[n++] = (char *)mode;
+    if (only) {
+        args[n++] = (char *)"--only";
+        args[n++] = (char *)only;
+    }
+    const char *dev = s->device ? s->device : device;
+    if (dev) {
+        args[n++] = (char *)"--device";
+        args[n++] = (char *)dev;
+    }
+    args[n++] = (char *)"-o";
+    args[n++] = (char *)out;
+    args[n] = NULL;
+    fprintf(stderr, "gpuvet ab: benchmarking side %s%s%s\n", label,
+            s->lib_path ? " with libraries from " : "", s->lib_path ? s->lib_path : "");
+    int rc = cli_run_self(args, env, 1);
+    free(env);
+    if (rc != GV_EXIT_OK && rc != GV_EXIT_FINDINGS)
+        return cli_failf("side %s: 'gpuvet bench' failed (exit status %d); see the messages above",
+                         label, rc);
+    if (!gv_is_file(out))
+        return cli_failf("side %s: 'gpuvet bench' wrote no result to %s", label, out);
+    return GV_EXIT_OK;
+}
+
 static int run_side(const char *label, struct side *s, const char *suite, const char *only,
-                    const char *device, const char *out, const char *outputs)
+                    const char *device, const char *out, const char *outputs,
+                    const char *bench_mode, int bench)
 {
     char why[512] = "";
     char **env = NULL;
     if (build_env(s, &env, why, sizeof why) != 0)
         return cli_usage("ab", "--%s: %s", label, why[0] ? why : "cannot build the environment");
+    if (bench)
+        return run_bench_side(label, s, bench_mode, only, device, out, env);
     char *args[20];
     int n = 0;
     args[n++] = (char *)"check";
@@ -238,11 +288,14 @@ int cmd_ab(int argc, char **argv)
         {"device", required_argument, 0, 'd'}, {"keep", required_argument, 0, 'k'},
         {"json", no_argument, 0, 'j'},         {"junit", required_argument, 0, 'J'},
         {"help", no_argument, 0, 'h'},         {"record", no_argument, 0, 'R'},
-        {"db", required_argument, 0, 'Q'},
+        {"db", required_argument, 0, 'Q'},     {"bench", no_argument, 0, 'X'},
+        {"quick", no_argument, 0, 'q'},        {"full", no_argument, 0, 'F'},
         {0, 0, 0, 0}};
     struct side a = {0}, b = {0};
     const char *suite = "quick", *only = NULL, *device = NULL, *keep = NULL, *junit = NULL;
-    int json = 0, have_a = 0, have_b = 0, record = 0;
+    int json = 0, have_a = 0, have_b = 0, record = 0, bench = 0, suite_given = 0;
+    const char *bench_mode = NULL;
+    int modes = 0;
     optind = 1;
     opterr = 0;
     int c;
@@ -258,7 +311,10 @@ int cmd_ab(int argc, char **argv)
             if (add_items(&b, optarg))
                 return cli_usage("ab", "--b: too many items");
             break;
-        case 's': suite = optarg; break;
+        case 's': suite = optarg, suite_given = 1; break;
+        case 'X': bench = 1; break;
+        case 'q': bench_mode = "--quick", modes++; break;
+        case 'F': bench_mode = "--full", modes++; break;
         case 'O': only = optarg; break;
         case 'd': device = optarg; break;
         case 'k': keep = optarg; break;
@@ -275,6 +331,16 @@ int cmd_ab(int argc, char **argv)
     if (!have_a || !have_b)
         return cli_usage("ab", "both --a SPEC and --b SPEC are required (use 'system' for no "
                                "change)");
+    if (modes > 1)
+        return cli_usage("ab", "--quick and --full exclude each other");
+    if (modes && !bench)
+        return cli_usage("ab", "--quick and --full go with --bench (the numerics suite takes "
+                               "--suite)");
+    if (bench && suite_given)
+        return cli_usage("ab", "--suite is the numerics suite's; with --bench use --quick or "
+                               "--full");
+    if (bench && record)
+        return cli_usage("ab", "--record and --db keep numerics results; not with --bench");
     char dir[4096];
     if (keep) {
         if (gv_mkdirs(keep, 0755) != 0)
@@ -290,11 +356,11 @@ int cmd_ab(int argc, char **argv)
     snprintf(fb, sizeof fb, "%s/b.json", dir);
     snprintf(oa, sizeof oa, "%s/a.safetensors", dir);
     snprintf(ob, sizeof ob, "%s/b.safetensors", dir);
-    record = cli_record_wanted(record);
+    record = bench ? 0 : cli_record_wanted(record);
     unsetenv("GPUVET_RECORD"); /* the sides' results are recorded here, once */
-    int rc = run_side("a", &a, suite, only, device, fa, oa);
+    int rc = run_side("a", &a, suite, only, device, fa, oa, bench_mode, bench);
     if (!rc)
-        rc = run_side("b", &b, suite, only, device, fb, ob);
+        rc = run_side("b", &b, suite, only, device, fb, ob, bench_mode, bench);
     if (!rc) {
         char *cargv[8];
         int n = 0;

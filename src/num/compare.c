@@ -428,6 +428,23 @@ static void find_causes(const struct gv_results *a, const struct gv_results *b,
     gv_compare_explain(a, b, o);
 }
 
+void gv_compare_stack_causes(const json_t *dev_a, const json_t *dev_b, const json_t *snap_a,
+                             const json_t *snap_b, struct gv_cmp_cause **causes, size_t *n)
+{
+    struct gv_compare o;
+    memset(&o, 0, sizeof o);
+    if (dev_a || dev_b)
+        leaf_causes("device", "", dev_a, dev_b, &o, 0);
+    env_causes(snap_a, snap_b, &o);
+    lib_causes(snap_a, snap_b, &o);
+    const json_t *ma = json_object_get(json_object_get(snap_a, "drivers"), "modules");
+    const json_t *mb = json_object_get(json_object_get(snap_b, "drivers"), "modules");
+    if (json_is_object(ma) && json_is_object(mb))
+        leaf_causes("driver", "", ma, mb, &o, 0);
+    *causes = o.causes;
+    *n = o.ncauses;
+}
+
 /* ---------- all ---------- */
 
 static int push(struct gv_compare *o, size_t *cap, struct gv_cmp_case c)

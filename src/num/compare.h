@@ -106,6 +106,12 @@ void gv_compare_free(struct gv_compare *c);
  * files embed one. */
 void gv_compare_explain(const struct gv_results *a, const struct gv_results *b,
                         struct gv_compare *o);
+/* What differs between two stacks, unranked: the leaves of two device
+ * descriptions (either may be NULL), the environment variables, GPU libraries
+ * and driver modules of two embedded snapshots (NULL: not compared). *causes
+ * is malloc'ed (free it); used by gpuvet's bench comparison (bench/compare.h). */
+void gv_compare_stack_causes(const json_t *dev_a, const json_t *dev_b, const json_t *snap_a,
+                             const json_t *snap_b, struct gv_cmp_cause **causes, size_t *n);
 /* The display name of a library ("cuBLAS" for "cublas"), or name itself. */
 const char *gv_lib_display(const char *name);
 

@@ -20,25 +20,29 @@ static const struct renderer {
     int version;
     const char *title;
     gv_render_fn render;
+    const char *kind; /* the document's "kind", or NULL: any */
 } renderers[] = {
-    {"gpuvet.snapshot", 1, "Snapshot", gv_render_snapshot},
-    {"gpuvet.results", 1, "Numerics check", gv_render_results},
-    {"gpuvet.compare", 1, "Comparison of two checks", gv_render_compare},
-    {"gpuvet.diff", 1, "What changed between two snapshots", gv_render_diff},
-    {"gpuvet.doctor", 1, "Doctor", gv_render_doctor},
-    {"gpuvet.capture", 1, "Model capture", gv_render_capture},
-    {"gpuvet.capture-compare", 1, "Comparison of two model captures", gv_render_capture_compare},
-    {"gpuvet.bisect", 1, "Bisect of a model capture", gv_render_bisect},
-    {"gpuvet.matrix", 1, "Version matrix", gv_render_matrix},
-    {"gpuvet.probe", 1, "GEMM route fingerprint", gv_render_probe},
+    {"gpuvet.compare", 1, "Comparison of two benchmark runs", gv_render_bench_compare, "bench"},
+    {"gpuvet.snapshot", 1, "Snapshot", gv_render_snapshot, NULL},
+    {"gpuvet.results", 1, "Numerics check", gv_render_results, NULL},
+    {"gpuvet.compare", 1, "Comparison of two checks", gv_render_compare, NULL},
+    {"gpuvet.diff", 1, "What changed between two snapshots", gv_render_diff, NULL},
+    {"gpuvet.doctor", 1, "Doctor", gv_render_doctor, NULL},
+    {"gpuvet.capture", 1, "Model capture", gv_render_capture, NULL},
+    {"gpuvet.capture-compare", 1, "Comparison of two model captures", gv_render_capture_compare, NULL},
+    {"gpuvet.bisect", 1, "Bisect of a model capture", gv_render_bisect, NULL},
+    {"gpuvet.matrix", 1, "Version matrix", gv_render_matrix, NULL},
+    {"gpuvet.probe", 1, "GEMM route fingerprint", gv_render_probe, NULL},
+    {"gpuvet.bench", 1, "Benchmarks", gv_render_bench, NULL},
 };
 #define NRENDERERS (sizeof renderers / sizeof renderers[0])
 
 static const struct renderer *find(const json_t *doc)
 {
-    const char *schema = gv_jstr(doc, "schema");
+    const char *schema = gv_jstr(doc, "schema"), *kind = gv_jstr(doc, "kind");
     for (size_t i = 0; schema && i < NRENDERERS; i++)
-        if (!strcmp(renderers[i].schema, schema))
+        if (!strcmp(renderers[i].schema, schema) &&
+            (!renderers[i].kind || (kind && !strcmp(renderers[i].kind, kind))))
             return &renderers[i];
     return NULL;
 }
@@ -64,8 +68,10 @@ int gv_report_check(const char *path, const json_t *doc, struct gv_err *err)
 
 void gv_report_schemas(struct gv_buf *out)
 {
-    for (size_t i = 0; i < NRENDERERS; i++)
-        gv_buf_printf(out, "%s%s v%d", i ? ", " : "", renderers[i].schema, renderers[i].version);
+    for (size_t i = 0, k = 0; i < NRENDERERS; i++)
+        if (!renderers[i].kind) /* a kind of a schema listed on its own */
+            gv_buf_printf(out, "%s%s v%d", k++ ? ", " : "", renderers[i].schema,
+                          renderers[i].version);
 }
 
 static int read_head(const char *path, unsigned char *head, size_t n)
@@ -295,6 +301,11 @@ static const struct word {
     {"not_replayed", "\xe2\x80\x93", "na"},     {"missing_before", "?", "na"},
     {"missing_after", "?", "na"},               {"info", "i", "na"},
     {"cases", "#", "na"},                       {"nondeterministic", "\xe2\x89\xa0", "warn"},
+    {"ok", "\xe2\x9c\x93", "good"},             {"failed", "\xe2\x9c\x97", "bad"},
+    {"timeout", "!", "bad"},                    {"unsupported", "\xe2\x80\x93", "na"},
+    {"regressed", "\xe2\x96\xbc", "bad"},       {"within_noise", "\xe2\x89\x88", "good"},
+    {"newly_ok", "\xe2\x9c\x93", "good"},       {"not_comparable", "\xe2\x89\xa0", "warn"},
+    {"only_before", "?", "na"},                 {"only_after", "?", "na"},
 };
 
 const char *gv_page_word_class(const char *word)

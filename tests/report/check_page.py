@@ -13,7 +13,7 @@ script really off), sorting with it on, and printing on A4 (OUTDIR/PAGE.pdf)
 with no table wider than the page.
 
 KIND: snapshot results compare doctor diff matrix capture capture-compare bisect
-hostile multi. EXTRA for compare: BEFORE.json AFTER.json [BEFORE.safetensors
+bench bench-compare hostile multi. EXTRA for compare: BEFORE.json AFTER.json [BEFORE.safetensors
 AFTER.safetensors] (the ULP histogram of the saved outputs is recomputed here
 from the files, independently of gpuvet)."""
 import json
@@ -440,9 +440,88 @@ def kind_capture(b, d, tag):
     check(rows == [[o["name"], o.get("module") or "—"] for o in d["ops"]], "%s: op rows %s" % (tag, rows[:3]))
 
 
+def bench_rows(b, section):
+    return b.js(r"""
+const out = {};
+document.querySelectorAll('section.%s tr[data-id]').forEach(r => {
+  out[r.getAttribute('data-id')] = {
+    words: Array.from(r.querySelectorAll('.v')).map(v => v.getAttribute('data-word')),
+    vals: Array.from(r.cells).map(c => c.getAttribute('data-v')),
+    cells: Array.from(r.cells).map(c => c.innerText)};
+});
+return out;
+""" % section)
+
+
+def kind_bench(b, d, tag):
+    rows = bench_rows(b, "results")
+    check(len(rows) == len(d["results"]), "%s: %d result rows for %d" % (tag, len(rows), len(d["results"])))
+    for r in d["results"]:
+        g = rows.get(r["id"])
+        if not g:
+            check(False, "%s: no row for %s" % (tag, r["id"]))
+            continue
+        check(r["status"] in g["words"], "%s: %s status %s not shown" % (tag, r["id"], r["status"]))
+        check(num_eq(g["vals"][2], r.get("value")), "%s: %s value %s != %s" % (tag, r["id"], g["vals"][2], r.get("value")))
+        check(num_eq(g["vals"][5], r.get("min")) and num_eq(g["vals"][6], r.get("max")), "%s: %s min/max" % (tag, r["id"]))
+        if "spread" in r:
+            shown = float(g["cells"][3].replace("±", "").replace("%", "").strip())
+            check(abs(shown - 100 * r["spread"]) <= 0.006 * 100 * r["spread"] + 1e-9,
+                  "%s: %s spread %s != %s" % (tag, r["id"], g["cells"][3], r["spread"]))
+        check(g["cells"][4] == r["unit"], "%s: %s unit" % (tag, r["id"]))
+    best = b.js("return Array.from(document.querySelectorAll('section.best tr[data-dtype]')).map(r => [r.getAttribute('data-dtype'), r.cells[1].getAttribute('data-v')])")
+    check(len(best) == len(d["best"]), "%s: %d best rows for %d" % (tag, len(best), len(d["best"])))
+    for x, g in zip(d["best"], best):
+        check(g[0] == x["dtype"] and num_eq(g[1], x["tflops"]), "%s: best %s shown as %s" % (tag, x, g))
+    if d["best"]:
+        bars = b.js("return document.querySelectorAll('section.best svg rect.bar').length")
+        peaks = [r.get("peak") for x in d["best"] for r in d["results"] if r["id"] == x["id"]]
+        check(bars == len(d["best"]) + sum(1 for p in peaks if p), "%s: %d bars" % (tag, bars))
+        desc = b.js("return document.querySelector('section.best svg desc').textContent")
+        for x in d["best"]:
+            check(x["dtype"] in desc, "%s: %s not described in the figure" % (tag, x["dtype"]))
+    text = b.js("return document.body.innerText")
+    for v in d.get("verdicts", []):
+        check(v["text"] in text, "%s: verdict %r not shown" % (tag, v["text"]))
+    warns = b.js("return Array.from(document.querySelectorAll('p.topo-warning')).map(p => p.innerText)")
+    want = d.get("topology", {}).get("warnings", [])
+    check([w.lstrip("! ").strip() for w in warns] == want, "%s: topology warnings %s != %s" % (tag, warns, want))
+    c = d.get("collectives") or {}
+    for k in ("skipped", "error", "version"):
+        if isinstance(c.get(k), str):
+            check(c[k] in text, "%s: collectives %s %r not shown" % (tag, k, c[k]))
+
+
+def kind_bench_compare(b, d, tag):
+    check_summary(b, d["summary"], tag)
+    rows = bench_rows(b, "results")
+    check(len(rows) == len(d["results"]), "%s: %d rows for %d" % (tag, len(rows), len(d["results"])))
+    for r in d["results"]:
+        g = rows.get(r["id"], {"words": [], "vals": [None] * 8})
+        check(r["change"] in g["words"], "%s: %s change %s not shown" % (tag, r["id"], r["change"]))
+        for col, side in ((2, "before"), (3, "after")):
+            s = r[side]
+            if s and s["status"] == "ok":
+                check(num_eq(g["vals"][col], s.get("value")), "%s: %s %s value" % (tag, r["id"], side))
+            elif s:
+                check(s["status"] in g["words"], "%s: %s %s status" % (tag, r["id"], side))
+        check(num_eq(g["vals"][5], r.get("ratio")) and num_eq(g["vals"][6], r.get("noise")),
+              "%s: %s ratio/noise %s" % (tag, r["id"], g["vals"]))
+    items = b.js("return Array.from(document.querySelectorAll('section.causes ol li')).map(l => l.innerText)")
+    check(len(items) == len(d["causes"]), "%s: %d causes for %d" % (tag, len(items), len(d["causes"])))
+    for c, t in zip(d["causes"], items):
+        check(c["name"] in t and (c.get("after") or "(absent)") in t, "%s: cause %s shown as %r" % (tag, c["name"], t))
+        if c.get("touched_results"):
+            check("touches: " + c["touched_results"] in t, "%s: cause %s touches" % (tag, c["name"]))
+    text = b.js("return document.body.innerText")
+    for n in d["notes"]:
+        check(n in text, "%s: note %r not shown" % (tag, n))
+
+
 KINDS = {"snapshot": kind_snapshot, "results": kind_results, "compare": kind_compare, "doctor": kind_doctor,
          "diff": kind_diff, "matrix": kind_matrix, "capture-compare": kind_capture_compare,
-         "bisect": kind_bisect, "capture": kind_capture}
+         "bisect": kind_bisect, "capture": kind_capture, "bench": kind_bench,
+         "bench-compare": kind_bench_compare}
 
 
 def main():

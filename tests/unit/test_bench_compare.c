@@ -1,0 +1,202 @@
+/* The bench comparison's rules (bench/compare.h) on hand-made documents: the
+ * noise floor and the measured spreads, ranges that overlap, lower is better,
+ * status changes, parameters that differ, ids on one side, and the ranking of
+ * causes from conditions, collectives and snapshots. */
+#include "bench/compare.h"
+#include "t.h"
+
+/* A document of results given as JSON text, with optional extra top-level members. */
+static json_t *doc(const char *results, const char *extra)
+{
+    char buf[8192];
+    snprintf(buf, sizeof buf,
+             "{\"schema\":\"gpuvet.bench\",\"schema_version\":1,\"mode\":\"quick\","
+             "\"device\":{\"backend\":\"cuda\",\"name\":\"H200\"},\"results\":[%s]%s%s}",
+             results, extra ? "," : "", extra ? extra : "");
+    json_t *d = NULL;
+    struct gv_err err = {0};
+    if (gv_bench_parse(buf, strlen(buf), "t.json", &d, &err)) {
+        fprintf(stderr, "doc: %s\n", err.msg);
+        return NULL;
+    }
+    return d;
+}
+
+/* An ok result: value v, range [lo, hi], spread sp. */
+static const char *ok(char *out, size_t n, const char *id, const char *group, const char *better,
+                      double v, double lo, double hi, double sp)
+{
+    snprintf(out, n,
+             "{\"id\":\"%s\",\"group\":\"%s\",\"unit\":\"GB/s\",\"better\":\"%s\",\"status\":\"ok\","
+             "\"value\":%.17g,\"min\":%.17g,\"max\":%.17g,\"spread\":%.17g,\"params\":{\"bytes\":1},"
+             "\"impl\":\"cublasLtMatmul\"}",
+             id, group, better, v, lo, hi, sp);
+    return out;
+}
+
+static enum gv_bcmp_change judge1(double va, double la, double ha, double sa, double vb, double lb,
+                                  double hb, double sb, const char *better, double *ratio)
+{
+    char x[512], y[512];
+    json_t *a = doc(ok(x, sizeof x, "r", "memory", better, va, la, ha, sa), NULL);
+    json_t *b = doc(ok(y, sizeof y, "r", "memory", better, vb, lb, hb, sb), NULL);
+    struct gv_bench_compare c;
+    struct gv_err err = {0};
+    enum gv_bcmp_change ch = GV_BC_COUNT;
+    if (a && b && gv_bench_compare_docs(a, b, &c, &err) == 0) {
+        ch = c.cases[0].change;
+        if (ratio)
+            *ratio = c.cases[0].ratio;
+        gv_bench_compare_free(&c);
+    }
+    json_decref(a);
+    json_decref(b);
+    return ch;
+}
+
+static void test_rules(void)
+{
+    double r = 0;
+    /* 3% slower, tight samples, ranges apart: beyond the 2% floor */
+    T_EQ_INT(judge1(100, 99.9, 100.1, 0.002, 97, 96.9, 97.1, 0.002, "higher", &r), GV_BC_REGRESSED);
+    T_NEAR(r, 0.97, 1e-12);
+    /* 1.5% slower: inside the floor however tight */
+    T_EQ_INT(judge1(100, 99.9, 100.1, 0.002, 98.5, 98.4, 98.6, 0.002, "higher", NULL),
+             GV_BC_WITHIN_NOISE);
+    /* 10% slower but A's spread is 12%: within noise */
+    T_EQ_INT(judge1(100, 94, 106, 0.12, 90, 89, 91, 0.02, "higher", NULL), GV_BC_WITHIN_NOISE);
+    /* 30% slower beyond the noise, but B's range reaches into A's */
+    T_EQ_INT(judge1(100, 95, 105, 0.1, 70, 60, 96, 0.05, "higher", NULL), GV_BC_WITHIN_NOISE);
+    /* faster */
+    T_EQ_INT(judge1(100, 99, 101, 0.02, 150, 149, 151, 0.013, "higher", &r), GV_BC_IMPROVED);
+    T_NEAR(r, 1.5, 1e-12);
+    /* lower is better: the larger latency is the regression, ratio A/B */
+    T_EQ_INT(judge1(5, 4.9, 5.1, 0.04, 10, 9.9, 10.1, 0.02, "lower", &r), GV_BC_REGRESSED);
+    T_NEAR(r, 0.5, 1e-12);
+    T_EQ_INT(judge1(10, 9.9, 10.1, 0.02, 5, 4.9, 5.1, 0.04, "lower", NULL), GV_BC_IMPROVED);
+    /* a zero value has no ratio */
+    T_EQ_INT(judge1(0, 0, 0, 0, 5, 4.9, 5.1, 0.04, "higher", NULL), GV_BC_NOT_COMPARABLE);
+}
+
+static void test_status_and_ids(void)
+{
+    char x[512], y[512], z[512];
+    char ra[2048], rb[2048];
+    snprintf(ra, sizeof ra, "%s,%s,%s", ok(x, sizeof x, "a", "gemm", "higher", 1, 1, 1, 0),
+             ok(y, sizeof y, "b", "gemm", "higher", 1, 1, 1, 0),
+             ok(z, sizeof z, "c", "gemm", "higher", 1, 1, 1, 0));
+    snprintf(rb, sizeof rb,
+             "{\"id\":\"a\",\"group\":\"gemm\",\"unit\":\"GB/s\",\"better\":\"higher\","
+             "\"status\":\"failed\",\"reason\":\"3 wrong\",\"params\":{\"bytes\":1}},"
+             "{\"id\":\"b\",\"group\":\"gemm\",\"unit\":\"GB/s\",\"better\":\"higher\","
+             "\"status\":\"ok\",\"value\":1,\"min\":1,\"max\":1,\"spread\":0,\"params\":{\"bytes\":2}},"
+             "{\"id\":\"d\",\"group\":\"gemm\",\"unit\":\"GB/s\",\"better\":\"higher\","
+             "\"status\":\"unsupported\",\"reason\":\"no\"}");
+    json_t *a = doc(ra, NULL), *b = doc(rb, NULL);
+    struct gv_bench_compare c;
+    struct gv_err err = {0};
+    T_CHECK(a && b && gv_bench_compare_docs(a, b, &c, &err) == 0);
+    if (!a || !b)
+        return;
+    T_EQ_INT(c.n, 4);
+    T_EQ_STR(c.cases[0].id, "a");
+    T_EQ_INT(c.cases[0].change, GV_BC_NEWLY_FAILING);
+    T_EQ_STR(c.cases[0].why, "B's result is wrong: 3 wrong");
+    T_EQ_INT(c.cases[1].change, GV_BC_NOT_COMPARABLE); /* params differ */
+    T_EQ_INT(c.cases[2].change, GV_BC_ONLY_A);
+    T_EQ_STR(c.cases[3].id, "d");
+    T_EQ_INT(c.cases[3].change, GV_BC_ONLY_B);
+    T_EQ_INT(c.flagged, 1);
+    T_EQ_INT(c.count[GV_BC_NEWLY_FAILING], 1);
+    gv_bench_compare_free(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
+static void test_causes(void)
+{
+    char x[512], y[512], ra[2048], rb[2048];
+    snprintf(ra, sizeof ra, "%s,%s", ok(x, sizeof x, "gemm.lt", "gemm", "higher", 100, 99, 101, 0.02),
+             ok(y, sizeof y, "coll.ar", "collective", "higher", 100, 99, 101, 0.02));
+    snprintf(rb, sizeof rb, "%s,%s", ok(x, sizeof x, "gemm.lt", "gemm", "higher", 50, 49, 51, 0.04),
+             ok(y, sizeof y, "coll.ar", "collective", "higher", 100, 99, 101, 0.02));
+    json_t *a = doc(ra, "\"conditions\":{\"before\":{\"sm_clock_mhz\":1980,\"power_limit_w\":700}},"
+                        "\"collectives\":{\"version\":\"2.28.9\",\"library\":{\"name\":\"nccl\","
+                        "\"path\":\"/a/libnccl.so.2\"}},"
+                        "\"snapshot\":{\"environment\":{\"variables\":{\"FOO\":\"1\"}},"
+                        "\"libraries\":{\"items\":[{\"name\":\"cublaslt\",\"path\":\"/l\","
+                        "\"version\":\"13.1\"},{\"name\":\"cublas\",\"path\":\"/c\","
+                        "\"version\":\"13.1\"}]}}");
+    json_t *b = doc(rb, "\"conditions\":{\"before\":{\"sm_clock_mhz\":1400,\"power_limit_w\":700}},"
+                        "\"collectives\":{\"version\":\"2.27.3\",\"library\":{\"name\":\"nccl\","
+                        "\"path\":\"/b/libnccl.so.2\"}},"
+                        "\"snapshot\":{\"environment\":{\"variables\":{\"FOO\":\"2\","
+                        "\"NCCL_ALGO\":\"Tree\"}},"
+                        "\"libraries\":{\"items\":[{\"name\":\"cublaslt\",\"path\":\"/l\","
+                        "\"version\":\"13.2\"},{\"name\":\"cublas\",\"path\":\"/c\","
+                        "\"version\":\"13.2\"}]}}");
+    struct gv_bench_compare c;
+    struct gv_err err = {0};
+    T_CHECK(a && b && gv_bench_compare_docs(a, b, &c, &err) == 0);
+    if (!a || !b)
+        return;
+    T_EQ_INT(c.cases[0].change, GV_BC_REGRESSED);
+    T_EQ_INT(c.cases[1].change, GV_BC_WITHIN_NOISE);
+    /* rank 0 first: the clock and cuBLASLt touch the one regressed GEMM */
+    T_CHECK(c.ncauses >= 5);
+    int clock = -1, lt = -1, nccl = -1, algo = -1, foo = -1, cublas = -1;
+    for (size_t i = 0; i < c.ncauses; i++) {
+        const char *n = c.causes[i].name;
+        if (!strcmp(n, "sm_clock_mhz")) clock = (int)i;
+        if (!strcmp(n, "cublaslt")) lt = (int)i;
+        if (!strcmp(n, "nccl")) nccl = (int)i;
+        if (!strcmp(n, "NCCL_ALGO")) algo = (int)i;
+        if (!strcmp(n, "FOO")) foo = (int)i;
+        if (!strcmp(n, "cublas")) cublas = (int)i;
+        T_CHECK(strcmp(n, "power_limit_w") != 0); /* the same on both sides */
+    }
+    T_CHECK(clock >= 0 && lt >= 0 && nccl >= 0 && algo >= 0 && foo >= 0);
+    if (clock < 0 || lt < 0 || nccl < 0 || algo < 0 || foo < 0)
+        return;
+    T_EQ_INT(c.causes[clock].rank, 0);
+    T_EQ_STR(c.causes[clock].touches, "gemm.lt");
+    T_EQ_INT(c.causes[lt].rank, 0);
+    T_EQ_INT(c.causes[nccl].rank, 3); /* no collective regressed */
+    T_EQ_INT(c.causes[algo].rank, 2); /* a known effect, on none of them */
+    T_EQ_INT(c.causes[foo].rank, 3);
+    T_CHECK(cublas >= 0 && c.causes[cublas].rank == 3); /* cuBLAS did not run cublasLtMatmul */
+    T_CHECK(clock < nccl && lt < algo && algo < foo);
+    gv_bench_compare_free(&c);
+    json_decref(a);
+    json_decref(b);
+}
+
+static void test_bad(void)
+{
+    static const char *const bad[] = {
+        "{\"schema\":\"gpuvet.bench\",\"schema_version\":1,\"results\":{}}",
+        "{\"schema\":\"gpuvet.bench\",\"schema_version\":2,\"results\":[]}",
+        "{\"schema\":\"gpuvet.results\",\"schema_version\":1,\"results\":[]}",
+        "{\"schema\":\"gpuvet.bench\",\"schema_version\":1,\"results\":[{\"id\":\"a\","
+        "\"status\":\"ok\",\"better\":\"higher\",\"value\":1,\"samples\":[1,\"x\"]}]}",
+        "{\"schema\":\"gpuvet.bench\",\"schema_version\":1,\"results\":[{\"id\":\"a\","
+        "\"status\":\"ok\",\"better\":\"higher\",\"value\":1,\"min\":\"inf\"}]}",
+        "{\"schema\":\"gpuvet.bench\",\"schema_version\":1,\"results\":[",
+        "[1]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *d = NULL;
+        struct gv_err err = {0};
+        T_CHECK(gv_bench_parse(bad[i], strlen(bad[i]), "bad.json", &d, &err) != 0);
+        T_CHECK(d == NULL && strstr(err.msg, "bad.json") != NULL);
+    }
+}
+
+int main(void)
+{
+    T_RUN(test_rules);
+    T_RUN(test_status_and_ids);
+    T_RUN(test_causes);
+    T_RUN(test_bad);
+    return t_done();
+}
