@@ -17,7 +17,7 @@ extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet bench [--device D] [--only PATTERN] [--quick|--full] [--json] [-o FILE]\n"
-    "                    [--no-snapshot]\n"
+    "                    [--python PY] [--no-snapshot]\n"
     "\n"
     "Measures the speed of every layer, each result checked for correctness:\n"
     "  gemm.*      GEMM TFLOP/s per route (cuBLASLt, cuBLAS; OpenBLAS on the CPU) and\n"
@@ -36,7 +36,10 @@ static const char usage[] =
     "figure. The method is in the output document and docs/bench.md.\n"
     "\n"
     "Options:\n"
-    "      --device D       cpu, cuda:N (default: the first CUDA GPU, else the CPU)\n"
+    "      --device D       cpu, cuda:N (default: the first CUDA GPU, else the CPU);\n"
+    "                       torch:cuda:N, torch:cpu: the GEMMs through your PyTorch\n"
+    "      --python PY      the interpreter for torch:... (else $GPUVET_PYTHON, else the\n"
+    "                       first environment with torch the snapshot finds)\n"
     "      --only PATTERN   only results whose id matches (comma-separated globs,\n"
     "                       e.g. 'gemm.*.bf16.*,memory.*')\n"
     "      --quick          fewer shapes and samples (under a minute on a GPU)\n"
@@ -170,10 +173,11 @@ int cmd_bench(int argc, char **argv)
         {"quick", no_argument, 0, 'q'},        {"full", no_argument, 0, 'F'},
         {"json", no_argument, 0, 'j'},         {"output", required_argument, 0, 'o'},
         {"lib-path", required_argument, 0, 'L'}, {"no-snapshot", no_argument, 0, 'N'},
+        {"python", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     struct gv_bench_opts o = {0};
     o.mode = GV_BENCH_DEFAULT;
-    const char *output = NULL;
+    const char *output = NULL, *python = NULL;
     int json = 0, snap = 1, ch, modes = 0;
     optind = 1;
     opterr = 0;
@@ -186,6 +190,7 @@ int cmd_bench(int argc, char **argv)
         case 'j': json = 1; break;
         case 'o': output = optarg; break;
         case 'N': snap = 0; break;
+        case 'P': python = optarg; break;
         case 'L': gv_vendor_set_lib_path(optarg); break;
         case 'h': return cli_help(usage);
         default:
@@ -196,6 +201,12 @@ int cmd_bench(int argc, char **argv)
         return cli_usage("bench", "unexpected argument '%s'", argv[optind]);
     if (modes > 1)
         return cli_usage("bench", "--quick and --full exclude each other");
+    if (o.device && strncmp(o.device, "torch:", 6) == 0) {
+        char note[512];
+        cli_choose_python(python, NULL, strncmp(o.device, "torch:cpu", 9) != 0, note, sizeof note);
+    } else if (python) {
+        return cli_usage("bench", "--python goes with --device torch:...");
+    }
     o.progress = progress;
     json_t *doc = NULL;
     struct gv_err err = {0};
