@@ -267,15 +267,7 @@ rc=0
 # 6. float32 matmul precision "medium" in environment B (bf16 matmul where the CPU has it).
 # Whether sid's PyTorch uses bf16 for it depends on the CPU and on oneDNN's choice, not
 # on a cpuinfo flag alone (avx512_bf16 CPUs were seen where it does not): ask it.
-medium_effect() {
-    unshare -m sh -c "mount --bind /proc '$SID_TORCH/proc' && chroot '$SID_TORCH' python3 -c '
-import torch
-torch.manual_seed(0); a = torch.randn(64, 256); b = torch.randn(256, 64)
-x = a @ b; torch.set_float32_matmul_precision(\"medium\"); y = a @ b
-print(float((x - y).abs().max() / x.abs().max()))'" 2>/dev/null | tail -1
-}
-effect=$(medium_effect)
-if python3 -c "import sys; sys.exit(0 if float('${effect:-0}') > 1e-4 else 1)" 2>/dev/null; then
+if sid_medium_is_bf16; then
     cap m.gvcap mlp.py:make --python-root "$SID_TORCH"
     site=$(mktemp -d "$SID_TORCH/tmp/gv-site.XXXXXX")
     trap 'rm -rf "$site"' EXIT
@@ -297,7 +289,7 @@ assert not d["call_changes"]
 print("bf16 matmul: culprits %s, inherited %s" % (cul, [(i["name"], i["module"]) for i in d["inherited"]]))
 PY
 else
-    echo "part 6 skipped: sid's PyTorch does not compute fp32 matmuls in bf16 under precision 'medium' on this CPU (relative change ${effect:-not measured})"
+    echo "part 6 skipped: sid's PyTorch does not compute fp32 matmuls in bf16 under precision 'medium' on this CPU (relative change ${MEDIUM_EFFECT:-not measured})"
 fi
 
 # 7. a capture under trixie's PyTorch, bisected under sid's

@@ -24,3 +24,14 @@ torch_roots() {
 deb_version() { # ROOT PACKAGE
     dpkg-query --admindir="$1/var/lib/dpkg" -W -f='${Version}' "$2" | sed 's/[+~-].*//'
 }
+# Whether sid's PyTorch computes fp32 matmuls in bf16 under precision "medium" on this CPU:
+# that depends on the CPU and on oneDNN's choice, not on a cpuinfo flag alone (avx512_bf16
+# EPYCs were seen where it does not), so ask it. Sets MEDIUM_EFFECT (the relative change).
+sid_medium_is_bf16() {
+    MEDIUM_EFFECT=$(unshare -m sh -c "mount --bind /proc '$SID_TORCH/proc' && chroot '$SID_TORCH' python3 -c '
+import torch
+torch.manual_seed(0); a = torch.randn(64, 256); b = torch.randn(256, 64)
+x = a @ b; torch.set_float32_matmul_precision(\"medium\"); y = a @ b
+print(float((x - y).abs().max() / x.abs().max()))'" 2>/dev/null | tail -1)
+    python3 -c "import sys; sys.exit(0 if float('${MEDIUM_EFFECT:-0}') > 1e-4 else 1)" 2>/dev/null
+}
