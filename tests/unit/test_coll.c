@@ -277,7 +277,7 @@ static void real_rccl(void)
 int main(void)
 {
     const char *base = getenv("GV_TEST_TMP") ? getenv("GV_TEST_TMP") : "/tmp";
-    mkdir(base, 0700);
+    mkdir(base, 0755); /* shared with the other tests: some run as nobody below it */
     snprintf(tmp, sizeof tmp, "%s/coll.XXXXXX", base);
     if (!mkdtemp(tmp)) {
         perror(tmp);

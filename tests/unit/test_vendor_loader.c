@@ -192,7 +192,7 @@ int main(void)
     char parent[256];
     snprintf(parent, sizeof parent, "%s", tmp);
     *strrchr(parent, '/') = '\0';
-    mkdir(parent, 0700);
+    mkdir(parent, 0755); /* shared with the other tests: some run as nobody below it */
     if (!mkdtemp(tmp)) {
         perror(tmp);
         return 1;
