@@ -341,18 +341,7 @@ static void add_cause(struct gv_bench_compare *o, const char *kind, const char *
     for (size_t i = 0; i < o->ncauses; i++)
         if (!strcmp(o->causes[i].kind, kind) && !strcmp(o->causes[i].name, name))
             return;
-    struct gv_cmp_cause *n = realloc(o->causes, (o->ncauses + 1) * sizeof *n);
-    if (!n)
-        return;
-    o->causes = n;
-    struct gv_cmp_cause *c = &n[o->ncauses++];
-    memset(c, 0, sizeof *c);
-    snprintf(c->kind, sizeof c->kind, "%s", kind);
-    snprintf(c->name, sizeof c->name, "%s", name);
-    snprintf(c->before, sizeof c->before, "%s", before ? before : "");
-    snprintf(c->after, sizeof c->after, "%s", after ? after : "");
-    snprintf(c->change, sizeof c->change, "%s", change ? change : "");
-    snprintf(c->note, sizeof c->note, "%s", note_ ? note_ : "");
+    gv_cmp_cause_add(&o->causes, &o->ncauses, kind, name, before, after, change, note_);
 }
 
 static void lower(const char *s, char *out, size_t n)
@@ -556,16 +545,6 @@ static int touches(const struct gv_cmp_cause *k, const struct gv_bcmp_case *c)
     return 0;
 }
 
-static void add_touch(struct gv_cmp_cause *k, const char *id)
-{
-    size_t used = strlen(k->touches);
-    k->touched++;
-    if (used + strlen(id) + 8 < sizeof k->touches)
-        snprintf(k->touches + used, sizeof k->touches - used, "%s%s", used ? ", " : "", id);
-    else if (!strstr(k->touches, "..."))
-        snprintf(k->touches + used, sizeof k->touches - used, "%s", ", ...");
-}
-
 static int kind_order(const char *kind)
 {
     static const char *const order[] = {"conditions", "route", "library", "environment", "device",
@@ -600,7 +579,7 @@ static void rank_causes(struct gv_bench_compare *o)
             snprintf(k->note, sizeof k->note, "%s", env_note(k->name));
         for (size_t j = 0; j < o->n; j++)
             if (gv_bcmp_flagged(o->cases[j].change) && touches(k, &o->cases[j]))
-                add_touch(k, o->cases[j].id);
+                gv_cmp_cause_touch(k, o->cases[j].id);
         int known = k->note[0] != 0;
         k->rank = k->touched && (size_t)k->touched == nflag ? 0 : k->touched ? 1 : known ? 2 : 3;
     }

@@ -162,20 +162,38 @@ static int elementwise(const struct gv_st_file *oa, const struct gv_st_file *ob,
 
 /* ---------- causes ---------- */
 
-static void add_cause(struct gv_compare *o, const char *kind, const char *name,
-                      const char *before, const char *after, const char *note)
+void gv_cmp_cause_add(struct gv_cmp_cause **causes, size_t *n, const char *kind, const char *name,
+                      const char *before, const char *after, const char *change,
+                      const char *note)
 {
-    struct gv_cmp_cause *n = realloc(o->causes, (o->ncauses + 1) * sizeof *n);
-    if (!n)
+    struct gv_cmp_cause *m = realloc(*causes, (*n + 1) * sizeof *m);
+    if (!m)
         return;
-    o->causes = n;
-    struct gv_cmp_cause *c = &n[o->ncauses++];
+    *causes = m;
+    struct gv_cmp_cause *c = &m[(*n)++];
     memset(c, 0, sizeof *c);
     snprintf(c->kind, sizeof c->kind, "%s", kind);
     snprintf(c->name, sizeof c->name, "%s", name);
     snprintf(c->before, sizeof c->before, "%s", before ? before : "");
     snprintf(c->after, sizeof c->after, "%s", after ? after : "");
+    snprintf(c->change, sizeof c->change, "%s", change ? change : "");
     snprintf(c->note, sizeof c->note, "%s", note ? note : "");
+}
+
+void gv_cmp_cause_touch(struct gv_cmp_cause *k, const char *id)
+{
+    size_t used = strlen(k->touches);
+    k->touched++;
+    if (used + strlen(id) + 8 < sizeof k->touches)
+        snprintf(k->touches + used, sizeof k->touches - used, "%s%s", used ? ", " : "", id);
+    else if (!strstr(k->touches, "..."))
+        snprintf(k->touches + used, sizeof k->touches - used, "%s", ", ...");
+}
+
+static void add_cause(struct gv_compare *o, const char *kind, const char *name,
+                      const char *before, const char *after, const char *note)
+{
+    gv_cmp_cause_add(&o->causes, &o->ncauses, kind, name, before, after, NULL, note);
 }
 
 static void env_causes(const json_t *sa, const json_t *sb, struct gv_compare *o)

@@ -78,6 +78,14 @@ struct gv_cmp_cause {
     int found;         /* the order in which it was found (the sort is stable on it) */
 };
 
+/* Appends a cause to *causes (*n of them); NULL texts are "". Out of memory:
+ * nothing is added. */
+void gv_cmp_cause_add(struct gv_cmp_cause **causes, size_t *n, const char *kind, const char *name,
+                      const char *before, const char *after, const char *change,
+                      const char *note);
+/* Counts a flagged case as touched by k and appends its id to k->touches. */
+void gv_cmp_cause_touch(struct gv_cmp_cause *k, const char *id);
+
 struct gv_compare {
     size_t n;
     struct gv_cmp_case *cases;

@@ -80,16 +80,6 @@ static int env_touches(const char *name, const struct gv_cmp_case *c)
     return r && kb_numvar_touches(name, r->op, r->in_dtype);
 }
 
-static void add_touch(struct gv_cmp_cause *k, const char *id)
-{
-    size_t used = strlen(k->touches);
-    k->touched++;
-    if (used + strlen(id) + 8 < sizeof k->touches)
-        snprintf(k->touches + used, sizeof k->touches - used, "%s%s", used ? ", " : "", id);
-    else if (!strstr(k->touches, "..."))
-        snprintf(k->touches + used, sizeof k->touches - used, "%s", ", ...");
-}
-
 static int kind_order(const char *kind)
 {
     static const char *const order[] = {"environment", "library", "route", "device", "driver"};
@@ -139,7 +129,7 @@ static void rank_causes(struct gv_compare *o, size_t nflag)
                 : lib >= 0                 ? case_lib(c) == lib
                 : known                    ? env_touches(leaf, c)
                                            : 0)
-                add_touch(k, c->id);
+                gv_cmp_cause_touch(k, c->id);
         }
         k->rank = k->touched && (size_t)k->touched == nflag ? 0 : k->touched ? 1 : known ? 2 : 3;
     }
