@@ -18,6 +18,17 @@ CAPTURE_FMT = 1
 NAME_OF_DTYPE = {}
 
 
+DEVICE_NAMES = {}
+
+
+def device_name(d):
+    """str(device), remembered per device."""
+    n = DEVICE_NAMES.get(d)
+    if n is None:
+        n = DEVICE_NAMES[d] = str(d)
+    return n
+
+
 def dtype_name(torch, dt):
     if not NAME_OF_DTYPE:
         for n in ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
@@ -196,8 +207,10 @@ class Tensors(object):
         cid = self.next
         self.next += 1
         meta = {"ok": True, "kind": "tensor", "key": cid, "dtype": dt, "shape": list(t.shape),
-                "device": str(t.device), "stride": list(t.stride()), "role": role}
-        if self.budget and (self.any_device or t.device.type != "cpu"):
+                "device": device_name(t.device), "stride": list(t.stride()), "role": role}
+        # a CPU value (a fallback inside a GPU model) joins the queue when values wait
+        # in it: values reach gpuvet in capture id order
+        if self.budget and (self.any_device or t.device.type != "cpu" or self.pending):
             key, n = storage_of(t)
             if id(t) in self.roles:
                 n = 0  # lives on anyway
@@ -301,34 +314,38 @@ class Tensors(object):
 
 
 def storage_key(t):
-    """What identifies the memory a tensor lives in (views share it)."""
+    """What identifies the memory a tensor lives in (views share it): where its
+    storage begins, from the tensor's own pointer and offset (asking for the
+    storage object costs a Python object per call, and in torch 1.x a
+    deprecated wrapper)."""
     try:
-        return t.untyped_storage().data_ptr()
-    except (AttributeError, RuntimeError):
-        try:
-            return t.storage().data_ptr()
-        except (AttributeError, RuntimeError, NotImplementedError):
-            return None
+        return t.data_ptr() - t.storage_offset() * t.element_size()
+    except (AttributeError, RuntimeError, NotImplementedError):
+        return None
 
 
 def storage_of(t):
-    """(storage_key, bytes of the whole storage): what queueing t keeps alive."""
+    """(storage_key, bytes of the whole storage): what queueing t keeps alive.
+    A tensor that is not a view owns its storage, of its own size; only a view
+    (of a storage not yet queued, see send) asks for the storage's size."""
+    n = t.numel() * t.element_size()
     try:
-        s = t.untyped_storage()
-    except (AttributeError, RuntimeError):
-        try:
-            s = t.storage()
-        except (AttributeError, RuntimeError, NotImplementedError):
-            return None, t.numel() * t.element_size()
-    try:
-        return s.data_ptr(), s.nbytes()
+        if t._is_view():
+            s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+            n = s.nbytes() if hasattr(s, "nbytes") else s.size() * t.element_size()
     except (AttributeError, RuntimeError, NotImplementedError):
-        return s.data_ptr(), t.numel() * t.element_size()
+        pass
+    return storage_key(t), n
+
+
+PLAIN_TYPES = (bool, int, str, type(None))
 
 
 def encode(torch, tensors, v, role_hint, devs):
     """Arguments as JSON: tensors as {"$t": id}, dtypes, devices and other enums
     by name; tuples and lists as lists. The tensors' devices go into devs."""
+    if type(v) in PLAIN_TYPES:
+        return v
     if isinstance(v, torch.Tensor):
         devs.add(v.device)
         return {"$t": tensors.ref(v, role_hint)}
@@ -414,6 +431,19 @@ def same_rng(torch, a, b):
     return True
 
 
+def event_calls(torch):
+    """(record(event, stream), a cheap key of the current stream): the C methods
+    under torch.cuda.Event.record and torch.cuda.current_stream where this torch
+    has them, the Python ones otherwise."""
+    base = getattr(torch._C, "_CudaEventBase", None)
+    record = getattr(base, "record", None) or (lambda e, s: e.record(s))
+    get = getattr(torch._C, "_cuda_getCurrentStream", None)
+    dev = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+    if get is None:
+        return record, lambda: torch.cuda.current_stream()
+    return record, lambda: get(dev())
+
+
 def make_recorder(torch):
     import sys
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -422,6 +452,7 @@ def make_recorder(torch):
     # more; gpuvet's mode compiles nothing, so unless the model has loaded Dynamo
     # itself (it may compile), it goes unwrapped
     wrap = "torch._dynamo" in sys.modules
+    record, cur_stream_key = event_calls(torch)
 
     class Recorder(TorchDispatchMode):
         @classmethod
@@ -443,9 +474,20 @@ def make_recorder(torch):
             self.events = []   # (record, start, end) of GPU ops, read after the forward
             self.pool = events if events is not None else []  # timing events to reuse
             self.rng_flagged = False
+            self.stream_key, self.cur = None, None
 
         def event(self):
             return self.pool.pop() if self.pool else torch.cuda.Event(enable_timing=True)
+
+        def stream(self):
+            """The current stream, for the timing events: Event.record() without one
+            asks torch.cuda.current_stream(), which costs tens of microseconds a call
+            in torch 2.x (a quarter of the capture's overhead per op); the C call that
+            identifies the current stream costs one."""
+            key = cur_stream_key()
+            if key != self.stream_key:
+                self.stream_key, self.cur = key, torch.cuda.current_stream()
+            return self.cur
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
@@ -468,9 +510,9 @@ def make_recorder(torch):
             if is_gpu and not any(d.type == "cpu" for d in devs):
                 # device events time the op on the GPU without stopping it
                 e0, e1 = self.event(), self.event()
-                e0.record()
+                record(e0, self.stream())
                 out = func(*args, **kwargs)
-                e1.record()
+                record(e1, self.stream())
                 dt = None
                 c3 = clock()
                 parts["launch"] += c3 - c2
@@ -515,7 +557,7 @@ def make_recorder(torch):
             rec = {"ok": True, "kind": "op", "i": n, "name": name, "module": module,
                    "args": enc_args, "kwargs": enc_kwargs,
                    "outputs": enc_out if tup else enc_out[0],
-                   "tuple": tup, "devices": sorted(set(str(d) for d in devs)),
+                   "tuple": tup, "devices": sorted(set(device_name(d) for d in devs)),
                    "seconds": dt}
             if dt is None:
                 self.events.append((rec, e0, e1))
@@ -638,13 +680,15 @@ def capture_model(worker, req, payload):
         if hasattr(model, "to"):
             model.to(dev)
         inputs = [x.to(dev) for x in inputs]
-        # the plain forward: a warm-up, then the best of three, and its memory
+        # the plain forward: a warm-up, then the best of ten (at least three, within
+        # about a second: a launch-bound forward's time varies from pass to pass, and
+        # the fastest is the baseline), and its memory
         plain = []
         with torch.no_grad():
             out = model(*inputs)
             out_tensors(torch, out, path)
             worker.sync()
-            for _ in range(3):
+            while len(plain) < 3 or (len(plain) < 10 and sum(plain) < 1.0):
                 t0 = time.perf_counter()
                 model(*inputs)
                 worker.sync()

@@ -2,8 +2,11 @@
 # the worker's capture_model (python/gpuvet_capture.py, the real code) on a model
 # with a channel that counts and drops what it is sent, and prints the capture's
 # timing and memory, the per-op overhead, the modules first imported during the
-# capture, and optionally the recorded forward's cProfile.
+# capture, and optionally the recorded forward's cProfile and the floors any
+# dispatch-mode capture stands on (--floors: the forward under an empty
+# TorchDispatchMode, with module hooks, with timing events, best of 20 each).
 # usage: PYTHON tests/bench/profile_capture.py MODEL.py:FUNCTION [DEVICE] [--cprofile N]
+#        [--floors]
 #   e.g. GV_MODEL_BATCH=1 /usr/bin/python3 tests/bench/profile_capture.py \
 #            tests/cli/models/resnet18_224.py:make cpu --cprofile 25
 # GPUVET_TEST_CAPTURE_QUEUE=BYTES queues values on any device (as the GPU does).
@@ -37,6 +40,72 @@ def load_worker():
     return g
 
 
+def floors(g, w, req):
+    """The forward's best time plainly and under the cheapest recorders possible."""
+    torch = w.torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    model, inputs, _, _ = g["load_model"](torch, req, bytearray(), 0)
+    model.eval()
+    model.to(w.dev)
+    inputs = [x.to(w.dev) for x in inputs]
+    wrap = "torch._dynamo" in sys.modules
+    gpu = w.is_gpu
+
+    class Empty(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls):
+            return wrap
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class Timed(Empty):
+        pool = [torch.cuda.Event(enable_timing=True) for _ in range(4096)] if gpu else []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            e0, e1 = self.pool.pop(), self.pool.pop()
+            e0.record()
+            out = func(*args, **(kwargs or {}))
+            e1.record()
+            self.pool.insert(0, e1)
+            self.pool.insert(0, e0)
+            return out
+
+    class Nothing(object):
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+    stack = []
+
+    def best(mode, hooks):
+        handles = g["module_hooks"](model, stack) if hooks else []
+        times = []
+        try:
+            with torch.no_grad():
+                for _ in range(22):
+                    t0 = time.perf_counter()
+                    with mode():
+                        model(*inputs)
+                    w.sync()
+                    times.append(time.perf_counter() - t0)
+        finally:
+            for h in handles:
+                h.remove()
+        return min(times[2:])
+
+    plain = best(Nothing, False)
+    rows = [("plain", plain), ("module hooks", best(Nothing, True)),
+            ("empty dispatch mode", best(Empty, False)),
+            ("empty mode + hooks", best(Empty, True))]
+    if gpu:
+        rows.append(("mode + hooks + 2 events per op", best(Timed, True)))
+    for name, t in rows:
+        print("floor: %-32s %7.2f ms  %5.2fx plain" % (name, t * 1e3, t / plain))
+
+
 def main(argv):
     model = argv[1]
     device = argv[2] if len(argv) > 2 and not argv[2].startswith("--") else "cpu"
@@ -51,6 +120,8 @@ def main(argv):
     path = model.rpartition(":")[0]
     with open(path) as f:
         req = {"model": model, "source": f.read(), "seed": 0}
+    if "--floors" in argv:
+        floors(g, w, req)
     before = set(sys.modules)
     prof = None
     if top:
