@@ -222,6 +222,45 @@ static int p_gemm(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_d
                             b, out, cdt, impl, implsz, err);
 }
 
+int gv_cuda_fp8_capable(const struct gv_device *d, struct gv_err *err)
+{
+    if (d->cc_major > 8 || (d->cc_major == 8 && d->cc_minor >= 9))
+        return GV_OK;
+    return gv_err_set(err, GV_E_UNSUPPORTED, "fp8 GEMM needs compute capability 8.9 or newer "
+                      "(this GPU: %d.%d)", d->cc_major, d->cc_minor);
+}
+
+/* fp8 goes through cuBLASLt whichever library runs the other GEMMs, as
+ * PyTorch's torch._scaled_mm does: cuBLAS has no fp8 GEMM. The handle is
+ * opened at the first fp8 GEMM when cuBLAS runs the rest. */
+static int p_gemm_tn(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr bt, gv_dptr out,
+                     enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    char why[512];
+    if (d->blas_route.mode == GV_BLAS_KERNEL)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "GPUVET_BLAS=kernel");
+    if (d->blas_route.mode == GV_BLAS_CLASSIC)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLAS has no fp8 GEMM (cuBLASLt has)");
+    if (!d->have_lt)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLASLt not loaded: %s", d->liberr[L_CUBLASLT]);
+    int rc = gv_cuda_fp8_capable(d, err);
+    if (rc)
+        return rc;
+    if (gv_lt_open(&d->ltk, d->stream, p_alloc, d, "CUBLASLT_WORKSPACE_SIZE", 1 << 20, why,
+                   sizeof why))
+        return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLASLt unusable: %s", why);
+    if (!d->f8_scales) {
+        float one[65] = {1.0f};
+        one[64] = 1.0f;
+        if ((rc = p_alloc(d, sizeof one, &d->f8_scales, err)))
+            return rc;
+        if ((rc = p_upload(d, d->f8_scales, one, sizeof one, err)))
+            return rc;
+    }
+    return gv_lt_gemm_tn(&d->ltk, c, a, bt, out, cdt, d->f8_scales, impl, implsz, err);
+}
+
 /* PyTorch's choice for an fp32 convolution with TF32 allowed (cudnn.allow_tf32,
  * the default): CUDNN_DEFAULT_MATH and the first algorithm of cuDNN's
  * heuristics (cudnnGetConvolutionForwardAlgorithm_v7) that reports success,
@@ -341,6 +380,8 @@ out:
 static void ctx_teardown(struct gv_device *d)
 {
     gv_lt_stop(&d->ltk, p_release, d);
+    p_release(d, d->f8_scales);
+    d->f8_scales = 0;
     if (d->dh)
         d->dnn.cudnnDestroy(d->dh);
     if (d->bh)
@@ -533,7 +574,7 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
         return rc;
     }
     d->ops = (struct gv_gpu_ops){p_alloc, p_release, p_upload, p_download, p_launch, p_finish,
-                                 p_gemm,  p_conv,    d->max_shmem, NULL};
+                                 p_gemm,  p_conv,    d->max_shmem, NULL, p_gemm_tn};
     *out = d;
     return GV_OK;
 }

@@ -358,9 +358,8 @@ static int gemm_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t i
         return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLAS not loaded: %s", g->liberr[L_CUBLAS]);
     if (!w->use_lt && w->s.dtype == GV_F8E4M3)
         return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLAS's GemmEx has no fp8 inputs (cuBLASLt has)");
-    if (g->cc_major < 9 && w->s.dtype == GV_F8E4M3 && !(g->cc_major == 8 && g->cc_minor >= 9))
-        return gv_err_set(err, GV_E_UNSUPPORTED, "fp8 GEMM needs compute capability 8.9 or newer "
-                          "(this GPU: %d.%d)", g->cc_major, g->cc_minor);
+    if (w->s.dtype == GV_F8E4M3 && (rc = gv_cuda_fp8_capable(g, err)))
+        return rc;
     if ((rc = gemm_alloc(b, w, err)))
         return rc;
     if (w->use_lt) {

@@ -36,6 +36,7 @@ struct gv_device {
     struct gv_rtc_out code;
     double timeout;
     int broken;      /* a sticky error or timeout: the context must be recreated */
+    gv_dptr f8_scales; /* 1.0f at bytes 0 and 256: fp8 matmuls' scale pointers */
     struct gv_gpu_ops ops;
 };
 
@@ -47,6 +48,9 @@ int gv_cuda_fail(struct gv_device *d, CUresult r, struct gv_err *err, const char
 /* A kernel of gpuvet's module by name (cached). */
 int gv_cuda_func(struct gv_device *d, const char *name, CUfunction *f, struct gv_err *err);
 const char *gv_cuda_blas_status(struct gv_device *d, int st);
+/* 0 when the GPU has fp8 tensor cores (compute capability 8.9 or newer), else
+ * GV_E_UNSUPPORTED saying so. */
+int gv_cuda_fp8_capable(const struct gv_device *d, struct gv_err *err);
 extern const struct gv_backend gv_backend_cuda_inproc;
 
 #endif

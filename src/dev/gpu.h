@@ -72,6 +72,13 @@ struct gv_gpu_ops {
      * fails the case. */
     int (*conv_raw)(void *ctx, const struct gv_case *c, gv_dptr x, gv_dptr w, gv_dptr y,
                     char *impl, size_t implsz, struct gv_err *err);
+    /* Optional. fp8 GEMM (c->in_dtype e4m3/e5m2) with B given transposed (bt:
+     * n x k per batch) and k a multiple of 16, gv_gpu_run having packed the
+     * operands so (zeros pad k): the layout the vendors' fp8 matmuls take. Into
+     * c_out of dtype cdt (F32). GV_E_UNSUPPORTED: the fallback kernel, err's
+     * reason in its impl. */
+    int (*gemm_tn)(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr bt, gv_dptr c_out,
+                   enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err);
 };
 
 /* The format a vendor GEMM writes for case c: F64 for fp64, F16 for fp16

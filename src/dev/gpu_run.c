@@ -209,6 +209,43 @@ enum gv_dtype gv_gpu_gemm_out_dtype(const struct gv_case *c)
     return c->in_dtype == GV_F64 ? GV_F64 : c->compute_dtype == GV_F16 ? GV_F16 : GV_F32;
 }
 
+/* fp8 through ops->gemm_tn: A padded to k16 (a multiple of 16) columns, B
+ * transposed into n rows of k16, zeros after the values (exact in any sum). */
+static int gemm_fp8(struct bufs *b, const struct gv_case *c, const gv_dptr raw[], gv_dptr res,
+                    enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err)
+{
+    long long bt = c->batch, m = c->m, n = c->n, k = c->k, k16 = (c->k + 15) / 16 * 16;
+    gv_dptr pa = raw[0], pb;
+    int rc, no = 0, yes = 1;
+    if (k16 != k) {
+        if ((rc = buf_alloc(b, (size_t)(bt * m * k16), &pa, err)))
+            return rc;
+        void *args[] = {(void *)&raw[0], &pa, &bt, &m, &k, &k16, &no};
+        if ((rc = b->ops->launch(b->ctx, "gv_pack_u8", grid_for((size_t)(bt * m * k16)), BLOCK,
+                                 0, args, err)))
+            return rc;
+    }
+    if ((rc = buf_alloc(b, (size_t)(bt * n * k16), &pb, err)))
+        return rc;
+    void *args[] = {(void *)&raw[1], &pb, &bt, &k, &n, &k16, &yes};
+    if ((rc = b->ops->launch(b->ctx, "gv_pack_u8", grid_for((size_t)(bt * n * k16)), BLOCK, 0,
+                             args, err)))
+        return rc;
+    struct gv_case padded = *c;
+    padded.k = k16;
+    rc = b->ops->gemm_tn(b->ctx, &padded, pa, pb, res, cdt, impl, implsz, err);
+    if (!rc && k16 != k) {
+        size_t l = strlen(impl);
+        snprintf(impl + l, implsz - l, ", K %lld padded with zeros to %lld", k, k16);
+    }
+    return rc;
+}
+
+static int is_fp8(enum gv_dtype t)
+{
+    return t == GV_F8E4M3 || t == GV_F8E5M2;
+}
+
 static int run_gemm(struct bufs *b, const struct gv_case *c, const gv_dptr raw[], size_t outn,
                     gv_dptr *res, enum gv_dtype *resdt, char *impl, size_t implsz,
                     struct gv_err *err)
@@ -219,8 +256,11 @@ static int run_gemm(struct bufs *b, const struct gv_case *c, const gv_dptr raw[]
         return rc;
     *resdt = cdt;
     struct gv_err e = {0};
-    rc = b->ops->gemm ? b->ops->gemm(b->ctx, c, raw[0], raw[1], *res, cdt, impl, implsz, &e)
-                      : GV_E_UNSUPPORTED;
+    if (is_fp8(c->in_dtype) && b->ops->gemm_tn)
+        rc = gemm_fp8(b, c, raw, *res, cdt, impl, implsz, &e);
+    else
+        rc = b->ops->gemm ? b->ops->gemm(b->ctx, c, raw[0], raw[1], *res, cdt, impl, implsz, &e)
+                          : GV_E_UNSUPPORTED;
     if (rc != GV_E_UNSUPPORTED) {
         if (rc)
             *err = e;

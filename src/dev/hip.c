@@ -649,9 +649,11 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
         close_dev(d);
         return rc;
     }
-    /* AMD LDS: 64 KiB per workgroup, less the kernels' static arrays */
+    /* AMD LDS: 64 KiB per workgroup, less the kernels' static arrays. No fp8
+     * through hipBLASLt yet (gfx942's fp8 is the FNUZ variant, not OCP e4m3):
+     * fp8 GEMMs take the kernel, saying why. */
     d->ops = (struct gv_gpu_ops){p_alloc, p_release, p_upload, p_download, p_launch, p_finish,
-                                 p_gemm,  NULL,      64 * 1024 - 2048, p_conv_raw};
+                                 p_gemm,  NULL,      64 * 1024 - 2048, p_conv_raw, NULL};
     *out = d;
     return GV_OK;
 }

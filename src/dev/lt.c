@@ -53,6 +53,7 @@ void gv_lt_from_cublaslt(struct gv_lt *lt, const struct gv_api_cublaslt *api)
         .result_ws_offset = GV_CUBLASLT_RESULT_WS_OFFSET,
         .result_state_offset = GV_CUBLASLT_RESULT_STATE_OFFSET,
         .r8f_e4m3 = CUDA_R_8F_E4M3,
+        .r8f_e5m2 = CUDA_R_8F_E5M2,
         .desc_a_scale_ptr = CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
         .desc_b_scale_ptr = CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
     };
@@ -350,6 +351,30 @@ int gv_lt_plan_run(struct gv_lt *lt, const struct gv_lt_plan *p, gv_dptr a, gv_d
     return GV_OK;
 }
 
+int gv_lt_gemm_tn(struct gv_lt *lt, const struct gv_case *c, gv_dptr a, gv_dptr bt, gv_dptr out,
+                  enum gv_dtype cdt, gv_dptr scales, char *impl, size_t implsz,
+                  struct gv_err *err)
+{
+    int ab = c->in_dtype == GV_F8E4M3 ? lt->k.r8f_e4m3 : c->in_dtype == GV_F8E5M2 ? lt->k.r8f_e5m2 : 0;
+    if (!ab || cdt != GV_F32 || c->compute_dtype != GV_F32)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "gpuvet declares no %s GEMM for %s inputs with "
+                          "%s accumulation", lt->name, gv_dtype_name(c->in_dtype),
+                          gv_dtype_name(c->compute_dtype));
+    /* column-major D (n x m) = op(Bt)(n x k) . A^T (k x m): row-major C = A.B */
+    struct gv_lt_plan_spec s = {ab, lt->k.r32f, lt->k.c32f, lt->k.r32f, "COMPUTE_32F",
+                                c->n, c->m, c->k, scales, scales + 256};
+    struct gv_lt_plan p;
+    int rc = gv_lt_plan_make(lt, &s, &p, err);
+    for (long long i = 0; !rc && i < c->batch; i++)
+        rc = gv_lt_plan_run(lt, &p, bt + (gv_dptr)(i * c->n * c->k), a + (gv_dptr)(i * c->m * c->k),
+                            out + (gv_dptr)(i * c->m * c->n * 4), err);
+    if (!rc)
+        snprintf(impl, implsz, "%s, %s operands, B transposed on the device (TN), scales 1.0",
+                 p.impl, gv_dtype_name(c->in_dtype));
+    gv_lt_plan_free(lt, &p);
+    return rc;
+}
+
 /* Builds and frees the descriptors gv_lt_gemm would use for c: 0, or the
  * library's status with the call in why. */
 static int case_descriptors(const struct gv_lt *lt, const struct gv_case *c, enum gv_dtype cdt,
@@ -638,12 +663,11 @@ int gv_blas_choose(struct gv_blas_choice *b, const char *vendor, const char *arc
     return GV_OK;
 }
 
-int gv_lt_start(struct gv_lt *lt, struct gv_blas_choice *b, void *stream, gv_alloc_fn alloc,
-                void *ctx, const char *ws_env, size_t ws_default, char *why, size_t whysz,
-                struct gv_err *err)
+int gv_lt_open(struct gv_lt *lt, void *stream, gv_alloc_fn alloc, void *ctx, const char *ws_env,
+               size_t ws_default, char *why, size_t whysz)
 {
-    if (!b->use_lt)
-        return GV_OK;
+    if (lt->handle)
+        return 0;
     struct gv_err e = {0};
     lt->stream = stream;
     lt->workspace_bytes = gv_lt_workspace_bytes(ws_env, ws_default);
@@ -651,11 +675,24 @@ int gv_lt_start(struct gv_lt *lt, struct gv_blas_choice *b, void *stream, gv_all
     if (st != 0) {
         lt->handle = NULL;
         snprintf(why, whysz, "%sCreate: %s (%d)", lt->prefix, lt_status(lt, st), st);
-    } else if (lt->workspace_bytes && alloc(ctx, lt->workspace_bytes, &lt->workspace, &e)) {
-        snprintf(why, whysz, "workspace: %s", e.msg);
-    } else {
-        return GV_OK;
+        return -1;
     }
+    if (lt->workspace_bytes && alloc(ctx, lt->workspace_bytes, &lt->workspace, &e)) {
+        snprintf(why, whysz, "workspace: %s", e.msg);
+        lt->workspace = 0;
+        return -1;
+    }
+    return 0;
+}
+
+int gv_lt_start(struct gv_lt *lt, struct gv_blas_choice *b, void *stream, gv_alloc_fn alloc,
+                void *ctx, const char *ws_env, size_t ws_default, char *why, size_t whysz,
+                struct gv_err *err)
+{
+    if (!b->use_lt)
+        return GV_OK;
+    if (gv_lt_open(lt, stream, alloc, ctx, ws_env, ws_default, why, whysz) == 0)
+        return GV_OK;
     b->use_lt = 0;
     snprintf(b->why, sizeof b->why, "%s (%s unusable: %s)",
              lt->classic, lt->name, why);

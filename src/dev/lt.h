@@ -30,7 +30,7 @@ struct gv_lt_consts {
     size_t result_size, result_ws_offset, result_state_offset;
     /* fp8 (gv_lt_plan only): the e4m3 data type and the scale-pointer
      * attributes; 0 when gpuvet does not declare them for this library */
-    int r8f_e4m3, desc_a_scale_ptr, desc_b_scale_ptr;
+    int r8f_e4m3, r8f_e5m2, desc_a_scale_ptr, desc_b_scale_ptr;
 };
 
 struct gv_lt {
@@ -74,6 +74,16 @@ void gv_lt_from_hipblaslt(struct gv_lt *lt, const struct gv_api_hipblaslt *api);
  * heuristic); GV_E_DEVICE when the matmul itself fails. */
 int gv_lt_gemm(struct gv_lt *lt, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
                enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err);
+
+/* fp8 inputs (c->in_dtype e4m3 or e5m2, both operands alike): row-major C = A.B
+ * into out (fp32, cdt F32) with B given transposed (bt: n x k per batch, the
+ * layout fp8 matmuls take: op(A) = T), k a multiple of 16; scales: a device
+ * buffer holding 1.0f at byte 0 and at byte 256 (the A and B scale pointers).
+ * Batches run one matmul each. GV_E_UNSUPPORTED with the reason when gpuvet
+ * declares no fp8 type for the library or the library declines. */
+int gv_lt_gemm_tn(struct gv_lt *lt, const struct gv_case *c, gv_dptr a, gv_dptr bt, gv_dptr out,
+                  enum gv_dtype cdt, gv_dptr scales, char *impl, size_t implsz,
+                  struct gv_err *err);
 
 /* A backend's cuBLAS / rocBLAS GEMM, with the contract of gv_gpu_ops.gemm. */
 typedef int (*gv_gemm_fn)(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr b, gv_dptr out,
@@ -163,6 +173,11 @@ typedef void (*gv_release_fn)(void *ctx, gv_dptr p);
 int gv_lt_start(struct gv_lt *lt, struct gv_blas_choice *b, void *stream, gv_alloc_fn alloc,
                 void *ctx, const char *ws_env, size_t ws_default, char *why, size_t whysz,
                 struct gv_err *err);
+/* The handle and workspace of gv_lt_start without a BLAS choice: for a GEMM only
+ * the Lt library offers (fp8) when cuBLAS/rocBLAS runs the others. 0 (also when
+ * already open), or -1 with the reason in why. */
+int gv_lt_open(struct gv_lt *lt, void *stream, gv_alloc_fn alloc, void *ctx, const char *ws_env,
+               size_t ws_default, char *why, size_t whysz);
 /* Destroys the handle and releases the workspace (safe when not started). */
 void gv_lt_stop(struct gv_lt *lt, gv_release_fn release, void *ctx);
 

@@ -25,7 +25,14 @@ enum {
     CUBLAS_COMPUTE_64F = 70,
     CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
 };
-enum { CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUDA_R_8F_E4M3 = 28 };
+enum {
+    CUDA_R_32F = 0,
+    CUDA_R_64F = 1,
+    CUDA_R_16F = 2,
+    CUDA_R_16BF = 14,
+    CUDA_R_8F_E4M3 = 28,
+    CUDA_R_8F_E5M2 = 29,
+};
 #define CUBLAS_GEMM_DEFAULT (-1)
 
 #define GV_SYMS_CUBLAS(X)                                                                    \

@@ -15,7 +15,8 @@ start=$(date +%s)
 "$GPUVET" probe --device cuda:0 --json -o "$T/all.json" >/dev/null || fail "probe --device cuda:0 (exit $?)"
 echo "all routes and precisions: $(( $(date +%s) - start )) s"
 NVIDIA_TF32_OVERRIDE=1 "$GPUVET" probe --device cuda:0 --route cublas --dtype tf32 --json -o "$T/tf32.json" >/dev/null || fail "tf32 probe"
-python3 - "$T/all.json" "$T/tf32.json" <<'PY' || fail "properties"
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+python3 - "$T/all.json" "$T/tf32.json" "${cc:-0}" <<'PY' || fail "properties"
 import json, sys
 d = json.load(open(sys.argv[1]))
 t = json.load(open(sys.argv[2]))
@@ -37,5 +38,13 @@ assert tf["input_mantissa_bits"] == "10", tf          # TF32: fp32 inputs keep 1
 for r in ("cublas", "cublaslt"):
     f32 = props(d, r, "f32")
     assert f32["input_mantissa_bits"] in ("23", "10"), f32
+# fp8 goes through cuBLASLt on a GPU with fp8 tensor cores (compute capability 8.9+)
+if float(sys.argv[3] or 0) >= 8.9:
+    for r in d["routes"]:
+        for p in r["precisions"] if r["route"] == "cublaslt" else []:
+            if p["precision"] == "f8e4m3":
+                assert any("cublasLtMatmul" in i for i in p["impl"]), p["impl"]
+                assert p["properties"]["input_mantissa_bits"]["value"] == "3", p["properties"]
+                print("fp8 e4m3 through", p["impl"][0])
 print("ok")
 PY

@@ -111,3 +111,18 @@ GV_KERNEL gv_cvt_f32_to_u8(const float *x, gv_u8 *y, gv_i64 n, int fmt)
     for (gv_i64 i = gv_tid(); i < n; i += gv_stride())
         y[i] = (gv_u8)gv_encode(x[i], fmt);
 }
+
+/* Byte matrices packed for an fp8 GEMM: a batch of rows x cols (row-major) into
+ * rows of ldd bytes, zeros after the values; transposed (cols rows of ldd, the
+ * rows of src along each) when transpose is set. */
+GV_KERNEL gv_pack_u8(const gv_u8 *src, gv_u8 *dst, gv_i64 batch, gv_i64 rows, gv_i64 cols,
+                     gv_i64 ldd, int transpose)
+{
+    gv_i64 outer = transpose ? cols : rows, lim = transpose ? rows : cols;
+    gv_i64 n = batch * outer * ldd;
+    for (gv_i64 i = gv_tid(); i < n; i += gv_stride()) {
+        gv_i64 j = i % ldd, o = (i / ldd) % outer, b = i / (ldd * outer);
+        gv_i64 s = transpose ? j * cols + o : o * cols + j;
+        dst[i] = j < lim ? src[b * rows * cols + s] : (gv_u8)0;
+    }
+}
