@@ -8,6 +8,7 @@
 # or writes goes to gpuvet once, as it appears, and gpuvet streams it to disk.
 # replay: one recorded op, fed the recorded inputs, on this environment's device,
 # and the same op in float64 on the CPU as the referee.
+import gc
 import os
 import time
 import traceback
@@ -194,7 +195,8 @@ class Tensors(object):
         self.wait_seconds = 0.0      # waiting for the device before copying
         self.device_bytes = 0
         self.budget = budget
-        self.pending = []            # [tensor, meta] not yet sent, in capture id order
+        self.pending = []            # [tensor, meta, storage key] not yet sent, in capture
+                                     # id order; meta (cid, role, dtype) until built
         self.pending_bytes = 0
         self.pending_storages = {}   # storage key -> bytes counted against the budget
         self.flushes = 0             # times the queue was emptied before the end
@@ -206,8 +208,7 @@ class Tensors(object):
             raise RuntimeError("a tensor of dtype %s, which gpuvet cannot store" % t.dtype)
         cid = self.next
         self.next += 1
-        meta = {"ok": True, "kind": "tensor", "key": cid, "dtype": dt, "shape": list(t.shape),
-                "device": device_name(t.device), "stride": list(t.stride()), "role": role}
+        meta = (cid, role, dt)  # described when written (or before an op writes it)
         # a CPU value (a fallback inside a GPU model) joins the queue when values wait
         # in it: values reach gpuvet in capture id order
         if self.budget and (self.any_device or t.device.type != "cpu" or self.pending):
@@ -228,10 +229,22 @@ class Tensors(object):
             self.write(t, meta)
         return cid
 
+    @staticmethod
+    def describe(t, meta):
+        """The header of a tensor message from (cid, role, dtype): shape, strides
+        and device as they are now, which is as the op produced them (an op
+        about to write a waiting value makes the queue describe it first)."""
+        if type(meta) is not tuple:
+            return meta
+        cid, role, dt = meta
+        return {"ok": True, "kind": "tensor", "key": cid, "dtype": dt, "shape": list(t.shape),
+                "device": device_name(t.device), "stride": list(t.stride()), "role": role}
+
     def write(self, t, meta):
         if self.dry:
             return
         t0 = time.perf_counter()
+        meta = self.describe(t, meta)
         data = tensor_bytes(self.torch, t)
         if t.device.type != "cpu":
             self.device_bytes += len(data)
@@ -277,6 +290,7 @@ class Tensors(object):
             self.flush()
             return
         for p in hit:
+            p[1] = self.describe(p[0], p[1])
             p[0] = p[0].clone()
             self.copies += 1
             k = p[2] = storage_key(p[0])
@@ -350,7 +364,8 @@ def encode(torch, tensors, v, role_hint, devs):
         devs.add(v.device)
         return {"$t": tensors.ref(v, role_hint)}
     if isinstance(v, (list, tuple)):
-        return [encode(torch, tensors, x, role_hint, devs) for x in v]
+        return [x if type(x) in PLAIN_TYPES else encode(torch, tensors, x, role_hint, devs)
+                for x in v]
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):
@@ -740,10 +755,19 @@ def capture_model(worker, req, payload):
             torch.manual_seed(seed)
             rng_before = rng_state(torch, worker.is_gpu)
             seg0 = gpu_segments(torch, worker)
+            # the records the pass keeps (a dict per op, per tensor) would set off
+            # Python's cyclic collector again and again, scanning all of them each
+            # time: it waits until the pass is over (tensors are freed as usual)
+            gc_was = gc.isenabled()
+            gc.disable()
             t0 = time.perf_counter()
-            with torch.no_grad():
-                with rec:
-                    out = model(*inputs)
+            try:
+                with torch.no_grad():
+                    with rec:
+                        out = model(*inputs)
+            finally:
+                if gc_was:
+                    gc.enable()
             tensors.flush(final=True)
             worker.sync()
             total = time.perf_counter() - t0

@@ -763,9 +763,13 @@ static void score(struct coll *c, enum gv_coll_op op, const struct gv_coll_size 
     double *bus = malloc((size_t)n * sizeof *bus);
     json_t *samples = json_array(), *p = json_object_get(o, "params");
     double lo = 0, hi = 0;
+    /* one GPU: the bus bandwidth is 0 by nccl-tests' definition (nothing crosses
+     * a link); the value is then the algorithm bandwidth, and says so */
+    int alg_value = gv_coll_busbw_factor(op, c->n) == 0;
     for (int i = 0; bus && i < n; i++) {
         double a, b;
         gv_coll_bw(op, s->bytes, c->n, m->sec[i], &a, &b);
+        b = alg_value ? a : b;
         bus[i] = b;
         lo = i == 0 || b < lo ? b : lo;
         hi = i == 0 || b > hi ? b : hi;
@@ -781,6 +785,8 @@ static void score(struct coll *c, enum gv_coll_op op, const struct gv_coll_size 
     json_object_set_new(p, "algbw_gbps", json_real(alg));
     json_object_set_new(p, "busbw_gbps", json_real(busm));
     json_object_set_new(p, "busbw_factor", json_real(gv_coll_busbw_factor(op, c->n)));
+    json_object_set_new(p, "value_is", json_string(alg_value ? "algbw (busbw is 0 on one GPU)"
+                                                             : "busbw"));
     json_object_set_new(p, "time_us", json_real(t * 1e6));
     json_object_set_new(p, "checks", json_string(m->deferred ? "after the last iteration"
                                                             : "after each iteration"));
@@ -1011,7 +1017,8 @@ static json_t *describe(struct coll *c, int nvls_set)
         "nccl-tests' sizes and algbw/busbw; out of place; per size: warm-up iterations, then "
         "timed iterations queued behind a gate kernel, each between CUDA events on every "
         "GPU's stream and followed (outside the events) by a check kernel; an iteration's time "
-        "is the slowest rank's; value = median busbw; buffers at rotating offsets as in "
+        "is the slowest rank's; value = median busbw (algbw where busbw is 0 by definition: one "
+        "GPU); buffers at rotating offsets as in "
         "nccl-tests"));
     return o;
 }

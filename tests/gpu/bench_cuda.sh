@@ -41,6 +41,11 @@ assert 0.1 < v("latency.launch.back_to_back") < 100
 assert v("latency.launch.back_to_back") <= v("latency.launch.launch_and_wait")
 coll = [r for r in d["results"] if r["group"] == "collective"]
 assert coll and all(r["status"] == "ok" and r["check"]["mismatches"] == 0 for r in coll), coll[:1]
+# a value of 0 reads as broken: on one GPU (bus bandwidth 0 by definition) it is the algbw
+for r in coll:
+    p = r["params"]
+    assert r["value"] > 0, r
+    assert p["value_is"] == ("busbw" if p["busbw_factor"] > 0 else "algbw (busbw is 0 on one GPU)"), p
 assert d["verdicts"] and "bf16 is" in d["verdicts"][0]["text"], d["verdicts"]
 c = d["conditions"]["before"]
 assert "sm_clock_mhz" in c or "not_collected" in c, c
