@@ -248,6 +248,7 @@ UNARY = {
     "gelu": lambda t, x: t.nn.functional.gelu(x), "silu": lambda t, x: t.nn.functional.silu(x),
 }
 
+FP8 = ("f8e4m3", "f8e5m2")  # GEMMs of these go through torch._scaled_mm
 SDPA_BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
                  "math": "MATH", "cudnn": "CUDNN_ATTENTION"}
 
@@ -445,7 +446,10 @@ class Worker(object):
         op, prec, call = c["op"], c.get("prec", ""), c.get("call", "")
         for k in ("in", "out"):
             self.dtype(c[k])
-        if op == "gemm" and c["out"] != c["in"] and not (c["in"] == "f32" and c["out"] == "f32"):
+        if op == "gemm" and c["in"] in FP8 and c["out"] == "f32":
+            # PyTorch's fp8 GEMM is torch._scaled_mm (fp32 output allowed), not matmul
+            self.need("_scaled_mm", "2.1")
+        elif op == "gemm" and c["out"] != c["in"] and not (c["in"] == "f32" and c["out"] == "f32"):
             # gpuvet probe asks for fp16/bf16/fp8 inputs with an fp32 output: not a PyTorch call
             raise Unsupported("torch.matmul returns its inputs' dtype (%s), not %s"
                               % (c["in"], c["out"]))
@@ -580,10 +584,44 @@ class Worker(object):
             self.note_flag("backends.cuda.matmul.allow_%s_reduced_precision_reduction"
                            % ("fp16" if prec == "f16" else prec), note, "default")
 
+    def scaled_mm(self, a, b, note):
+        """C = A.B of fp8 operands in fp32 through torch._scaled_mm, the call
+        PyTorch's fp8 layers make: scales 1.0, B column-major (its layout rule),
+        K padded with zeros to a multiple of 16 (exact in any sum); batches one
+        call each."""
+        torch = self.torch
+        k = a.shape[-1]
+        k16 = (k + 15) // 16 * 16
+        one = torch.ones((), device=a.device, dtype=torch.float32)
+
+        def one_mm(a2, b2):
+            if k16 != k:
+                pa = torch.zeros((a2.shape[0], k16), dtype=a2.dtype, device=a2.device)
+                pa[:, :k] = a2
+                pb = torch.zeros((k16, b2.shape[1]), dtype=b2.dtype, device=b2.device)
+                pb[:k, :] = b2
+                a2, b2 = pa, pb
+            try:
+                r = torch._scaled_mm(a2, b2.t().contiguous().t(), scale_a=one, scale_b=one,
+                                     out_dtype=torch.float32)
+            except RuntimeError as e:
+                raise Unsupported("torch._scaled_mm refused %s x %s: %s"
+                                  % (a2.dtype, b2.dtype, str(e).strip().splitlines()[0][:300]))
+            return r[0] if isinstance(r, tuple) else r  # torch < 2.5 also returns amax
+
+        note.insert(0, "torch._scaled_mm")
+        note.append("out_dtype=float32, scales 1.0, B column-major%s"
+                    % (", K %d padded with zeros to %d" % (k, k16) if k16 != k else ""))
+        if a.dim() == 2:
+            return one_mm(a, b)
+        return torch.stack([one_mm(a[i], b[i]) for i in range(a.shape[0])])
+
     def compute(self, c, x, note):
         torch = self.torch
         F = torch.nn.functional
         op, prec, call = c["op"], c.get("prec", ""), c.get("call", "")
+        if op == "gemm" and c["in"] in FP8:
+            return self.scaled_mm(x[0], x[1], note)
         if op == "gemm":
             self.gemm_flags(prec, note)
             a, b = x
