@@ -588,7 +588,7 @@ class Worker(object):
         """C = A.B of fp8 operands in fp32 through torch._scaled_mm, the call
         PyTorch's fp8 layers make: scales 1.0, B column-major (its layout rule),
         K padded with zeros to a multiple of 16 (exact in any sum); batches one
-        call each."""
+        call each. b: [K, N] (a view of a transposed weight is taken as it is)."""
         torch = self.torch
         k = a.shape[-1]
         k16 = (k + 15) // 16 * 16
@@ -604,7 +604,7 @@ class Worker(object):
             try:
                 r = torch._scaled_mm(a2, b2.t().contiguous().t(), scale_a=one, scale_b=one,
                                      out_dtype=torch.float32)
-            except RuntimeError as e:
+            except (RuntimeError, ValueError) as e:
                 raise Unsupported("torch._scaled_mm refused %s x %s: %s"
                                   % (a2.dtype, b2.dtype, str(e).strip().splitlines()[0][:300]))
             return r[0] if isinstance(r, tuple) else r  # torch < 2.5 also returns amax
@@ -621,7 +621,9 @@ class Worker(object):
         F = torch.nn.functional
         op, prec, call = c["op"], c.get("prec", ""), c.get("call", "")
         if op == "gemm" and c["in"] in FP8:
-            return self.scaled_mm(x[0], x[1], note)
+            # the linear route's B is the weight as a model stores it, [out, in]
+            b = x[1].transpose(-1, -2) if call == "linear" else x[1]
+            return self.scaled_mm(x[0], b, note)
         if op == "gemm":
             self.gemm_flags(prec, note)
             a, b = x

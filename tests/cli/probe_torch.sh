@@ -35,9 +35,12 @@ if [[ $(id -u) -eq 0 ]]; then
         GPUVET_PYTHON_ROOT=$SID_TORCH "$GPUVET" probe --device torch:cpu --route torch.matmul \
             --dtype $d --json -o "$T/$d.json" >/dev/null || fail "probe sid torch:cpu $d"
     done
-    python3 - "$T/f8e4m3.json" "$T/f8e5m2.json" <<'PY' || fail "fp8 through torch._scaled_mm"
+    # the linear route hands over the weight as stored, [out, in]
+    GPUVET_PYTHON_ROOT=$SID_TORCH "$GPUVET" probe --device torch:cpu --route torch.linear \
+        --dtype f8e4m3 --json -o "$T/lin8.json" >/dev/null || fail "probe sid torch:cpu linear f8e4m3"
+    python3 - "$T/f8e4m3.json" "$T/f8e5m2.json" "$T/lin8.json" <<'PY' || fail "fp8 through torch._scaled_mm"
 import json, sys
-for f, bits in zip(sys.argv[1:], ("3", "2")):
+for f, bits in zip(sys.argv[1:], ("3", "2", "3")):
     p = json.load(open(f))["routes"][0]["precisions"][0]
     assert p["status"] == "probed", p
     assert any(i.startswith("torch._scaled_mm") for i in p["impl"]), p["impl"]
