@@ -432,6 +432,36 @@ static void route_causes(struct gv_compare *o)
     }
 }
 
+/* The same value, where "null" (a variable the device recorded as unset) is "". */
+static int same_setting(const char *x, const char *y)
+{
+    x = strcmp(x, "null") ? x : "";
+    y = strcmp(y, "null") ? y : "";
+    return strcmp(x, y) == 0;
+}
+
+/* A device description that records an environment variable (cuda:0's
+ * NVIDIA_TF32_OVERRIDE) repeats the environment's cause: the device's copy goes
+ * when it says the same, so one change is listed once. */
+static void drop_device_echoes(struct gv_cmp_cause *causes, size_t *n)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < *n; i++) {
+        const struct gv_cmp_cause *c = &causes[i];
+        int echo = 0;
+        if (!strcmp(c->kind, "device")) {
+            const char *leaf = strrchr(c->name, '.') ? strrchr(c->name, '.') + 1 : c->name;
+            for (size_t j = 0; j < *n && !echo; j++)
+                echo = !strcmp(causes[j].kind, "environment") && !strcmp(causes[j].name, leaf) &&
+                       same_setting(causes[j].before, c->before) &&
+                       same_setting(causes[j].after, c->after);
+        }
+        if (!echo)
+            causes[w++] = *c;
+    }
+    *n = w;
+}
+
 static void find_causes(const struct gv_results *a, const struct gv_results *b,
                         struct gv_compare *o)
 {
@@ -443,6 +473,7 @@ static void find_causes(const struct gv_results *a, const struct gv_results *b,
     const json_t *mb = json_object_get(json_object_get(b->snapshot, "drivers"), "modules");
     if (json_is_object(ma) && json_is_object(mb))
         leaf_causes("driver", "", ma, mb, o, 0);
+    drop_device_echoes(o->causes, &o->ncauses);
     gv_compare_explain(a, b, o);
 }
 
@@ -459,6 +490,7 @@ void gv_compare_stack_causes(const json_t *dev_a, const json_t *dev_b, const jso
     const json_t *mb = json_object_get(json_object_get(snap_b, "drivers"), "modules");
     if (json_is_object(ma) && json_is_object(mb))
         leaf_causes("driver", "", ma, mb, &o, 0);
+    drop_device_echoes(o.causes, &o.ncauses);
     *causes = o.causes;
     *n = o.ncauses;
 }

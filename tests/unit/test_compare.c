@@ -160,8 +160,14 @@ static void test_causes(void)
         "\"version\":\"0.6.0\",\"path\":\"/opt/rocm-6.0.0/lib/libhipblaslt.so.0\"}]},"
         "\"drivers\":{\"collected\":true,\"modules\":{\"amdgpu\":{\"loaded\":true,\"version\":\"6.3.6\"}}}}";
     static char a[8192], b[8192];
-    snprintf(a, sizeof a, "%s]}", head(sa, "{\"name\":\"MI210\",\"arch\":\"gfx90a\"}"));
-    snprintf(b, sizeof b, "%s]}", head(sb, "{\"name\":\"MI210\",\"arch\":\"gfx90a\",\"runtime\":\"6.0\"}"));
+    /* the device records two variables too: one says what the environment says (listed
+     * once, as the environment's), one does not (kept) */
+    snprintf(a, sizeof a, "%s]}", head(sa, "{\"name\":\"MI210\",\"arch\":\"gfx90a\",\"env\":"
+                                          "{\"NVIDIA_TF32_OVERRIDE\":null,"
+                                          "\"ROCBLAS_INTERNAL_FP16_ALT_IMPL\":null}}"));
+    snprintf(b, sizeof b, "%s]}", head(sb, "{\"name\":\"MI210\",\"arch\":\"gfx90a\",\"runtime\":\"6.0\","
+                                          "\"env\":{\"NVIDIA_TF32_OVERRIDE\":\"0\","
+                                          "\"ROCBLAS_INTERNAL_FP16_ALT_IMPL\":\"1\"}}"));
     struct gv_results ra, rb;
     T_EQ_INT(parse(a, &ra), 0);
     T_EQ_INT(parse(b, &rb), 0);
@@ -185,7 +191,10 @@ static void test_causes(void)
     x = cause(&c, "device", "runtime");
     T_CHECK(x && !x->before[0] && strstr(x->after, "6.0"));
     T_CHECK(cause(&c, "device", "arch") == NULL);
-    T_EQ_INT(c.ncauses, 7);
+    T_CHECK(cause(&c, "device", "env.NVIDIA_TF32_OVERRIDE") == NULL);
+    x = cause(&c, "device", "env.ROCBLAS_INTERNAL_FP16_ALT_IMPL");
+    T_CHECK(x && !strcmp(x->before, "null") && !strcmp(x->after, "1"));
+    T_EQ_INT(c.ncauses, 8);
     gv_compare_free(&c);
     gv_results_free(&ra);
     gv_results_free(&rb);
