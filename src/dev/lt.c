@@ -679,7 +679,8 @@ int gv_lt_open(struct gv_lt *lt, void *stream, gv_alloc_fn alloc, void *ctx, con
     }
     if (lt->workspace_bytes && alloc(ctx, lt->workspace_bytes, &lt->workspace, &e)) {
         snprintf(why, whysz, "workspace: %s", e.msg);
-        lt->workspace = 0;
+        lt->destroy(lt->handle); /* a later call tries again, whole */
+        lt->handle = NULL, lt->workspace = 0;
         return -1;
     }
     return 0;
