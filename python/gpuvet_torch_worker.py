@@ -248,7 +248,14 @@ UNARY = {
     "gelu": lambda t, x: t.nn.functional.gelu(x), "silu": lambda t, x: t.nn.functional.silu(x),
 }
 
-FP8 = ("f8e4m3", "f8e5m2")  # GEMMs of these go through torch._scaled_mm
+FP8 = ("f8e4m3", "f8e5m2")
+
+
+def scaled_mm_case(c):
+    """An fp8 GEMM with an fp32 output: PyTorch's call for it is torch._scaled_mm."""
+    return c["op"] == "gemm" and c["in"] in FP8 and c["out"] == "f32"
+
+
 SDPA_BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
                  "math": "MATH", "cudnn": "CUDNN_ATTENTION"}
 
@@ -446,10 +453,9 @@ class Worker(object):
         op, prec, call = c["op"], c.get("prec", ""), c.get("call", "")
         for k in ("in", "out"):
             self.dtype(c[k])
-        if op == "gemm" and c["in"] in FP8 and c["out"] == "f32":
+        if scaled_mm_case(c):
             # PyTorch's fp8 GEMM is torch._scaled_mm (fp32 output allowed), not matmul
             self.need("_scaled_mm", "2.1")
-            self.fp8_scale()  # before the profiler watches: its fill is not the case's
         elif op == "gemm" and c["out"] != c["in"] and not (c["in"] == "f32" and c["out"] == "f32"):
             # gpuvet probe asks for fp16/bf16/fp8 inputs with an fp32 output: not a PyTorch call
             raise Unsupported("torch.matmul returns its inputs' dtype (%s), not %s"
@@ -629,7 +635,7 @@ class Worker(object):
         torch = self.torch
         F = torch.nn.functional
         op, prec, call = c["op"], c.get("prec", ""), c.get("call", "")
-        if op == "gemm" and c["in"] in FP8:
+        if scaled_mm_case(c):
             # the linear route's B is the weight as a model stores it, [out, in]
             b = x[1].transpose(-1, -2) if call == "linear" else x[1]
             return self.scaled_mm(x[0], b, note)
@@ -864,6 +870,8 @@ class Worker(object):
             if c["op"] == "gemm" and c.get("call") == "linear":  # B [k][n] -> weight [n][k]
                 x[1] = x[1].transpose(-1, -2).contiguous()
             self.test_fault(c)
+            if scaled_mm_case(c):
+                self.fp8_scale()  # before the profiler watches: its fill is not the case's
             self.sync()
             t0 = time.perf_counter()
             y = self.run_case(c, note, lambda: self.compute(c, x, note))
