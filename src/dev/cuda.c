@@ -30,6 +30,10 @@ static int cu_fail(struct gv_device *d, CUresult r, struct gv_err *err, const ch
  * inconsistent state): 700-799 are the launch/execution errors. */
 static int sticky(CUresult r) { return r >= 700 && r < 800; }
 
+/* PyTorch's Lt workspace variable (KiB) and its CUDA default (rocm-facts.md) */
+#define LT_WORKSPACE_ENV "CUBLASLT_WORKSPACE_SIZE"
+#define LT_WORKSPACE_DEFAULT (1u << 20)
+
 #define CU(d, call, err)                                                                     \
     do {                                                                                     \
         CUresult r_ = (d)->cu.call;                                                          \
@@ -247,7 +251,7 @@ static int p_gemm_tn(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr bt, 
     int rc = gv_cuda_fp8_capable(d, err);
     if (rc)
         return rc;
-    if (gv_lt_open(&d->ltk, d->stream, p_alloc, d, "CUBLASLT_WORKSPACE_SIZE", 1 << 20, why,
+    if (gv_lt_open(&d->ltk, d->stream, p_alloc, d, LT_WORKSPACE_ENV, LT_WORKSPACE_DEFAULT, why,
                    sizeof why))
         return gv_err_set(err, GV_E_UNSUPPORTED, "cuBLASLt unusable: %s", why);
     if (!d->f8_scales) {
@@ -415,8 +419,8 @@ static int ctx_setup(struct gv_device *d, struct gv_err *err)
         }
     }
     /* PyTorch's workspace variable and default */
-    int lrc = gv_lt_start(&d->ltk, &d->blas_route, d->stream, p_alloc, d, "CUBLASLT_WORKSPACE_SIZE",
-                          1 << 20, d->liberr[L_CUBLASLT], sizeof d->liberr[0], err);
+    int lrc = gv_lt_start(&d->ltk, &d->blas_route, d->stream, p_alloc, d, LT_WORKSPACE_ENV,
+                          LT_WORKSPACE_DEFAULT, d->liberr[L_CUBLASLT], sizeof d->liberr[0], err);
     if (lrc)
         return lrc;
     if (d->have_dnn) {
