@@ -440,6 +440,10 @@ static int measure(struct run *r, const struct item *it, json_t *results)
     if (rc)
         goto fail;
     json_object_set_new(o, "impl", json_string(impl));
+    json_t *facts = r->be->facts ? r->be->facts(r->d, w) : NULL;
+    if (facts)
+        json_object_update(json_object_get(o, "params"), facts);
+    json_decref(facts);
     if ((rc = calibrate(r, w, &iters, &err)))
         goto fail;
     double t, t0 = now();

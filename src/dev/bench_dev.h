@@ -78,6 +78,9 @@ struct gv_bench_backend {
     int (*peer_access)(struct gv_bdev *d, int src, int dst, char *why, size_t whysz);
     /* PCI address of device i ("0000:17:00.0", lower case) into buf; -1 when unknown. */
     int (*pci_address)(struct gv_bdev *d, int i, char *buf, size_t bufsz);
+    /* May be NULL, or return NULL: what prepare chose and why (a GEMM's algorithm
+     * trial), as an object merged into the result's params. */
+    json_t *(*facts)(struct gv_bdev *d, struct gv_bw *w);
 };
 
 extern const struct gv_bench_backend gv_bench_cpu;

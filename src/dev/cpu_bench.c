@@ -397,5 +397,5 @@ static int c_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size
 
 const struct gv_bench_backend gv_bench_cpu = {
     "cpu", c_open, c_close, c_describe, c_conditions, c_prepare, c_time, c_check, c_release,
-    c_count, c_peer_access, c_pci_address,
+    c_count, c_peer_access, c_pci_address, NULL,
 };

@@ -23,6 +23,8 @@
 #define LT_BENCH_WORKSPACE (32u << 20)
 #define GATE_MAX_S 0.25
 #define GEMM_SAMPLES 16
+#define ALGO_TRIAL_S 0.5e-3 /* device time of one trial sample per algorithm */
+#define ALGO_TRIAL_ROUNDS 3
 
 struct gv_bdev {
     struct gv_device *g;
@@ -47,12 +49,15 @@ struct gv_bw {
     enum gv_dtype in_store, out_store;
     gv_dptr a[MAX_SETS], w[MAX_SETS], c[MAX_SETS], scales;
     struct gv_lt_plan plan;
+    double trial[GV_LT_PLAN_ALGOS]; /* seconds per product of each algorithm tried (0: failed) */
+    int tried;
     unsigned long long seed_a, seed_w;
     /* memory, copies */
     gv_dptr x, y, z, out;
     void *host;
     int host_pinned;
-    unsigned grid;
+    unsigned grid;            /* one wave: 8 blocks of 256 per SM (read, fills) */
+    unsigned vgrid;           /* a thread per 16-byte vector (copy, scale, add, triad) */
     /* peers */
     CUcontext sctx, dctx;
     CUstream pstream;
@@ -342,6 +347,57 @@ static int gemm_alloc(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
     return g->ops.finish(g, err);
 }
 
+static int time_device(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
+                       struct gv_err *err);
+
+/* The fastest of the cuBLASLt heuristic's first algorithms for the plan: the
+ * best achievable figure (the heuristic's first is what PyTorch runs; where it
+ * is not the fastest, the trial says by how much, in facts()). Each algorithm
+ * is timed ALGO_TRIAL_ROUNDS times, round-robin, and keeps its best, so that a
+ * clock still rising in the first round does not decide; one that fails is
+ * left out, and only when all fail is it an error. */
+static int pick_algo(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
+{
+    struct gv_lt_plan *p = &w->plan;
+    double t = 0;
+    int rc;
+    p->pick = 0;
+    w->tried = p->nalgo;
+    if ((rc = time_device(b, w, 1, &t, err)) || (rc = time_device(b, w, 1, &t, err)))
+        return rc;
+    int iters = t > 0 ? (int)ceil(ALGO_TRIAL_S / t) : 1;
+    iters = iters < 1 ? 1 : iters > 1000 ? 1000 : iters;
+    for (int i = 0; i < p->nalgo; i++)
+        w->trial[i] = INFINITY;
+    struct gv_err first = {0};
+    for (int round = 0; round < ALGO_TRIAL_ROUNDS; round++)
+        for (int i = 0; i < p->nalgo; i++) {
+            if (w->trial[i] == 0)
+                continue;
+            struct gv_err e = {0};
+            p->pick = i;
+            if (time_device(b, w, iters, &t, &e) != GV_OK) {
+                w->trial[i] = 0;
+                if (!first.msg[0])
+                    first = e;
+                if (b->g->broken)
+                    return gv_err_set(err, e.code ? e.code : GV_E_DEVICE, "%s", e.msg);
+                continue;
+            }
+            if (t / iters < w->trial[i])
+                w->trial[i] = t / iters;
+        }
+    int best = -1;
+    for (int i = 0; i < p->nalgo; i++)
+        if (w->trial[i] > 0 && isfinite(w->trial[i]) && (best < 0 || w->trial[i] < w->trial[best]))
+            best = i;
+    if (best < 0)
+        return gv_err_set(err, first.code ? first.code : GV_E_DEVICE, "every cuBLASLt algorithm "
+                          "tried failed: %s", first.msg);
+    p->pick = best;
+    return GV_OK;
+}
+
 static int gemm_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
                         struct gv_err *err)
 {
@@ -366,11 +422,15 @@ static int gemm_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t i
         struct gv_lt_plan_spec ps = {w->ab, w->ct, w->comp,
                                      w->comp == CUBLAS_COMPUTE_64F ? CUDA_R_64F : CUDA_R_32F,
                                      compute_name(w->comp), w->s.n, w->s.m, w->s.k,
-                                     w->scales, w->scales ? w->scales + 256 : 0};
-        if ((rc = gv_lt_plan_make(&b->lt, &ps, &w->plan, err)))
+                                     w->scales, w->scales ? w->scales + 256 : 0,
+                                     GV_LT_PLAN_ALGOS};
+        if ((rc = gv_lt_plan_make(&b->lt, &ps, &w->plan, err)) || (rc = pick_algo(b, w, err)))
             return rc;
-        snprintf(impl, implsz, "%s, %s operands, %d operand set(s)", w->plan.impl,
-                 gv_dtype_name(w->in_store), w->nsets);
+        const struct gv_lt_plan *p = &w->plan;
+        snprintf(impl, implsz, "cublasLtMatmul %s (the fastest in a trial of the heuristic's first "
+                 "%d algorithm(s): its #%d, workspace %zu of %zu bytes), %s operands, %d operand "
+                 "set(s)", compute_name(w->comp), p->nalgo, p->pick + 1, p->ws_need[p->pick],
+                 b->lt.workspace_bytes, gv_dtype_name(w->in_store), w->nsets);
     } else {
         snprintf(impl, implsz, "cublasGemmStridedBatchedEx %s%s, %s operands, %d operand set(s)",
                  compute_name(w->comp), w->math ? " TF32_TENSOR_OP_MATH" : " DEFAULT_MATH",
@@ -964,7 +1024,24 @@ static json_t *b_conditions(struct gv_bdev *b)
     return o;
 }
 
+/* A cuBLASLt GEMM's algorithm trial: the heuristic's rank of the one measured
+ * (1 = its first, what PyTorch runs), how many were tried, and each one's trial
+ * figure in TFLOP/s (null: it failed). */
+static json_t *b_facts(struct gv_bdev *b, struct gv_bw *w)
+{
+    (void)b;
+    if (w->s.kind != GV_BW_GEMM || !w->use_lt || w->tried < 1)
+        return NULL;
+    double flop = 2.0 * (double)w->s.m * (double)w->s.n * (double)w->s.k;
+    json_t *tf = json_array();
+    for (int i = 0; i < w->tried; i++)
+        json_array_append_new(tf, w->trial[i] > 0 && isfinite(w->trial[i])
+                                      ? json_real(flop / w->trial[i] / 1e12) : json_null());
+    return json_pack("{s:{s:i,s:i,s:o}}", "algorithm", "heuristic_rank", w->plan.pick + 1,
+                     "tried", w->tried, "trial_tflops", tf);
+}
+
 const struct gv_bench_backend gv_bench_cuda = {
     "cuda", b_open, b_close, b_describe, b_conditions, b_prepare, b_time, b_check, b_release,
-    b_count, b_peer_access, b_pci_address,
+    b_count, b_peer_access, b_pci_address, b_facts,
 };

@@ -315,11 +315,27 @@ int gv_lt_plan_make(struct gv_lt *lt, const struct gv_lt_plan_spec *s, struct gv
         gv_lt_plan_free(lt, p);
         return GV_E_UNSUPPORTED;
     }
+    int want = s->algos < 1 ? 1 : s->algos > GV_LT_PLAN_ALGOS ? GV_LT_PLAN_ALGOS : s->algos;
+    unsigned char res[GV_LT_PLAN_ALGOS * sizeof p->algo[0]];
     int found = 0, state = 0;
-    st = lt->heuristic(lt->handle, p->op, p->a, p->b, p->c, p->c, p->pref, 1, p->algo, &found);
-    memcpy(&state, (unsigned char *)p->algo + lt->k.result_state_offset, sizeof state);
-    memcpy(&p->ws_need, (unsigned char *)p->algo + lt->k.result_ws_offset, sizeof p->ws_need);
-    if (st != 0 || found < 1 || state != 0) {
+    memset(res, 0, sizeof res);
+    if (lt->k.result_size > sizeof p->algo[0]) {
+        gv_lt_plan_free(lt, p);
+        return gv_err_set(err, GV_E_UNSUPPORTED, "%s's heuristic results (%zu bytes) are larger "
+                          "than gpuvet holds", lt->name, lt->k.result_size);
+    }
+    st = lt->heuristic(lt->handle, p->op, p->a, p->b, p->c, p->c, p->pref, want, res, &found);
+    for (int i = 0; st == 0 && i < found && i < want; i++) {
+        const unsigned char *r = res + (size_t)i * lt->k.result_size;
+        size_t need = 0;
+        memcpy(&state, r + lt->k.result_state_offset, sizeof state);
+        memcpy(&need, r + lt->k.result_ws_offset, sizeof need);
+        if (state != 0 || need > lt->workspace_bytes)
+            continue;
+        memcpy(p->algo[p->nalgo], r, lt->k.result_size);
+        p->ws_need[p->nalgo++] = need;
+    }
+    if (st != 0 || p->nalgo < 1) {
         gv_err_set(err, GV_E_UNSUPPORTED, "%sMatmulAlgoGetHeuristic (%s): %s (%d), %d algorithm(s)",
                    lt->prefix, s->compute_name, lt_status(lt, st ? st : state), st ? st : state,
                    found);
@@ -327,7 +343,7 @@ int gv_lt_plan_make(struct gv_lt *lt, const struct gv_lt_plan_spec *s, struct gv
         return GV_E_UNSUPPORTED;
     }
     snprintf(p->impl, sizeof p->impl, "%sMatmul %s (heuristic's first algorithm, workspace %zu of "
-             "%zu bytes)", lt->prefix, s->compute_name, p->ws_need, lt->workspace_bytes);
+             "%zu bytes)", lt->prefix, s->compute_name, p->ws_need[0], lt->workspace_bytes);
     return GV_OK;
 }
 
@@ -344,7 +360,7 @@ int gv_lt_plan_run(struct gv_lt *lt, const struct gv_lt_plan *p, gv_dptr a, gv_d
         alpha = &one16, beta = &zero16;
     void *o = (void *)(uintptr_t)d;
     int st = lt->matmul(lt->handle, p->op, alpha, (const void *)(uintptr_t)a, p->a,
-                        (const void *)(uintptr_t)b, p->b, beta, o, p->c, o, p->c, p->algo,
+                        (const void *)(uintptr_t)b, p->b, beta, o, p->c, o, p->c, p->algo[p->pick],
                         (void *)(uintptr_t)lt->workspace, lt->workspace_bytes, lt->stream);
     if (st != 0)
         return gv_err_set(err, GV_E_DEVICE, "%sMatmul: %s (%d)", lt->prefix, lt_status(lt, st), st);
@@ -362,7 +378,7 @@ int gv_lt_gemm_tn(struct gv_lt *lt, const struct gv_case *c, gv_dptr a, gv_dptr 
                           gv_dtype_name(c->compute_dtype));
     /* column-major D (n x m) = op(Bt)(n x k) . A^T (k x m): row-major C = A.B */
     struct gv_lt_plan_spec s = {ab, lt->k.r32f, lt->k.c32f, lt->k.r32f, "COMPUTE_32F",
-                                c->n, c->m, c->k, scales, scales + 256};
+                                c->n, c->m, c->k, scales, scales + 256, 1};
     struct gv_lt_plan p;
     int rc = gv_lt_plan_make(lt, &s, &p, err);
     for (long long i = 0; !rc && i < c->batch; i++)

@@ -114,10 +114,13 @@ size_t gv_lt_workspace_bytes(const char *env, size_t dflt);
  * k x n (ld k), D m x n (ld m): row-major C = X . W^T with A = W, B = X, the
  * layout of PyTorch's linear and the one fp8 needs. ab: the operands' type;
  * cd: the output's; fp8 operands get device scale pointers (1.0) when given. */
+#define GV_LT_PLAN_ALGOS 8
 struct gv_lt_plan {
     void *op, *a, *b, *c, *pref;
-    uint64_t algo[16]; /* the heuristic's first result */
-    size_t ws_need;
+    uint64_t algo[GV_LT_PLAN_ALGOS][16]; /* the heuristic's results, its first first */
+    size_t ws_need[GV_LT_PLAN_ALGOS];
+    int nalgo;         /* usable results in algo (at least 1) */
+    int pick;          /* the one gv_lt_plan_run uses (0 unless chosen otherwise) */
     int scale;         /* scale type: alpha and beta are of this type */
     char impl[200];
 };
@@ -126,10 +129,11 @@ struct gv_lt_plan_spec {
     const char *compute_name;
     long long m, n, k;
     gv_dptr a_scale, b_scale; /* fp8: device pointers to one float each; else 0 */
+    int algos;                /* how many of the heuristic's results to keep (0: 1) */
 };
 int gv_lt_plan_make(struct gv_lt *lt, const struct gv_lt_plan_spec *s, struct gv_lt_plan *p,
                     struct gv_err *err);
-/* Enqueues the matmul on lt->stream with lt's workspace. */
+/* Enqueues the matmul on lt->stream with lt's workspace, by algorithm p->pick. */
 int gv_lt_plan_run(struct gv_lt *lt, const struct gv_lt_plan *p, gv_dptr a, gv_dptr b, gv_dptr d,
                    struct gv_err *err);
 void gv_lt_plan_free(struct gv_lt *lt, struct gv_lt_plan *p);

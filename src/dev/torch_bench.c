@@ -196,5 +196,5 @@ static int t_pci_address(struct gv_bdev *b, int i, char *buf, size_t bufsz)
 
 const struct gv_bench_backend gv_bench_torch = {
     "torch", t_open, t_close, t_describe, t_conditions, t_prepare, t_time, t_check, t_release,
-    t_count, t_peer_access, t_pci_address,
+    t_count, t_peer_access, t_pci_address, NULL,
 };

@@ -47,17 +47,32 @@ for r in coll:
     assert r["value"] > 0, r
     assert p["value_is"] == ("busbw" if p["busbw_factor"] > 0 else "algbw (busbw is 0 on one GPU)"), p
 assert d["verdicts"] and "bf16 is" in d["verdicts"][0]["text"], d["verdicts"]
+# cuBLASLt GEMMs: the fastest of a trial of the heuristic's first algorithms, which
+# the result says, and never far below the heuristic's first (what PyTorch runs)
+lt = [r for r in d["results"] if r["id"].startswith("gemm.cublaslt.") and r["status"] == "ok"]
+assert lt
+for r in lt:
+    a = r["params"]["algorithm"]
+    tf = a["trial_tflops"]
+    assert 1 <= a["heuristic_rank"] <= a["tried"] <= 8 and len(tf) == a["tried"], (r["id"], a)
+    best = max(x for x in tf if x is not None)
+    assert tf[a["heuristic_rank"] - 1] == best, (r["id"], a)
+    assert "its #%d" % a["heuristic_rank"] in r["impl"], r["impl"]
+    assert tf[0] is None or r["value"] >= 0.8 * tf[0], (r["id"], r["value"], a)
+print("cuBLASLt algorithms: " + ", ".join("%s #%d/%d" % (r["id"].split(".")[2],
+      r["params"]["algorithm"]["heuristic_rank"], r["params"]["algorithm"]["tried"]) for r in lt))
 c = d["conditions"]["before"]
 assert "sm_clock_mhz" in c or "not_collected" in c, c
 print("ok: %d results, %d collective" % (len(res), len(coll)))
 PY
 GPUVET_TEST_BENCH_CORRUPT=1 "$GPUVET" bench --device cuda:0 --quick \
-    --only 'gemm.cublas.bf16.*,memory.triad*,transfer.h2d.pinned*,memory.d2d*' --no-snapshot \
+    --only 'gemm.cublas.bf16.*,gemm.cublaslt.f16.*,memory.triad*,transfer.h2d.pinned*,memory.d2d*' \
+    --no-snapshot \
     -o "$T/bad.json" >/dev/null 2>&1
 [ $? -eq 1 ] || fail "wrong results exit 1"
 python3 -c "
 import json; d=json.load(open('$T/bad.json'))
-assert len(d['results'])==4, [r['id'] for r in d['results']]
+assert len(d['results'])==5, [r['id'] for r in d['results']]
 for r in d['results']:
     assert r['status']=='failed' and r['value'] is None, r" || fail "wrong results withheld"
 echo ok
