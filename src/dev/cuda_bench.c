@@ -551,8 +551,14 @@ static int mem_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t im
         CUB(b, cuMemAlloc(&w->out, (size_t)w->grid * 256 * 4), err);
         if ((rc = iota(b, w->y, n, 2.0f, err)) || (rc = iota(b, w->z, n, 3.0f, err)))
             return rc;
-        snprintf(impl, implsz, "gpuvet kernel %s, 16-byte accesses, %u blocks of 256",
-                 stream_kernel[w->s.stream], w->grid);
+        long long vb = (n / 4 + 255) / 256;
+        w->vgrid = vb > 0x7fffffff ? 0x7fffffffu : (unsigned)vb;
+        if (w->s.stream == GV_ST_READ)
+            snprintf(impl, implsz, "gpuvet kernel %s, 16-byte accesses, one wave of %u blocks of "
+                     "256", stream_kernel[w->s.stream], w->grid);
+        else
+            snprintf(impl, implsz, "gpuvet kernel %s, 16-byte accesses, a thread per access "
+                     "(%u blocks of 256)", stream_kernel[w->s.stream], w->vgrid);
         break;
     case GV_BW_D2D:
         CUB(b, cuMemAlloc(&w->y, bytes), err);
@@ -728,7 +734,8 @@ static int enqueue(struct gv_bdev *b, struct gv_bw *w, int i, struct gv_err *err
         void *add[] = {&w->x, &w->y, &w->z, &nn}, *triad[] = {&w->x, &w->y, &w->z, &sc, &nn};
         void *rd[] = {&w->x, &w->out, &nn};
         void **args[] = {copy, scale, add, triad, rd};
-        return g->ops.launch(g, stream_kernel[w->s.stream], w->grid, 256, 0, args[w->s.stream],
+        return g->ops.launch(g, stream_kernel[w->s.stream],
+                             w->s.stream == GV_ST_READ ? w->grid : w->vgrid, 256, 0, args[w->s.stream],
                              err);
     }
     case GV_BW_D2D:
