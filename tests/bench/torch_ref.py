@@ -7,7 +7,8 @@ the stream while the repetitions are enqueued; GEMM operands rotated through at
 least twice the L2 cache; C = A . W^T (torch.mm(a, w.t())); random data; the
 median of the samples. The host clock only for launch-and-wait.
 
-usage: python torch_ref.py BENCH.json [samples]"""
+usage: python torch_ref.py BENCH.json [samples] [--save REF.json]
+  --save: PyTorch's figure per result id as JSON, for tests/bench/vs_best.py"""
 import json
 import math
 import statistics
@@ -17,7 +18,8 @@ import time
 import torch
 
 doc = json.load(open(sys.argv[1]))
-SAMPLES = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+SAMPLES = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] != "--save" else 10
+SAVE = sys.argv[sys.argv.index("--save") + 1] if "--save" in sys.argv else None
 dev = torch.device("cuda:0")
 props = torch.cuda.get_device_properties(0)
 L2 = getattr(props, "L2_cache_size", 50 << 20)
@@ -74,14 +76,20 @@ def gemm(p):
     m, n, k, dt = p["m"], p["n"], p["k"], p["dtype"]
     torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
     store = DT[dt]
-    set_bytes = (m * k + n * k) * torch.tensor([], dtype=store).element_size() + m * n * 4
+    # the output in the rotation too (in its own format, bf16 for fp8), as gpuvet has
+    # it: a fresh output per call would be a block the caching allocator just freed,
+    # still in L2, and the small products would write to the cache, not memory
+    out_store = torch.bfloat16 if dt == "f8e4m3" else store
+    size = lambda d: torch.tensor([], dtype=d).element_size()
+    set_bytes = (m * k + n * k) * size(store) + m * n * size(out_store)
     nsets = max(1, min(64, math.ceil(2 * L2 / set_bytes)))
     if dt == "f8e4m3":
         a = [(torch.rand(m, k, device=dev) * 2 - 1).to(store) for _ in range(nsets)]
         w = [(torch.rand(n, k, device=dev) * 2 - 1).to(store) for _ in range(nsets)]
+        c = [torch.empty(m, n, device=dev, dtype=out_store) for _ in range(nsets)]
         one = torch.ones((), device=dev)
         f = lambda i: torch._scaled_mm(a[i % nsets], w[i % nsets].t(), one, one,
-                                       out_dtype=torch.bfloat16)
+                                       out_dtype=out_store, out=c[i % nsets])
     else:
         a = [torch.rand(m, k, device=dev, dtype=store) * 2 - 1 for _ in range(nsets)]
         w = [torch.rand(n, k, device=dev, dtype=store) * 2 - 1 for _ in range(nsets)]
@@ -128,7 +136,7 @@ def launch(rid):
 
 TARGET = {"gemm": (0.97, "higher"), "memory": (0.95, "higher"), "transfer": (0.95, "higher"),
           "latency": (1 / 1.0, "lower")}
-rows, misses = [], 0
+saved, misses = {}, 0
 print("%-46s %12s %12s %7s  %s" % ("id", "gpuvet", "pytorch", "ratio", "target"))
 for r in doc["results"]:
     if r.get("status") != "ok":
@@ -148,6 +156,7 @@ for r in doc["results"]:
         continue
     if ref is None:
         continue
+    saved[rid] = ref
     tgt, better = TARGET[g]
     ratio = v / ref if better == "higher" else ref / v
     ok = ratio >= tgt if g != "latency" else v <= ref * 1.05
@@ -157,3 +166,6 @@ for r in doc["results"]:
                                                "" if ok else "  MISSES"))
     sys.stdout.flush()
 print("torch %s, %s; %d below target" % (torch.__version__, props.name, misses))
+if SAVE:
+    with open(SAVE, "w") as f:
+        json.dump({"torch": torch.__version__, "gpu": props.name, "values": saved}, f, indent=1)
