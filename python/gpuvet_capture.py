@@ -30,6 +30,14 @@ def device_name(d):
     return n
 
 
+def device_names(devs):
+    """The sorted names of a set of devices (most ops have one)."""
+    if len(devs) == 1:
+        for d in devs:
+            return [device_name(d)]
+    return sorted(set(device_name(d) for d in devs))
+
+
 def dtype_name(torch, dt):
     if not NAME_OF_DTYPE:
         for n in ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
@@ -459,24 +467,44 @@ def event_calls(torch):
     return record, lambda: get(dev())
 
 
-def make_recorder(torch):
+def compiles(torch, model):
+    """Whether the model runs code compiled by Dynamo (torch.compile), asked after
+    its plain forward, which compiled whatever it compiles: a frame Dynamo has
+    processed, or a compiled module in it. Loading Dynamo is not enough (torch 2.x
+    and torchvision import it without compiling anything); where Dynamo's counters
+    cannot be read, assume it does."""
     import sys
+    if "torch._dynamo" not in sys.modules:
+        return False
+    try:
+        from torch._dynamo.utils import counters
+        if counters["frames"]["total"] > 0:
+            return True
+    except Exception:  # another layout of Dynamo's internals
+        return True
+    mods = getattr(model, "modules", None)
+    return any(type(m).__name__ == "OptimizedModule" for m in (mods() if mods else ()))
+
+
+def make_recorder(torch, wrap):
+    """The dispatch mode class. wrap: keep torch's torch._dynamo.disable around
+    __torch_dispatch__ (torch 2.x wraps every mode's unless it says otherwise;
+    the wrapper costs every op a call through Dynamo's frame switching, and
+    imports all of Dynamo at the first op where it is not loaded). gpuvet's mode
+    compiles nothing, so it is wrapped only when the model compiles (compiles())."""
     from torch.utils._python_dispatch import TorchDispatchMode
-    # torch 2.x wraps a mode's __torch_dispatch__ in torch._dynamo.disable, which
-    # imports all of Dynamo at the first op (seconds) and costs every op a call
-    # more; gpuvet's mode compiles nothing, so unless the model has loaded Dynamo
-    # itself (it may compile), it goes unwrapped
-    wrap = "torch._dynamo" in sys.modules
     record, cur_stream_key = event_calls(torch)
+    CPU = torch.device("cpu")
 
     class Recorder(TorchDispatchMode):
         @classmethod
         def _should_skip_dynamo(cls):
             return wrap
 
-        def __init__(self, worker, tensors, stack, events=None):
+        def __init__(self, worker, tensors, stack, events=None, timed=True):
             super().__init__()
             self.w, self.t, self.stack = worker, tensors, stack
+            self.timed = timed  # GPU ops between timing events (else times_from())
             self.n = 0
             self.op_seconds = 0.0
             # where the recorded forward's time goes besides writing: "inputs", "rng"
@@ -522,12 +550,16 @@ def make_recorder(torch):
             parts["inputs"] += c1 - c0 - (t.send_seconds + t.wait_seconds - sent0)
             rng0 = rng_state(torch, is_gpu) if may_rng else None
             c2 = clock()
-            if is_gpu and not any(d.type == "cpu" for d in devs):
+            if is_gpu and CPU not in devs:
                 # device events time the op on the GPU without stopping it
-                e0, e1 = self.event(), self.event()
-                record(e0, self.stream())
-                out = func(*args, **kwargs)
-                record(e1, self.stream())
+                if self.timed:
+                    e0, e1 = self.event(), self.event()
+                    record(e0, self.stream())
+                    out = func(*args, **kwargs)
+                    record(e1, self.stream())
+                else:
+                    e0 = None
+                    out = func(*args, **kwargs)
                 dt = None
                 c3 = clock()
                 parts["launch"] += c3 - c2
@@ -572,9 +604,9 @@ def make_recorder(torch):
             rec = {"ok": True, "kind": "op", "i": n, "name": name, "module": module,
                    "args": enc_args, "kwargs": enc_kwargs,
                    "outputs": enc_out if tup else enc_out[0],
-                   "tuple": tup, "devices": sorted(set(device_name(d) for d in devs)),
+                   "tuple": tup, "devices": device_names(devs),
                    "seconds": dt}
-            if dt is None:
+            if dt is None and e0 is not None:
                 self.events.append((rec, e0, e1))
             if mutated:
                 rec["mutated"] = mutated
@@ -594,6 +626,25 @@ def make_recorder(torch):
                 self.pool.append(e0)
                 self.pool.append(e1)
             self.events = []
+
+        def times_from(self, timed):
+            """An untimed pass's GPU op times from the records of a timed pass of the
+            same forward (the last warm-up pass), where the two ran the same ops in
+            the same modules; otherwise they stay null. Returns where they came from."""
+            mine = self.records
+            if len(timed) != len(mine):
+                return "none: the timed warm-up pass ran %d ops, this pass %d" % (
+                    len(timed), len(mine))
+            for a, b in zip(mine, timed):
+                if a["name"] != b["name"] or a["module"] != b["module"]:
+                    return "none: op %d was %s in %s in the timed warm-up pass, %s in %s " \
+                        "here" % (a["i"], b["name"], b["module"] or "the model", a["name"],
+                                  a["module"] or "the model")
+            for a, b in zip(mine, timed):
+                if a["seconds"] is None and b["seconds"] is not None:
+                    a["seconds"] = b["seconds"]
+                    self.op_seconds += b["seconds"]
+            return "the last warm-up pass (the same ops between CUDA events)"
 
     return Recorder
 
@@ -650,9 +701,10 @@ def gpu_segments(torch, worker):
 
 
 def warm_up(torch, worker, model, inputs, roles, budget, any_device, stack, Recorder, pool):
-    """Runs the forward recorded as the capture will (queue, copies on the device,
-    timing events), sending nothing, until a pass takes no new device memory from
-    the driver (at most 3 passes; 1 off the GPU): {"passes": n, "segments": new}."""
+    """Runs the forward recorded as the capture will (queue, copies on the device),
+    with timing events and sending nothing, until a pass takes no new device memory
+    from the driver (at most 3 passes; 1 off the GPU): {"passes": n, "segments": new,
+    "records": the last pass's op records, with their device times}."""
     passes, new = 0, 0
     while passes < (3 if worker.is_gpu else 1):
         seg0 = gpu_segments(torch, worker)
@@ -667,6 +719,7 @@ def warm_up(torch, worker, model, inputs, roles, budget, any_device, stack, Reco
         worker.sync()
         if worker.is_gpu:
             rec.op_times()
+        records = rec.records
         del stack[:]
         passes += 1
         if seg0 is None:
@@ -675,7 +728,7 @@ def warm_up(torch, worker, model, inputs, roles, budget, any_device, stack, Reco
         new += grown
         if not grown:
             break
-    return {"passes": passes, "segments": new}
+    return {"passes": passes, "segments": new, "records": records}
 
 
 def capture_model(worker, req, payload):
@@ -740,7 +793,7 @@ def capture_model(worker, req, payload):
         stack = []
         handles = module_hooks(model, stack)
         try:
-            Recorder = make_recorder(torch)
+            Recorder = make_recorder(torch, compiles(torch, model))
             # warm-up passes, recorded the same way but sending nothing: first uses
             # (imports, handles, timing events) and the device memory the queue holds
             # (so PyTorch's allocator has it cached) come before the timed pass
@@ -751,7 +804,9 @@ def capture_model(worker, req, payload):
             warm_seconds = time.perf_counter() - w0
             tensors = Tensors(torch, chan, roles, budget, worker.sync, any_device=bool(forced))
             in_ids = [tensors.ref(x, "input:%d" % i) for i, x in enumerate(inputs)]
-            rec = Recorder(worker, tensors, stack, pool)
+            # the recorded pass has no timing events (two per op were a third of its
+            # cost): its GPU ops take their device times from the last warm-up pass
+            rec = Recorder(worker, tensors, stack, pool, timed=not worker.is_gpu)
             torch.manual_seed(seed)
             rng_before = rng_state(torch, worker.is_gpu)
             seg0 = gpu_segments(torch, worker)
@@ -783,6 +838,7 @@ def capture_model(worker, req, payload):
         parts["waiting"] = tensors.wait_seconds
         parts["other"] = max(total - tensors.send_seconds - sum(parts.values()), 0.0)
         rec.op_times()
+        times_from = rec.times_from(warm["records"]) if worker.is_gpu else "this pass"
         in_forward_writing = tensors.send_seconds
         w0 = time.perf_counter()
         for r in rec.records:
@@ -805,6 +861,7 @@ def capture_model(worker, req, payload):
                               "capture_waiting_seconds": tensors.wait_seconds,
                               "records_writing_seconds": records_seconds,
                               "capture_ops_seconds": rec.op_seconds,
+                              "op_times_from": times_from,
                               "capture_overhead_seconds": parts,
                               "warmup_seconds": warm_seconds, "warmup_passes": warm["passes"],
                               "queue_bytes": budget, "queue_flushes": tensors.flushes,

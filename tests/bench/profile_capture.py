@@ -4,7 +4,8 @@
 # timing and memory, the per-op overhead, the modules first imported during the
 # capture, and optionally the recorded forward's cProfile and the floors any
 # dispatch-mode capture stands on (--floors: the forward under an empty
-# TorchDispatchMode, with module hooks, with timing events, best of 20 each).
+# TorchDispatchMode, with module hooks, holding every output, with timing events,
+# best of 20 each).
 # usage: PYTHON tests/bench/profile_capture.py MODEL.py:FUNCTION [DEVICE] [--cprofile N]
 #        [--floors]
 #   e.g. GV_MODEL_BATCH=1 /usr/bin/python3 tests/bench/profile_capture.py \
@@ -48,13 +49,21 @@ def floors(g, w, req):
     model.eval()
     model.to(w.dev)
     inputs = [x.to(w.dev) for x in inputs]
-    wrap = "torch._dynamo" in sys.modules
+    wrap = g["compiles"](torch, model)  # as the capture decides
     gpu = w.is_gpu
 
     class Empty(TorchDispatchMode):
         @classmethod
         def _should_skip_dynamo(cls):
             return wrap
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class Wrapped(TorchDispatchMode):  # what torch 2.x does to a mode by default
+        @classmethod
+        def _should_skip_dynamo(cls):
+            return True
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             return func(*args, **(kwargs or {}))
@@ -69,6 +78,16 @@ def floors(g, w, req):
             e1.record()
             self.pool.insert(0, e1)
             self.pool.insert(0, e0)
+            return out
+
+    class Keep(Empty):  # holds every output to the end of the pass, as the queue does
+        def __init__(self):
+            super().__init__()
+            self.kept = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.kept.append(out)
             return out
 
     class Nothing(object):
@@ -99,7 +118,9 @@ def floors(g, w, req):
     plain = best(Nothing, False)
     rows = [("plain", plain), ("module hooks", best(Nothing, True)),
             ("empty dispatch mode", best(Empty, False)),
-            ("empty mode + hooks", best(Empty, True))]
+            ("empty mode + hooks", best(Empty, True)),
+            ("the same, in torch._dynamo.disable", best(Wrapped, True))]
+    rows.append(("mode + hooks, outputs kept", best(Keep, True)))
     if gpu:
         rows.append(("mode + hooks + 2 events per op", best(Timed, True)))
     for name, t in rows:

@@ -54,6 +54,12 @@ print("  queue %.0f MB: emptied %d times, %d values copied on the device; warm-u
 assert m["capture_new_gpu_segments"] == 0 and m["capture_alloc_retries"] == 0, m
 assert t["queue_flushes"] < h["ops"] / 2, t
 assert m["capture_gpu_peak_bytes"] <= 1.5 * m["plain_gpu_peak_bytes"], m
+# the recorded pass has no timing events: the GPU ops' device times come from the last
+# warm-up pass, which ran the same ops (times_from), and they add up to a real forward
+print("  op times from %s: %.2f ms, plain forward %.2f ms" % (
+    t["op_times_from"], t["capture_ops_seconds"] * 1e3, t["plain_forward_seconds"] * 1e3))
+assert t["op_times_from"].startswith("the last warm-up pass"), t["op_times_from"]
+assert 0.1 * t["plain_forward_seconds"] < t["capture_ops_seconds"] < 20 * t["plain_forward_seconds"], t
 PY
 "$GPUVET" compare "$out/r1.gvcap" "$out/r2.gvcap" >"$out/same.txt" 2>&1 || bad "unchanged stack flagged: $(cat "$out/same.txt")"
 grep -E "^ops:|model outputs" "$out/same.txt"
@@ -138,6 +144,8 @@ print("cpu ops:", cpu, "\ntransfers:", moves, "\nshares: cpu %.1f%%, transfers %
 assert cpu and all(m == "block.post" for _, m in cpu), cpu
 assert any(m == "block.post" for _, m in moves), moves
 assert not any(m.startswith("block.fc") or m == "out" for _, m in cpu + moves)
+# the GPU ops have their (warm-up pass) device times: CPU ops and transfers are not all of it
+assert fb["cpu_share"] > 0 and fb["cpu_share"] + fb["transfer_share"] < 0.999, fb
 PY
 echo "== 5. values written over later, held in the copy-out queue: recorded as produced"
 cap q0.gvcap inplace.py:make || bad "capture inplace (queue of 0.4x the peak)"
