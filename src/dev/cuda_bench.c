@@ -50,7 +50,6 @@ struct gv_bw {
     gv_dptr a[MAX_SETS], w[MAX_SETS], c[MAX_SETS], scales;
     struct gv_lt_plan plan;
     double trial[GV_LT_PLAN_ALGOS]; /* seconds per product of each algorithm tried (0: failed) */
-    int tried;
     unsigned long long seed_a, seed_w;
     /* memory, copies */
     gv_dptr x, y, z, out;
@@ -362,7 +361,6 @@ static int pick_algo(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
     double t = 0;
     int rc;
     p->pick = 0;
-    w->tried = p->nalgo;
     if ((rc = time_device(b, w, 1, &t, err)) || (rc = time_device(b, w, 1, &t, err)))
         return rc;
     int iters = t > 0 ? (int)ceil(ALGO_TRIAL_S / t) : 1;
@@ -1037,15 +1035,15 @@ static json_t *b_conditions(struct gv_bdev *b)
 static json_t *b_facts(struct gv_bdev *b, struct gv_bw *w)
 {
     (void)b;
-    if (w->s.kind != GV_BW_GEMM || !w->use_lt || w->tried < 1)
+    if (w->s.kind != GV_BW_GEMM || !w->use_lt || w->plan.nalgo < 1)
         return NULL;
     double flop = 2.0 * (double)w->s.m * (double)w->s.n * (double)w->s.k;
     json_t *tf = json_array();
-    for (int i = 0; i < w->tried; i++)
+    for (int i = 0; i < w->plan.nalgo; i++)
         json_array_append_new(tf, w->trial[i] > 0 && isfinite(w->trial[i])
                                       ? json_real(flop / w->trial[i] / 1e12) : json_null());
     return json_pack("{s:{s:i,s:i,s:o}}", "algorithm", "heuristic_rank", w->plan.pick + 1,
-                     "tried", w->tried, "trial_tflops", tf);
+                     "tried", w->plan.nalgo, "trial_tflops", tf);
 }
 
 const struct gv_bench_backend gv_bench_cuda = {
