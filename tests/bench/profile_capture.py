@@ -6,8 +6,10 @@
 # dispatch-mode capture stands on (--floors: the forward under an empty
 # TorchDispatchMode, with module hooks, holding every output, with timing events,
 # best of 20 each).
+# --per-op: the recorded pass's overhead by op name (gpuvet's parts of each op, and the
+# gap since the previous op returned: the model's Python, module hooks, dispatch).
 # usage: PYTHON tests/bench/profile_capture.py MODEL.py:FUNCTION [DEVICE] [--cprofile N]
-#        [--floors]
+#        [--floors] [--per-op]
 #   e.g. GV_MODEL_BATCH=1 /usr/bin/python3 tests/bench/profile_capture.py \
 #            tests/cli/models/resnet18_224.py:make cpu --cprofile 25
 # GPUVET_TEST_CAPTURE_QUEUE=BYTES queues values on any device (as the GPU does).
@@ -90,6 +92,20 @@ def floors(g, w, req):
             self.kept.append(out)
             return out
 
+    class Busy(Empty):  # Python work between ops, the op's own call timed alone
+        work = 0
+        spent = [0.0, 0]
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            d = {}
+            for i in range(self.work):
+                d[i] = (i, str(i))
+            t0 = time.perf_counter()
+            out = func(*args, **(kwargs or {}))
+            self.spent[0] += time.perf_counter() - t0
+            self.spent[1] += 1
+            return out
+
     class Nothing(object):
         def __enter__(self):
             return self
@@ -125,6 +141,63 @@ def floors(g, w, req):
         rows.append(("mode + hooks + 2 events per op", best(Timed, True)))
     for name, t in rows:
         print("floor: %-32s %7.2f ms  %5.2fx plain" % (name, t * 1e3, t / plain))
+    # does Python work between ops slow the op's own call (caches, clocks)?
+    for work in (0, 100, 400, 1600):
+        Busy.work, Busy.spent = work, [0.0, 0]
+        t = best(Busy, True)
+        print("floor: busy %4d items between ops: %7.2f ms  %5.2fx plain; the op's call "
+              "%.1f us on average" % (work, t * 1e3, t / plain,
+                                      Busy.spent[0] * 1e6 / max(Busy.spent[1], 1)))
+
+
+def per_op_recorder(g, acc):
+    """Makes the capture's recorder add each op's parts, and the gap since the
+    previous op returned, to acc[op name] (only the recorded pass: timed=False on a
+    GPU, and the last pass elsewhere: acc is cleared at each new recorder)."""
+    make = g["make_recorder"]
+    clock = time.perf_counter
+
+    def wrapped(torch, wrap):
+        Recorder = make(torch, wrap)
+
+        class PerOp(Recorder):
+            def __init__(self, *a, **k):
+                super().__init__(*a, **k)
+                acc.clear()
+                self.last = None
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                c0 = clock()
+                before = dict(self.parts)
+                out = super().__torch_dispatch__(func, types, args, kwargs)
+                row = acc.setdefault(str(func), {"n": 0, "gap": 0.0, "all": 0.0})
+                row["n"] += 1
+                if self.last is not None:
+                    row["gap"] += c0 - self.last
+                for k, v in self.parts.items():
+                    row[k] = row.get(k, 0.0) + v - before[k]
+                self.last = clock()
+                row["all"] += self.last - c0
+                return out
+
+        return PerOp
+
+    g["make_recorder"] = wrapped
+
+
+def print_per_op(acc, n):
+    keys = ["all", "gap", "inputs", "launch", "cpu_ops", "outputs", "rng"]
+    print("per op name, microseconds per call (all: inside gpuvet's dispatch; gap: since "
+          "the previous op returned)")
+    print("%-36s %5s " % ("op", "calls") + " ".join("%8s" % k for k in keys))
+    tot = {k: 0.0 for k in keys}
+    for name, row in sorted(acc.items(), key=lambda kv: -(kv[1]["all"] + kv[1]["gap"])):
+        print("%-36s %5d " % (name[:36], row["n"]) +
+              " ".join("%8.1f" % (row.get(k, 0.0) * 1e6 / row["n"]) for k in keys))
+        for k in keys:
+            tot[k] += row.get(k, 0.0)
+    print("%-36s %5d " % ("(all ops)", n) + " ".join("%8.1f" % (tot[k] * 1e6 / max(n, 1))
+                                                     for k in keys))
 
 
 def main(argv):
@@ -143,6 +216,9 @@ def main(argv):
         req = {"model": model, "source": f.read(), "seed": 0}
     if "--floors" in argv:
         floors(g, w, req)
+    per_op = {} if "--per-op" in argv else None
+    if per_op is not None:
+        per_op_recorder(g, per_op)
     before = set(sys.modules)
     prof = None
     if top:
@@ -175,6 +251,8 @@ def main(argv):
     print("sent: %d messages, %.1f MB" % (chan.msgs, chan.bytes / 1e6))
     new = sorted(m for m in set(sys.modules) - before if m.startswith("torch"))
     print("torch modules first imported during the capture: %d %s" % (len(new), new[:40]))
+    if per_op:
+        print_per_op(per_op, n)
     if prof:
         import pstats
         pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(top)
