@@ -234,10 +234,12 @@ static void judge(struct gv_bcmp_case *c)
         snprintf(c->why, sizeof c->why, "measured differently: %s (%s is better) in A, %s (%s) "
                  "in B", ua ? ua : "?", ba, ub ? ub : "?", bb);
     } else if (oka && okb) {
-        /* the timings of a collective (time_us, algbw) are results, not parameters */
+        /* the timings of a collective (time_us, algbw) are results, not parameters, and so
+         * is the algorithm a GEMM's trial chose (with its trial figures): impl and the
+         * route causes say what ran */
         json_t *x = pa ? json_deep_copy(pa) : json_object(), *y = pb ? json_deep_copy(pb) : json_object();
-        static const char *const measured[] = {"algbw_gbps", "busbw_gbps", "time_us"};
-        for (int k = 0; k < 3; k++) {
+        static const char *const measured[] = {"algbw_gbps", "busbw_gbps", "time_us", "algorithm"};
+        for (int k = 0; k < 4; k++) {
             json_object_del(x, measured[k]);
             json_object_del(y, measured[k]);
         }
@@ -439,7 +441,43 @@ static void collective_causes(const json_t *a, const json_t *b, struct gv_bench_
     }
 }
 
-/* Results whose impl (what computed them) differs, for flagged ones. */
+#define ALGO_TIE 0.97 /* an algorithm within 3% of the trial's fastest is a near-tie */
+
+/* A trial's figure (TFLOP/s) for the heuristic's rank-th algorithm; 0 when not tried. */
+static double trial_figure(const json_t *algo, json_int_t rank)
+{
+    const json_t *v = json_array_get(json_object_get(algo, "trial_tflops"), (size_t)(rank - 1));
+    return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+/* Whether a GEMM whose trial chose another algorithm in B chose between near-equals:
+ * each side's trial measured the other's pick within ALGO_TIE of its own. The
+ * note gives the figures. */
+static int algorithm_tie(const json_t *a, const json_t *b, char *note, size_t notesz)
+{
+    const json_t *ga = json_object_get(json_object_get(a, "params"), "algorithm");
+    const json_t *gb = json_object_get(json_object_get(b, "params"), "algorithm");
+    json_t *xa = json_object_get(ga, "heuristic_rank"), *xb = json_object_get(gb, "heuristic_rank");
+    if (!json_is_integer(xa) || !json_is_integer(xb))
+        return 0;
+    json_int_t ra = json_integer_value(xa), rb = json_integer_value(xb);
+    if (ra < 1 || rb < 1 || ra == rb)
+        return 0;
+    double aa = trial_figure(ga, ra), ab = trial_figure(ga, rb);
+    double bb = trial_figure(gb, rb), ba = trial_figure(gb, ra);
+    if (!(aa > 0 && ab > 0 && bb > 0 && ba > 0))
+        return 0;
+    if (ab < ALGO_TIE * aa || ba < ALGO_TIE * bb)
+        return 0;
+    snprintf(note, notesz, "near-tie in the algorithm trial: A ran #%lld, B #%lld; A's trial "
+             "%.4g and %.4g TFLOP/s, B's %.4g and %.4g (within %.0f%%): explains no larger change",
+             (long long)ra, (long long)rb, aa, ab, ba, bb, (1 - ALGO_TIE) * 100);
+    return 1;
+}
+
+/* Results whose impl (what computed them) differs, for flagged ones. A GEMM
+ * trial's choice between near-equal algorithms is kind "algorithm", which
+ * touches no result (a known effect, ranked below the causes that do). */
 static void route_causes(struct gv_bench_compare *o)
 {
     for (size_t i = 0; i < o->n; i++) {
@@ -447,7 +485,12 @@ static void route_causes(struct gv_bench_compare *o)
         if (!gv_bcmp_flagged(c->change))
             continue;
         const char *ia = str(c->a, "impl"), *ib = str(c->b, "impl");
-        if (ia && ib && strcmp(ia, ib))
+        if (!ia || !ib || !strcmp(ia, ib))
+            continue;
+        char note[512];
+        if (algorithm_tie(c->a, c->b, note, sizeof note))
+            add_cause(o, "algorithm", c->id, ia, ib, NULL, note);
+        else
             add_cause(o, "route", c->id, ia, ib, NULL, NULL);
     }
 }

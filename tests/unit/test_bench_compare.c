@@ -171,6 +171,53 @@ static void test_causes(void)
     json_decref(b);
 }
 
+/* A cuBLASLt GEMM result whose trial chose the heuristic's rank-th algorithm. */
+static const char *lt_gemm(char *out, size_t n, double v, int rank, double t1, double t2)
+{
+    snprintf(out, n,
+             "{\"id\":\"gemm.lt\",\"group\":\"gemm\",\"unit\":\"TFLOP/s\",\"better\":\"higher\","
+             "\"status\":\"ok\",\"value\":%.17g,\"min\":%.17g,\"max\":%.17g,\"spread\":0.01,"
+             "\"params\":{\"route\":\"cublaslt\",\"m\":8192,\"algorithm\":{\"heuristic_rank\":%d,"
+             "\"tried\":2,\"trial_tflops\":[%.17g,%.17g]}},\"impl\":\"cublasLtMatmul its #%d\"}",
+             v, v * 0.995, v * 1.005, rank, t1, t2, rank);
+    return out;
+}
+
+/* The algorithm a GEMM's trial chose is not a parameter (results stay comparable);
+ * a different choice is a route cause, or, between near-equals, a known effect
+ * that touches no result. */
+static void test_algorithm_choice(void)
+{
+    char x[1024], y[1024];
+    static const struct { double a1, a2, b1, b2; const char *kind; int rank; } t[] = {
+        {780, 770, 700, 705, "algorithm", 2}, /* each trial has the other's pick within 3% */
+        {780, 600, 500, 705, "route", 0},     /* A's trial found B's pick much slower */
+    };
+    for (int i = 0; i < 2; i++) {
+        json_t *a = doc(lt_gemm(x, sizeof x, 780, 1, t[i].a1, t[i].a2), NULL);
+        json_t *b = doc(lt_gemm(y, sizeof y, 700, 2, t[i].b1, t[i].b2), NULL);
+        struct gv_bench_compare c;
+        struct gv_err err = {0};
+        T_CHECK(a && b && gv_bench_compare_docs(a, b, &c, &err) == 0);
+        if (a && b) {
+            T_EQ_INT(c.cases[0].change, GV_BC_REGRESSED);
+            int found = 0;
+            for (size_t k = 0; k < c.ncauses; k++)
+                if (!strcmp(c.causes[k].name, "gemm.lt")) {
+                    found = 1;
+                    T_EQ_STR(c.causes[k].kind, t[i].kind);
+                    T_EQ_INT(c.causes[k].rank, t[i].rank);
+                    if (i == 0)
+                        T_CHECK(strstr(c.causes[k].note, "near-tie") != NULL);
+                }
+            T_CHECK(found);
+            gv_bench_compare_free(&c);
+        }
+        json_decref(a);
+        json_decref(b);
+    }
+}
+
 static void test_bad(void)
 {
     static const char *const bad[] = {
@@ -197,6 +244,7 @@ int main(void)
     T_RUN(test_rules);
     T_RUN(test_status_and_ids);
     T_RUN(test_causes);
+    T_RUN(test_algorithm_choice);
     T_RUN(test_bad);
     return t_done();
 }
