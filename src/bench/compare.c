@@ -217,6 +217,52 @@ static void status_why(struct gv_bcmp_case *c)
         snprintf(c->why, sizeof c->why, "%s in B%s%s", st, rb ? ": " : "", rb ? rb : "");
 }
 
+/* Whether a params member is a measurement, not a parameter: timings and rates
+ * (*_us, *_gbps, *_tflops: a collective's time and bandwidths, also of its batch),
+ * whether a sample fitted its gate, and the algorithm a GEMM's trial chose with
+ * its figures (impl and the route causes say what ran). */
+static int measured_param(const char *key)
+{
+    static const char *const suffix[] = {"_us", "_gbps", "_tflops"};
+    size_t n = strlen(key);
+    for (int i = 0; i < 3; i++) {
+        size_t m = strlen(suffix[i]);
+        if (n > m && !strcmp(key + n - m, suffix[i]))
+            return 1;
+    }
+    return !strcmp(key, "gated") || !strcmp(key, "algorithm");
+}
+
+/* A copy of params without its measurements (an empty object for none). */
+static json_t *params_only(const json_t *params)
+{
+    json_t *o = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)params, k, v) {
+        if (!measured_param(k))
+            json_object_set(o, k, v);
+    }
+    return o;
+}
+
+/* The name of the first member that differs between two objects, or is in one
+ * only, into name; 0 when they are equal. */
+static int first_difference(const json_t *x, const json_t *y, char *name, size_t namesz)
+{
+    const char *k;
+    json_t *v;
+    const json_t *sides[2][2] = {{x, y}, {y, x}};
+    for (int s = 0; s < 2; s++)
+        json_object_foreach((json_t *)sides[s][0], k, v) {
+            if (!json_equal(v, json_object_get(sides[s][1], k))) {
+                snprintf(name, namesz, "%s", k);
+                return 1;
+            }
+        }
+    return 0;
+}
+
 static void judge(struct gv_bcmp_case *c)
 {
     c->va = c->vb = c->ratio = c->noise = NAN;
@@ -234,22 +280,16 @@ static void judge(struct gv_bcmp_case *c)
         snprintf(c->why, sizeof c->why, "measured differently: %s (%s is better) in A, %s (%s) "
                  "in B", ua ? ua : "?", ba, ub ? ub : "?", bb);
     } else if (oka && okb) {
-        /* the timings of a collective (time_us, algbw) are results, not parameters, and so
-         * is the algorithm a GEMM's trial chose (with its trial figures): impl and the
-         * route causes say what ran */
-        json_t *x = pa ? json_deep_copy(pa) : json_object(), *y = pb ? json_deep_copy(pb) : json_object();
-        static const char *const measured[] = {"algbw_gbps", "busbw_gbps", "time_us", "algorithm"};
-        for (int k = 0; k < 4; k++) {
-            json_object_del(x, measured[k]);
-            json_object_del(y, measured[k]);
+        json_t *x = params_only(pa), *y = params_only(pb);
+        char key[96];
+        int differ = first_difference(x, y, key, sizeof key);
+        if (differ) {
+            c->change = GV_BC_NOT_COMPARABLE;
+            snprintf(c->why, sizeof c->why, "the parameters differ (params.%s of A and B)", key);
         }
-        int same = json_equal(x, y);
         json_decref(x);
         json_decref(y);
-        if (!same) {
-            c->change = GV_BC_NOT_COMPARABLE;
-            snprintf(c->why, sizeof c->why, "the parameters differ (params of A and B)");
-        } else {
+        if (!differ) {
             judge_both_ok(c);
         }
     } else if (oka) {

@@ -103,6 +103,7 @@ static void test_status_and_ids(void)
     T_EQ_INT(c.cases[0].change, GV_BC_NEWLY_FAILING);
     T_EQ_STR(c.cases[0].why, "B's result is wrong: 3 wrong");
     T_EQ_INT(c.cases[1].change, GV_BC_NOT_COMPARABLE); /* params differ */
+    T_CHECK(strstr(c.cases[1].why, "params.bytes") != NULL);
     T_EQ_INT(c.cases[2].change, GV_BC_ONLY_A);
     T_EQ_STR(c.cases[3].id, "d");
     T_EQ_INT(c.cases[3].change, GV_BC_ONLY_B);
@@ -218,6 +219,36 @@ static void test_algorithm_choice(void)
     }
 }
 
+/* A collective's timings and rates (also of its batch) and whether a sample
+ * fitted its gate are measurements: two runs stay comparable. */
+static void test_collective_measurements(void)
+{
+    static const char fmt[] =
+        "{\"id\":\"coll.ar\",\"group\":\"collective\",\"unit\":\"GB/s\",\"better\":\"higher\","
+        "\"status\":\"ok\",\"value\":%g,\"min\":%g,\"max\":%g,\"spread\":0.01,"
+        "\"params\":{\"op\":\"all_reduce\",\"bytes\":%d,\"gated\":%s,\"time_us\":%g,"
+        "\"algbw_gbps\":%g,\"batch_time_us\":%g,\"batch_algbw_gbps\":%g}}";
+    char x[1024], y[1024], z[1024];
+    snprintf(x, sizeof x, fmt, 100.0, 99.0, 101.0, 8, "true", 3.9, 100.0, 5.2, 80.0);
+    snprintf(y, sizeof y, fmt, 100.5, 99.5, 101.5, 8, "false", 3.7, 100.5, 4.9, 82.0);
+    snprintf(z, sizeof z, fmt, 100.5, 99.5, 101.5, 16, "true", 3.7, 100.5, 4.9, 82.0);
+    json_t *a = doc(x, NULL), *b = doc(y, NULL), *c2 = doc(z, NULL);
+    struct gv_bench_compare c;
+    struct gv_err err = {0};
+    T_CHECK(a && b && c2 && gv_bench_compare_docs(a, b, &c, &err) == 0);
+    if (a && b && c2) {
+        T_EQ_INT(c.cases[0].change, GV_BC_WITHIN_NOISE);
+        gv_bench_compare_free(&c);
+        T_CHECK(gv_bench_compare_docs(a, c2, &c, &err) == 0);
+        T_EQ_INT(c.cases[0].change, GV_BC_NOT_COMPARABLE); /* bytes is a parameter */
+        T_CHECK(strstr(c.cases[0].why, "params.bytes") != NULL);
+        gv_bench_compare_free(&c);
+    }
+    json_decref(a);
+    json_decref(b);
+    json_decref(c2);
+}
+
 static void test_bad(void)
 {
     static const char *const bad[] = {
@@ -245,6 +276,7 @@ int main(void)
     T_RUN(test_status_and_ids);
     T_RUN(test_causes);
     T_RUN(test_algorithm_choice);
+    T_RUN(test_collective_measurements);
     T_RUN(test_bad);
     return t_done();
 }
