@@ -16,18 +16,14 @@
 #include <time.h>
 
 #include "dev/bench_dev.h"
+#include "dev/bench_gpu.h"
 #include "dev/cuda_dev.h"
-#include "num/fp.h"
 
-#define MAX_SETS 64
 #define LT_BENCH_WORKSPACE (32u << 20)
-#define GATE_MAX_S 0.25
-#define GEMM_SAMPLES 16
-#define ALGO_TRIAL_S 0.5e-3 /* device time of one trial sample per algorithm */
-#define ALGO_TRIAL_ROUNDS 3
 
 struct gv_bdev {
     struct gv_device *g;
+    struct gv_bench_gpu gpu;  /* the shared code's view of the device (bench_gpu.h) */
     CUevent e0, e1;
     gv_dptr gate;             /* 16 bytes the spin kernel may read */
     struct gv_lt lt;          /* gpuvet bench's own cuBLASLt handle and workspace */
@@ -45,12 +41,12 @@ struct gv_bw {
     double enq_per_iter;      /* host seconds to enqueue one repetition (measured) */
     int gated;                /* 1: the last sample's enqueueing fitted in its gate */
     /* GEMM */
-    int nsets, use_lt, ab, ct, comp, math;
-    enum gv_dtype in_store, out_store;
-    gv_dptr a[MAX_SETS], w[MAX_SETS], c[MAX_SETS], scales;
+    struct gv_bench_gemm gm;  /* operand sets */
+    int use_lt, ab, ct, comp, math;
+    gv_dptr scales;
     struct gv_lt_plan plan;
     double trial[GV_LT_PLAN_ALGOS]; /* seconds per product of each algorithm tried (0: failed) */
-    unsigned long long seed_a, seed_w;
+    struct gv_bdev *bench;    /* for the algorithm trial's callbacks */
     /* memory, copies */
     gv_dptr x, y, z, out;
     void *host;
@@ -69,13 +65,6 @@ struct gv_bw {
         if (r_ != CUDA_SUCCESS)                                                              \
             return gv_cuda_fail((b)->g, r_, (err), #call);                                   \
     } while (0)
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- open ---- */
 
@@ -186,6 +175,7 @@ static int b_open(const char *spec, struct gv_bdev **out, struct gv_err *err)
         if (r != CUDA_SUCCESS)
             rc = gv_cuda_fail(g, r, err, "cuEventCreate/cuMemAlloc");
     }
+    b->gpu = (struct gv_bench_gpu){&g->ops, g, (unsigned)(g->sms * 8)};
     if (!rc)
         rc = start_lt(b, err);
     if (!rc && g->cu.cuDeviceGetCount(&b->ndev) != CUDA_SUCCESS)
@@ -239,12 +229,7 @@ static int b_pci_address(struct gv_bdev *b, int i, char *buf, size_t bufsz)
         b->g->cu.cuDeviceGetPCIBusId(id, sizeof id, dev) != CUDA_SUCCESS)
         return -1;
     /* the driver writes "00000000:17:00.0": sysfs has a 4-digit domain */
-    const char *colon = strchr(id, ':');
-    long dom = strtol(id, NULL, 16);
-    snprintf(buf, bufsz, "%04lx%s", dom, colon ? colon : "");
-    for (char *p = buf; *p; p++)
-        if (*p >= 'A' && *p <= 'F')
-            *p = (char)(*p - 'A' + 'a');
+    gv_bench_pci_address(id, buf, bufsz);
     return 0;
 }
 
@@ -254,25 +239,25 @@ static int gemm_types(struct gv_bw *w, struct gv_err *err)
 {
     switch (w->s.dtype) {
     case GV_F64:
-        w->ab = w->ct = CUDA_R_64F, w->comp = CUBLAS_COMPUTE_64F, w->in_store = w->out_store = GV_F64;
+        w->ab = w->ct = CUDA_R_64F, w->comp = CUBLAS_COMPUTE_64F, w->gm.in_store = w->gm.out_store = GV_F64;
         break;
     case GV_F32:
-        w->ab = w->ct = CUDA_R_32F, w->comp = CUBLAS_COMPUTE_32F, w->in_store = w->out_store = GV_F32;
+        w->ab = w->ct = CUDA_R_32F, w->comp = CUBLAS_COMPUTE_32F, w->gm.in_store = w->gm.out_store = GV_F32;
         break;
     case GV_TF32:
         w->ab = w->ct = CUDA_R_32F, w->comp = CUBLAS_COMPUTE_32F_FAST_TF32;
-        w->in_store = w->out_store = GV_F32, w->math = CUBLAS_TF32_TENSOR_OP_MATH;
+        w->gm.in_store = w->gm.out_store = GV_F32, w->math = CUBLAS_TF32_TENSOR_OP_MATH;
         break;
     case GV_F16:
-        w->ab = w->ct = CUDA_R_16F, w->comp = CUBLAS_COMPUTE_32F, w->in_store = w->out_store = GV_F16;
+        w->ab = w->ct = CUDA_R_16F, w->comp = CUBLAS_COMPUTE_32F, w->gm.in_store = w->gm.out_store = GV_F16;
         break;
     case GV_BF16:
         w->ab = w->ct = CUDA_R_16BF, w->comp = CUBLAS_COMPUTE_32F;
-        w->in_store = w->out_store = GV_BF16;
+        w->gm.in_store = w->gm.out_store = GV_BF16;
         break;
     case GV_F8E4M3:
         w->ab = CUDA_R_8F_E4M3, w->ct = CUDA_R_16BF, w->comp = CUBLAS_COMPUTE_32F;
-        w->in_store = GV_F8E4M3, w->out_store = GV_BF16;
+        w->gm.in_store = GV_F8E4M3, w->gm.out_store = GV_BF16;
         break;
     default:
         return gv_err_set(err, GV_E_UNSUPPORTED, "no GEMM benchmark for %s",
@@ -290,110 +275,52 @@ static const char *compute_name(int comp)
     }
 }
 
-static int fill(struct gv_bdev *b, gv_dptr p, long long n, enum gv_dtype st,
-                unsigned long long seed, struct gv_err *err)
+static int memset_ff(void *ctx, gv_dptr p, size_t bytes, struct gv_err *err)
 {
-    int width, man, ebits;
-    gv_bench_format(st, &width, &man, &ebits);
-    long long nn = n;
-    void *args[] = {&p, &nn, &width, &man, &ebits, &seed};
-    unsigned grid = (unsigned)(b->g->sms * 8);
-    return b->g->ops.launch(b->g, "gv_bench_fill", grid, 256, 0, args, err);
+    struct gv_device *g = ctx;
+    CUresult r = g->cu.cuMemsetD8Async(p, 0xFF, bytes, g->stream);
+    return r == CUDA_SUCCESS ? GV_OK : gv_cuda_fail(g, r, err, "cuMemsetD8Async");
 }
 
 static int gemm_alloc(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
 {
     struct gv_device *g = b->g;
-    int wi, man, eb, wo;
-    gv_bench_format(w->in_store, &wi, &man, &eb);
-    gv_bench_format(w->out_store, &wo, &man, &eb);
-    size_t ab = (size_t)(w->s.m * w->s.k) * wi, wb = (size_t)(w->s.n * w->s.k) * wi;
-    size_t cb = (size_t)(w->s.m * w->s.n) * wo, set = ab + wb + cb;
     size_t fr = 0, tot = 0;
     CUB(b, cuMemGetInfo(&fr, &tot), err);
-    if (set > fr / 2)
-        return gv_err_set(err, GV_E_UNSUPPORTED, "%zu bytes of operands, %zu free on the device",
-                          set, fr);
-    w->nsets = 1;
-    if (w->s.rotate_bytes > (double)set)
-        w->nsets = (int)ceil(w->s.rotate_bytes / (double)set);
-    if (w->nsets > MAX_SETS)
-        w->nsets = MAX_SETS;
-    while (w->nsets > 1 && set * (size_t)w->nsets > fr / 2)
-        w->nsets--;
-    w->seed_a = 0xA11CE + (unsigned long long)w->s.dtype;
-    w->seed_w = 0xB0B + (unsigned long long)w->s.dtype;
-    for (int i = 0; i < w->nsets; i++) {
-        CUB(b, cuMemAlloc(&w->a[i], ab), err);
-        CUB(b, cuMemAlloc(&w->w[i], wb), err);
-        CUB(b, cuMemAlloc(&w->c[i], cb), err);
-        int rc = fill(b, w->a[i], w->s.m * w->s.k, w->in_store, w->seed_a, err);
-        if (!rc)
-            rc = fill(b, w->w[i], w->s.n * w->s.k, w->in_store, w->seed_w, err);
-        if (rc)
-            return rc;
-        /* NaN-filled outputs: a product that is never written cannot pass the check */
-        if (g->cu.cuMemsetD8Async)
-            CUB(b, cuMemsetD8Async(w->c[i], 0xFF, cb, g->stream), err);
-    }
-    if (w->s.dtype == GV_F8E4M3) {
-        /* one float each, 256 bytes apart (as two separate tensors would be) */
-        float one[65] = {1.0f};
-        one[64] = 1.0f;
-        CUB(b, cuMemAlloc(&w->scales, sizeof one), err);
-        CUB(b, cuMemcpyHtoD(w->scales, one, sizeof one), err);
-    }
-    return g->ops.finish(g, err);
+    w->gm.m = w->s.m, w->gm.n = w->s.n, w->gm.k = w->s.k;
+    int rc = gv_bench_gemm_alloc(&b->gpu, &w->gm, w->s.dtype, fr, w->s.rotate_bytes,
+                                 g->cu.cuMemsetD8Async ? memset_ff : NULL, err);
+    if (rc || w->s.dtype != GV_F8E4M3)
+        return rc;
+    /* one float each, 256 bytes apart (as two separate tensors would be) */
+    float one[65] = {1.0f};
+    one[64] = 1.0f;
+    CUB(b, cuMemAlloc(&w->scales, sizeof one), err);
+    CUB(b, cuMemcpyHtoD(w->scales, one, sizeof one), err);
+    return GV_OK;
 }
 
 static int time_device(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
                        struct gv_err *err);
 
+static int trial_time(void *ctx, int iters, double *sec, struct gv_err *err)
+{
+    struct gv_bw *w = ctx;
+    return time_device(w->bench, w, iters, sec, err);
+}
+
+static int trial_broken(void *ctx) { return ((struct gv_bw *)ctx)->bench->g->broken; }
+
 /* The fastest of the cuBLASLt heuristic's first algorithms for the plan: the
  * best achievable figure (the heuristic's first is what PyTorch runs; where it
  * is not the fastest, the trial says by how much, in facts()). Each algorithm
- * is timed ALGO_TRIAL_ROUNDS times, round-robin, and keeps its best, so that a
- * clock still rising in the first round does not decide; one that fails is
- * left out, and only when all fail is it an error. */
+ * is timed three times, round-robin, and keeps its best, so that a clock still
+ * rising in the first round does not decide; one that fails is left out, and
+ * only when all fail is it an error (gv_bench_pick_algo). */
 static int pick_algo(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
 {
-    struct gv_lt_plan *p = &w->plan;
-    double t = 0;
-    int rc;
-    p->pick = 0;
-    if ((rc = time_device(b, w, 1, &t, err)) || (rc = time_device(b, w, 1, &t, err)))
-        return rc;
-    int iters = t > 0 ? (int)ceil(ALGO_TRIAL_S / t) : 1;
-    iters = iters < 1 ? 1 : iters > 1000 ? 1000 : iters;
-    for (int i = 0; i < p->nalgo; i++)
-        w->trial[i] = INFINITY;
-    struct gv_err first = {0};
-    for (int round = 0; round < ALGO_TRIAL_ROUNDS; round++)
-        for (int i = 0; i < p->nalgo; i++) {
-            if (w->trial[i] == 0)
-                continue;
-            struct gv_err e = {0};
-            p->pick = i;
-            if (time_device(b, w, iters, &t, &e) != GV_OK) {
-                w->trial[i] = 0;
-                if (!first.msg[0])
-                    first = e;
-                if (b->g->broken)
-                    return gv_err_set(err, e.code ? e.code : GV_E_DEVICE, "%s", e.msg);
-                continue;
-            }
-            if (t / iters < w->trial[i])
-                w->trial[i] = t / iters;
-        }
-    int best = -1;
-    for (int i = 0; i < p->nalgo; i++)
-        if (w->trial[i] > 0 && isfinite(w->trial[i]) && (best < 0 || w->trial[i] < w->trial[best]))
-            best = i;
-    if (best < 0)
-        return gv_err_set(err, first.code ? first.code : GV_E_DEVICE, "every cuBLASLt algorithm "
-                          "tried failed: %s", first.msg);
-    p->pick = best;
-    return GV_OK;
+    w->bench = b;
+    return gv_bench_pick_algo(&w->plan, w->trial, "cuBLASLt", trial_time, trial_broken, w, err);
 }
 
 static int gemm_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
@@ -428,11 +355,11 @@ static int gemm_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t i
         snprintf(impl, implsz, "cublasLtMatmul %s (the fastest in a trial of the heuristic's first "
                  "%d algorithm(s): its #%d, workspace %zu of %zu bytes), %s operands, %d operand "
                  "set(s)", compute_name(w->comp), p->nalgo, p->pick + 1, p->ws_need[p->pick],
-                 b->lt.workspace_bytes, gv_dtype_name(w->in_store), w->nsets);
+                 b->lt.workspace_bytes, gv_dtype_name(w->gm.in_store), w->gm.nsets);
     } else {
         snprintf(impl, implsz, "cublasGemmStridedBatchedEx %s%s, %s operands, %d operand set(s)",
                  compute_name(w->comp), w->math ? " TF32_TENSOR_OP_MATH" : " DEFAULT_MATH",
-                 gv_dtype_name(w->in_store), w->nsets);
+                 gv_dtype_name(w->gm.in_store), w->gm.nsets);
     }
     return GV_OK;
 }
@@ -442,7 +369,7 @@ static int gemm_once(struct gv_bdev *b, struct gv_bw *w, int set, struct gv_err 
 {
     struct gv_device *g = b->g;
     if (w->use_lt)
-        return gv_lt_plan_run(&b->lt, &w->plan, w->w[set], w->a[set], w->c[set], err);
+        return gv_lt_plan_run(&b->lt, &w->plan, w->gm.w[set], w->gm.a[set], w->gm.c[set], err);
     double one64 = 1, zero64 = 0;
     float one32 = 1, zero32 = 0;
     const void *alpha = &one32, *beta = &zero32;
@@ -450,27 +377,13 @@ static int gemm_once(struct gv_bdev *b, struct gv_bw *w, int set, struct gv_err 
         alpha = &one64, beta = &zero64;
     int m = (int)w->s.n, n = (int)w->s.m, k = (int)w->s.k;
     int st = g->blas.cublasGemmStridedBatchedEx(
-        g->bh, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, alpha, (const void *)(uintptr_t)w->w[set], w->ab,
-        k, (long long)m * k, (const void *)(uintptr_t)w->a[set], w->ab, k, (long long)k * n, beta,
-        (void *)(uintptr_t)w->c[set], w->ct, m, (long long)m * n, 1, w->comp, CUBLAS_GEMM_DEFAULT);
+        g->bh, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, alpha, (const void *)(uintptr_t)w->gm.w[set], w->ab,
+        k, (long long)m * k, (const void *)(uintptr_t)w->gm.a[set], w->ab, k, (long long)k * n, beta,
+        (void *)(uintptr_t)w->gm.c[set], w->ct, m, (long long)m * n, 1, w->comp, CUBLAS_GEMM_DEFAULT);
     if (st != 0)
         return gv_err_set(err, GV_E_DEVICE, "cublasGemmStridedBatchedEx (%s): %s (%d)",
                           compute_name(w->comp), gv_cuda_blas_status(g, st), st);
     return GV_OK;
-}
-
-/* The product of row i of A and row j of W, and the sum of |a||w| (the bound's scale). */
-static double gemm_ref(const struct gv_bw *w, long long i, long long j, double *scale)
-{
-    double s = 0, a = 0;
-    for (long long t = 0; t < w->s.k; t++) {
-        double x = gv_bench_value(w->in_store, w->seed_a, (unsigned long long)(i * w->s.k + t));
-        double y = gv_bench_value(w->in_store, w->seed_w, (unsigned long long)(j * w->s.k + t));
-        s += x * y;
-        a += fabs(x * y);
-    }
-    *scale = a;
-    return s;
 }
 
 /* Allowed |C - ref| / sum|a||w|: the output's rounding plus the accumulation's, generously;
@@ -486,47 +399,10 @@ static double gemm_tol(const struct gv_bw *w)
     }
 }
 
-static int gemm_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size_t whatsz,
-                      struct gv_err *err)
-{
-    int wo, man, eb, bad = 0, n = 0;
-    gv_bench_format(w->out_store, &wo, &man, &eb);
-    double worst = 0, tol = gemm_tol(w);
-    for (int s = 0; s < w->nsets; s++)
-        for (int q = 0; q < GEMM_SAMPLES; q++) {
-            unsigned long long h = gv_bench_hash(0xC4EC + (unsigned)s, (unsigned)q);
-            long long i = q == 0 ? w->s.m - 1 : (long long)(h % (unsigned long long)w->s.m);
-            long long j = q == 0 ? w->s.n - 1 : (long long)((h >> 32) % (unsigned long long)w->s.n);
-            unsigned char cell[8];
-            gv_dptr at = w->c[s] + (gv_dptr)((i * w->s.n + j) * wo);
-            CUB(b, cuMemcpyDtoH(cell, at, (size_t)wo), err);
-            double got = gv_fp_load(cell, w->out_store, 0), scale;
-            double ref = gemm_ref(w, i, j, &scale);
-            double e = fabs(got - ref) / (scale > 0 ? scale : 1);
-            if (!(e <= tol))
-                bad++;
-            if (e > worst || e != e)
-                worst = e;
-            n++;
-        }
-    *ok = bad == 0;
-    snprintf(what, whatsz, "%d sampled elements of the %d operand set(s)' last product against an "
-             "fp64 product of the same operands: %d beyond %.0e of sum|a*w| (worst %.2g)", n,
-             w->nsets, bad, tol, worst);
-    return GV_OK;
-}
-
 /* ---- memory, copies, launches ---- */
 
 static const char *const stream_kernel[] = {"gv_bench_copy", "gv_bench_scale", "gv_bench_add",
                                             "gv_bench_triad", "gv_bench_read"};
-
-static int iota(struct gv_bdev *b, gv_dptr p, long long n, float base, struct gv_err *err)
-{
-    long long nn = n;
-    void *args[] = {&p, &nn, &base};
-    return b->g->ops.launch(b->g, "gv_bench_iota", (unsigned)(b->g->sms * 8), 256, 0, args, err);
-}
 
 static int mem_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
                        struct gv_err *err)
@@ -539,7 +415,7 @@ static int mem_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t im
     long long n = (long long)(bytes / 4);
     w->grid = (unsigned)(g->sms * 8);
     CUB(b, cuMemAlloc(&w->x, bytes), err);
-    int rc = iota(b, w->x, n, 1.0f, err);
+    int rc = gv_bench_iota(&b->gpu, w->x, n, 1.0f, err);
     if (rc)
         return rc;
     switch (w->s.kind) {
@@ -547,7 +423,7 @@ static int mem_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t im
         CUB(b, cuMemAlloc(&w->y, bytes), err);
         CUB(b, cuMemAlloc(&w->z, bytes), err);
         CUB(b, cuMemAlloc(&w->out, (size_t)w->grid * 256 * 4), err);
-        if ((rc = iota(b, w->y, n, 2.0f, err)) || (rc = iota(b, w->z, n, 3.0f, err)))
+        if ((rc = gv_bench_iota(&b->gpu, w->y, n, 2.0f, err)) || (rc = gv_bench_iota(&b->gpu, w->z, n, 3.0f, err)))
             return rc;
         long long vb = (n / 4 + 255) / 256;
         w->vgrid = vb > 0x7fffffff ? 0x7fffffffu : (unsigned)vb;
@@ -570,8 +446,7 @@ static int mem_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t im
         } else if (!(w->host = malloc(bytes))) {
             return gv_err_set(err, GV_E_NOMEM, "%zu bytes of host memory", bytes);
         }
-        for (long long i = 0; i < n; i++)
-            ((float *)w->host)[i] = 5.0f + (float)(i & 0xFFFFF);
+        gv_bench_host_pattern(w->host, bytes);
         snprintf(impl, implsz, "%s, %s host memory",
                  w->s.kind == GV_BW_H2D ? (w->s.pinned ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD")
                                         : (w->s.pinned ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH"),
@@ -646,11 +521,7 @@ static void b_release(struct gv_bdev *b, struct gv_bw *w)
         g->cu.cuCtxSetCurrent(g->ctx);
         if (w->use_lt)
             gv_lt_plan_free(&b->lt, &w->plan);
-        for (int i = 0; i < w->nsets; i++) {
-            g->cu.cuMemFree(w->a[i]);
-            g->cu.cuMemFree(w->w[i]);
-            g->cu.cuMemFree(w->c[i]);
-        }
+        gv_bench_gemm_free(&b->gpu, &w->gm);
         if (w->scales)
             g->cu.cuMemFree(w->scales);
         if (w->sctx) {
@@ -726,7 +597,7 @@ static int enqueue(struct gv_bdev *b, struct gv_bw *w, int i, struct gv_err *err
     float sc = 3.0f;
     switch (w->s.kind) {
     case GV_BW_GEMM:
-        return gemm_once(b, w, i % w->nsets, err);
+        return gemm_once(b, w, i % w->gm.nsets, err);
     case GV_BW_STREAM: {
         void *copy[] = {&w->x, &w->z, &nn}, *scale[] = {&w->y, &w->z, &sc, &nn};
         void *add[] = {&w->x, &w->y, &w->z, &nn}, *triad[] = {&w->x, &w->y, &w->z, &sc, &nn};
@@ -770,7 +641,7 @@ static int time_host(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
     int issue_only = w->s.kind == GV_BW_LAUNCH && w->s.launch == GV_LAUNCH_ENQUEUE;
     double t = 0;
     for (int i = 0; i < iters; i++) {
-        double t0 = now();
+        double t0 = gv_bench_now();
         int rc;
         if (w->s.kind == GV_BW_H2D) {
             CUB(b, cuMemcpyHtoD(w->x, w->host, w->s.bytes), err);
@@ -783,49 +654,65 @@ static int time_host(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
             if (!issue_only)
                 CUB(b, cuStreamSynchronize(g->stream), err);
         }
-        t += now() - t0;
+        t += gv_bench_now() - t0;
     }
     *sec = t;
     return issue_only ? g->ops.finish(g, err) : GV_OK;
 }
 
-/* Device events behind the gate; retried with a longer gate when the host
- * could not enqueue everything before the gate opened. */
+/* The gate's calls (gv_bench_gated_time) on a piece of work. */
+static int g_spin(void *ctx, double seconds, struct gv_err *err)
+{
+    return spin(((struct gv_bw *)ctx)->bench, seconds, err);
+}
+
+static int g_mark(void *ctx, int end, struct gv_err *err)
+{
+    struct gv_bw *w = ctx;
+    struct gv_bdev *b = w->bench;
+    int peer = w->s.kind == GV_BW_PEER;
+    CUevent e = end ? (peer ? w->pe1 : b->e1) : (peer ? w->pe0 : b->e0);
+    CUB(b, cuEventRecord(e, peer ? w->pstream : b->g->stream), err);
+    return GV_OK;
+}
+
+static int g_enqueue(void *ctx, int i, struct gv_err *err)
+{
+    struct gv_bw *w = ctx;
+    return enqueue(w->bench, w, i, err);
+}
+
+/* The backend's own stream under the case timeout, or the peer one. */
+static int g_wait(void *ctx, struct gv_err *err)
+{
+    struct gv_bw *w = ctx;
+    struct gv_bdev *b = w->bench;
+    if (w->s.kind != GV_BW_PEER)
+        return b->g->ops.finish(b->g, err);
+    if (b->g->cu.cuStreamSynchronize(w->pstream) != CUDA_SUCCESS)
+        return gv_err_set(err, GV_E_DEVICE, "cuStreamSynchronize failed");
+    return GV_OK;
+}
+
+static int g_elapsed(void *ctx, double *sec, struct gv_err *err)
+{
+    struct gv_bw *w = ctx;
+    struct gv_bdev *b = w->bench;
+    float ms = 0;
+    int peer = w->s.kind == GV_BW_PEER;
+    CUB(b, cuEventElapsedTime(&ms, peer ? w->pe0 : b->e0, peer ? w->pe1 : b->e1), err);
+    *sec = ms * 1e-3;
+    return GV_OK;
+}
+
+/* Device events behind the gate (bench_gpu.h). */
 static int time_device(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
                        struct gv_err *err)
 {
-    struct gv_device *g = b->g;
-    CUstream st = w->s.kind == GV_BW_PEER ? w->pstream : g->stream;
-    CUevent e0 = w->s.kind == GV_BW_PEER ? w->pe0 : b->e0, e1 = w->s.kind == GV_BW_PEER ? w->pe1 : b->e1;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        double gate = w->enq_per_iter * iters * 1.5 + 100e-6;
-        if (gate > GATE_MAX_S)
-            gate = GATE_MAX_S;
-        int rc = w->s.kind == GV_BW_PEER ? GV_OK : spin(b, gate, err);
-        if (rc)
-            return rc;
-        double t0 = now();
-        CUB(b, cuEventRecord(e0, st), err);
-        for (int i = 0; i < iters; i++)
-            if ((rc = enqueue(b, w, i, err)))
-                return rc;
-        CUB(b, cuEventRecord(e1, st), err);
-        double enq = now() - t0;
-        rc = w->s.kind == GV_BW_PEER ? (g->cu.cuStreamSynchronize(st) ? GV_E_DEVICE : GV_OK)
-                                     : g->ops.finish(g, err);
-        if (rc)
-            return rc == GV_E_DEVICE && !err->msg[0]
-                       ? gv_err_set(err, GV_E_DEVICE, "cuStreamSynchronize failed")
-                       : rc;
-        float ms = 0;
-        CUB(b, cuEventElapsedTime(&ms, e0, e1), err);
-        *sec = ms * 1e-3;
-        w->enq_per_iter = enq / iters;
-        w->gated = enq < gate || w->s.kind == GV_BW_PEER;
-        if (w->gated || gate >= GATE_MAX_S)
-            return GV_OK;
-    }
-    return GV_OK;
+    w->bench = b;
+    struct gv_bench_gate g = {w, w->s.kind == GV_BW_PEER ? NULL : g_spin, g_mark, g_enqueue,
+                              g_wait, g_elapsed};
+    return gv_bench_gated_time(&g, iters, &w->enq_per_iter, &w->gated, sec, err);
 }
 
 static int b_time(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec, struct gv_err *err)
@@ -842,94 +729,10 @@ static int b_time(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec, st
 
 /* ---- checks ---- */
 
-/* Elements i of a float array on the device against expected(i), on a spread sample. */
-static int check_floats(struct gv_bdev *b, gv_dptr p, long long n, float (*expect)(long long, void *),
-                        void *ctx, int *bad, int *seen, struct gv_err *err)
+static struct gv_bench_mem mem_of(const struct gv_bw *w)
 {
-    for (int q = 0; q < 4096; q++) {
-        long long i = q == 0 ? n - 1 : (long long)(gv_bench_hash(0x5EED, (unsigned)q) % (unsigned long long)n);
-        float v;
-        CUB(b, cuMemcpyDtoH(&v, p + (gv_dptr)i * 4, 4), err);
-        if (v != expect(i, ctx))
-            (*bad)++;
-        (*seen)++;
-    }
-    return GV_OK;
-}
-
-static float f_of(long long i) { return (float)(i & 0xFFFFF); }
-static float ex_copy(long long i, void *c) { (void)c; return f_of(i) + 1.0f; }
-static float ex_scale(long long i, void *c) { (void)c; return 3.0f * (f_of(i) + 3.0f); }
-static float ex_add(long long i, void *c) { (void)c; return (f_of(i) + 1.0f) + (f_of(i) + 2.0f); }
-static float ex_triad(long long i, void *c) { (void)c; return (f_of(i) + 2.0f) + 3.0f * (f_of(i) + 3.0f); }
-static float ex_host(long long i, void *c) { (void)c; return 5.0f + f_of(i); }
-
-/* What gv_bench_read leaves in out[t]: thread t's sum in the kernel's order. */
-static float read_sum(long long t, long long n4, long long stride)
-{
-    float acc = 0.0f;
-    for (long long i = t; i < n4; i += stride) {
-        float x = (float)((4 * i) & 0xFFFFF) + 1.0f, y = (float)((4 * i + 1) & 0xFFFFF) + 1.0f;
-        float z = (float)((4 * i + 2) & 0xFFFFF) + 1.0f, v = (float)((4 * i + 3) & 0xFFFFF) + 1.0f;
-        acc += x + y + z + v;
-    }
-    return acc;
-}
-
-static int stream_check(struct gv_bdev *b, struct gv_bw *w, int *bad, int *seen, struct gv_err *err)
-{
-    long long n = (long long)(w->s.bytes / 4);
-    switch (w->s.stream) {
-    case GV_ST_COPY: return check_floats(b, w->z, n, ex_copy, NULL, bad, seen, err);
-    case GV_ST_SCALE: return check_floats(b, w->y, n, ex_scale, NULL, bad, seen, err);
-    case GV_ST_ADD: return check_floats(b, w->z, n, ex_add, NULL, bad, seen, err);
-    case GV_ST_TRIAD: return check_floats(b, w->x, n, ex_triad, NULL, bad, seen, err);
-    case GV_ST_READ: {
-        long long stride = (long long)w->grid * 256, n4 = n / 4;
-        long long ts[3] = {0, stride / 2, stride - 1};
-        for (int q = 0; q < 3; q++) {
-            float v;
-            CUB(b, cuMemcpyDtoH(&v, w->out + (gv_dptr)ts[q] * 4, 4), err);
-            if (v != read_sum(ts[q], n4, stride))
-                (*bad)++;
-            (*seen)++;
-        }
-        return GV_OK;
-    }
-    }
-    return GV_OK;
-}
-
-/* Test-only: GPUVET_TEST_BENCH_CORRUPT=1 spoils the last element of the result
- * before the check (every check samples it), so a wrong result must fail. */
-static int test_corrupt(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
-{
-    const char *v = getenv("GPUVET_TEST_BENCH_CORRUPT");
-    if (!v || strcmp(v, "1") != 0)
-        return GV_OK;
-    unsigned char junk[8] = {0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f};
-    size_t last = w->s.bytes / 4 - 1;
-    gv_dptr at = 0;
-    switch (w->s.kind) {
-    case GV_BW_GEMM: {
-        int wo, man, eb;
-        gv_bench_format(w->out_store, &wo, &man, &eb);
-        CUB(b, cuMemcpyHtoD(w->c[0] + (gv_dptr)((w->s.m * w->s.n - 1) * wo), junk, (size_t)wo), err);
-        return GV_OK;
-    }
-    case GV_BW_STREAM:
-        at = w->s.stream == GV_ST_READ ? w->out : w->s.stream == GV_ST_SCALE ? w->y
-             : w->s.stream == GV_ST_TRIAD ? w->x : w->z;
-        if (w->s.stream == GV_ST_READ)
-            last = 0;
-        break;
-    case GV_BW_D2D: at = w->y; break;
-    case GV_BW_H2D: at = w->x; break;
-    case GV_BW_D2H: ((float *)w->host)[last] += 1.0f; return GV_OK;
-    default: return GV_OK;
-    }
-    CUB(b, cuMemcpyHtoD(at + (gv_dptr)last * 4, junk, 4), err);
-    return GV_OK;
+    return (struct gv_bench_mem){w->s.kind, w->s.stream, w->s.bytes, w->x, w->y, w->z, w->out,
+                                 w->host, w->grid};
 }
 
 static int b_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size_t whatsz,
@@ -939,47 +742,22 @@ static int b_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size
     if (g->broken)
         return gv_err_set(err, GV_E_DEVICE, "the CUDA context is unusable after an earlier fault");
     g->cu.cuCtxSetCurrent(g->ctx);
-    int trc = test_corrupt(b, w, err);
-    if (trc)
-        return trc;
-    int bad = 0, seen = 0, rc = GV_OK;
-    long long n = (long long)(w->s.bytes / 4);
-    switch (w->s.kind) {
-    case GV_BW_GEMM:
-        return gemm_check(b, w, ok, what, whatsz, err);
-    case GV_BW_STREAM:
-        rc = stream_check(b, w, &bad, &seen, err);
-        break;
-    case GV_BW_D2D:
-        rc = check_floats(b, w->y, n, ex_copy, NULL, &bad, &seen, err);
-        break;
-    case GV_BW_H2D:
-        rc = check_floats(b, w->x, n, ex_host, NULL, &bad, &seen, err);
-        break;
-    case GV_BW_D2H:
-        for (int q = 0; q < 4096; q++) {
-            long long i = q == 0 ? n - 1 : (long long)(gv_bench_hash(0x5EED, (unsigned)q) % (unsigned long long)n);
-            if (((float *)w->host)[i] != ex_copy(i, NULL))
-                bad++;
-            seen++;
-        }
-        break;
-    case GV_BW_PEER:
-        g->cu.cuCtxSetCurrent(w->dctx);
-        rc = check_floats(b, w->y, n, ex_copy, NULL, &bad, &seen, err);
-        g->cu.cuCtxSetCurrent(g->ctx);
-        break;
-    case GV_BW_LAUNCH:
+    struct gv_bench_mem m = mem_of(w);
+    int rc = gv_bench_test_corrupt(&b->gpu, w->s.kind == GV_BW_GEMM ? &w->gm : NULL, &m, err);
+    if (rc)
+        return rc;
+    if (w->s.kind == GV_BW_GEMM)
+        return gv_bench_gemm_check(&b->gpu, &w->gm, gemm_tol(w), ok, what, whatsz, err);
+    if (w->s.kind == GV_BW_LAUNCH) {
         *ok = 1;
         snprintf(what, whatsz, "an empty kernel: the stream completed without an error");
         return GV_OK;
     }
-    if (rc)
-        return rc;
-    *ok = bad == 0;
-    snprintf(what, whatsz, "%d sampled elements of the result compared exactly with the known "
-             "values: %d wrong", seen, bad);
-    return GV_OK;
+    if (w->s.kind == GV_BW_PEER)
+        g->cu.cuCtxSetCurrent(w->dctx);
+    rc = gv_bench_mem_check(&b->gpu, &m, ok, what, whatsz, err);
+    g->cu.cuCtxSetCurrent(g->ctx);
+    return rc;
 }
 
 static const struct {
@@ -1035,15 +813,7 @@ static json_t *b_conditions(struct gv_bdev *b)
 static json_t *b_facts(struct gv_bdev *b, struct gv_bw *w)
 {
     (void)b;
-    if (w->s.kind != GV_BW_GEMM || !w->use_lt || w->plan.nalgo < 1)
-        return NULL;
-    double flop = 2.0 * (double)w->s.m * (double)w->s.n * (double)w->s.k;
-    json_t *tf = json_array();
-    for (int i = 0; i < w->plan.nalgo; i++)
-        json_array_append_new(tf, w->trial[i] > 0 && isfinite(w->trial[i])
-                                      ? json_real(flop / w->trial[i] / 1e12) : json_null());
-    return json_pack("{s:{s:i,s:i,s:o}}", "algorithm", "heuristic_rank", w->plan.pick + 1,
-                     "tried", w->plan.nalgo, "trial_tflops", tf);
+    return w->use_lt ? gv_bench_algo_facts(&w->s, &w->plan, w->trial) : NULL;
 }
 
 const struct gv_bench_backend gv_bench_cuda = {

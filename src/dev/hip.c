@@ -10,40 +10,10 @@
 #include <unistd.h>
 
 #include "dev/gpu.h"
+#include "dev/hip_dev.h"
 #include "dev/lt.h"
 #include "dev/worker.h"
 #include "dev/hip_probe.h"
-
-#define NFUNC 16
-
-enum { L_HIP, L_HIPRTC, L_ROCBLAS, L_HIPBLASLT, L_MIOPEN, L_N };
-
-struct gv_device {
-    struct gv_vlib lib[L_N];
-    char liberr[L_N][1024];
-    struct gv_api_hip hip;
-    struct gv_api_hiprtc rtc;
-    struct gv_api_rocblas rb;
-    struct gv_api_hipblaslt lt;
-    struct gv_api_miopen mi;
-    int have_blas, have_dnn, have_lt;
-    struct gv_lt ltk;
-    struct gv_blas_choice blas_route; /* rocBLAS or hipBLASLt (lt.h) */
-    int ordinal, runtime;
-    hipStream_t stream;
-    hipModule_t mod;
-    rocblas_handle bh;
-    miopenHandle_t mh;
-    struct { const char *name; hipFunction_t f; } fn[NFUNC];
-    int nfn;
-    char name[256];
-    char arch[96]; /* gcnArchName, e.g. "gfx90a:sramecc+:xnack-" */
-    size_t total_mem;
-    struct gv_rtc_out code;
-    double timeout;
-    int broken;
-    struct gv_gpu_ops ops;
-};
 
 static int hip_fail(const struct gv_api_hip *h, hipError_t r, struct gv_err *err, const char *call)
 {
@@ -110,10 +80,10 @@ static int p_download(void *ctx, void *dst, gv_dptr src, size_t n, struct gv_err
     return GV_OK;
 }
 
-static int p_launch(void *ctx, const char *kernel, unsigned grid, unsigned block, unsigned shmem,
-                    void **args, struct gv_err *err)
+/* A kernel of the module by name, cached (names are string constants). */
+static int get_func(struct gv_device *d, const char *kernel, hipFunction_t *out,
+                    struct gv_err *err)
 {
-    struct gv_device *d = ctx;
     hipFunction_t f = NULL;
     for (int i = 0; i < d->nfn && !f; i++)
         if (strcmp(d->fn[i].name, kernel) == 0)
@@ -125,6 +95,18 @@ static int p_launch(void *ctx, const char *kernel, unsigned grid, unsigned block
             d->fn[d->nfn++].f = f;
         }
     }
+    *out = f;
+    return GV_OK;
+}
+
+static int p_launch(void *ctx, const char *kernel, unsigned grid, unsigned block, unsigned shmem,
+                    void **args, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    hipFunction_t f = NULL;
+    int rc = get_func(d, kernel, &f, err);
+    if (rc)
+        return rc;
     hipError_t r = d->hip.hipModuleLaunchKernel(f, grid, 1, 1, block, 1, 1, shmem, d->stream,
                                                 args, NULL);
     if (r != hipSuccess) {
@@ -700,6 +682,18 @@ static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buf
         return gv_err_set(err, GV_E_DEVICE, "%s: the HIP device is unusable after an earlier "
                           "fault", c->id);
     return gv_gpu_run(&d->ops, d, c, in, nin, out, info, err);
+}
+
+int gv_hip_fail(struct gv_device *d, hipError_t r, struct gv_err *err, const char *call)
+{
+    if (sticky(r))
+        d->broken = 1;
+    return hip_fail(&d->hip, r, err, call);
+}
+
+int gv_hip_func(struct gv_device *d, const char *name, hipFunction_t *f, struct gv_err *err)
+{
+    return get_func(d, name, f, err);
 }
 
 /* In-process backend: used inside the worker process (worker.h). */
