@@ -149,13 +149,15 @@ static void plan_gemm(struct plan *p, const char *backend, int on_gpu, enum gv_b
                       const struct kb_gpu_peak *peak, double l2)
 {
     static const char *const cuda_routes[] = {"cublaslt", "cublas"};
+    static const char *const hip_routes[] = {"hipblaslt", "rocblas"};
     static const char *const cpu_routes[] = {"openblas"};
     static const char *const torch_routes[] = {"torch_mm"};
     static const enum gv_dtype torch_cpu_types[] = {GV_F32, GV_F64, GV_BF16};
     static const enum gv_dtype cuda_types[] = {GV_F64, GV_F32, GV_TF32, GV_F16, GV_BF16, GV_F8E4M3};
     static const enum gv_dtype cpu_types[] = {GV_F32, GV_F64};
     int torch = strcmp(backend, "torch") == 0, cpu = !on_gpu;
-    const char *const *routes = torch ? torch_routes : cpu ? cpu_routes : cuda_routes;
+    const char *const *routes = torch ? torch_routes : cpu ? cpu_routes
+                                : strcmp(backend, "hip") == 0 ? hip_routes : cuda_routes;
     int nr = torch || cpu ? 1 : 2;
     const enum gv_dtype *types = torch && cpu ? torch_cpu_types : cpu ? cpu_types : cuda_types;
     int nt = torch && cpu ? 3 : cpu ? 2 : 6;
@@ -181,8 +183,9 @@ static void plan_gemm(struct plan *p, const char *backend, int on_gpu, enum gv_b
     for (int t = 0; t < nt; t++)
         for (int r = 0; r < nr; r++)
             for (int s = 0; s < ns; s++) {
-                if (types[t] == GV_F8E4M3 && strcmp(routes[r], "cublas") == 0)
-                    continue; /* cuBLAS's GemmEx has none; the cuBLASLt row says what fp8 does */
+                if (types[t] == GV_F8E4M3 && (strcmp(routes[r], "cublas") == 0 ||
+                                              strcmp(routes[r], "rocblas") == 0))
+                    continue; /* no fp8 in GemmEx / gemm_ex; the Lt row says what fp8 does */
                 struct item *it = add(p, "gemm");
                 if (!it)
                     return;
@@ -646,11 +649,10 @@ static int open_backend(const char *spec, const struct gv_bench_backend **be, st
     else if (n == 5 && strncmp(spec, "torch", 5) == 0)
         *be = &gv_bench_torch;
     else if (n == 3 && strncmp(spec, "hip", 3) == 0)
-        return gv_err_set(err, GV_E_UNSUPPORTED, "--device %s: gpuvet bench runs on cpu, cuda:N "
-                          "and torch:... devices so far", spec);
+        *be = &gv_bench_hip;
     else
         return gv_err_set(err, GV_E_USAGE, "--device %s: unknown device kind (cpu, cuda:N, "
-                          "torch:cuda:N, torch:cpu)", spec);
+                          "hip:N, torch:cuda:N, torch:cpu)", spec);
     return (*be)->open(rest, d, err);
 }
 
@@ -664,7 +666,7 @@ static void add_if(struct plan *src, struct plan *dst, const char *only)
 static double l2_bytes(json_t *desc)
 {
     json_t *l2 = json_object_get(desc, "l2_cache_bytes");
-    return json_is_integer(l2) ? (double)json_integer_value(l2) : 64.0 * (1 << 20);
+    return json_is_integer(l2) ? (double)json_integer_value(l2) : 0;
 }
 
 static void run_collectives(const struct gv_bench_opts *o, json_t *doc, json_t *results)
@@ -694,7 +696,7 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
         return rc;
     double t0 = now();
     json_t *desc = be->describe(d);
-    int torch = strcmp(be->name, "torch") == 0;
+    int torch = strcmp(be->name, "torch") == 0, hip = strcmp(be->name, "hip") == 0;
     /* torch: its device says what it is ("cuda:0" or "cpu") */
     const char *tdev = json_string_value(json_object_get(desc, "torch_device"));
     int cpu = strcmp(be->name, "cpu") == 0 || (torch && !(tdev && strncmp(tdev, "cuda", 4) == 0));
@@ -704,7 +706,11 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     const struct kb_gpu_peak *peak = cpu ? NULL : kb_gpu_peak_find(devname);
     static struct plan all, sel;
     all.n = sel.n = 0;
-    plan_gemm(&all, be->name, !cpu, o->mode, peak, l2_bytes(desc));
+    double cache = kb_gpu_cache_bytes(peak, l2_bytes(desc), hip);
+    /* each device array at least 4x the last-level cache (bench-anchors.md s3) */
+    if (!cpu && z.stream_bytes < 4 * cache)
+        z.stream_bytes = (size_t)(4 * cache);
+    plan_gemm(&all, be->name, !cpu, o->mode, peak, cache);
     if (!torch)
         plan_memory(&all, be->name, &z, peak);
     if (!cpu && !torch) {
@@ -756,7 +762,7 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
                                         "benchmarks after it did not run"));
     json_t *verdicts = json_array();
     if (!cpu && !fatal && gv_bench_selected(o->only, "verdict.bf16_vs_fp16")) {
-        const char *vroute = torch ? "torch_mm" : "cublaslt";
+        const char *vroute = torch ? "torch_mm" : hip ? "hipblaslt" : "cublaslt";
         static const struct shape vs[] = {{4096, 4096, 4096, "square"}, {8192, 8192, 8192, "square"}};
         int nv = o->mode == GV_BENCH_QUICK ? 1 : 2;
         for (int i = 0; i < nv; i++)
@@ -768,13 +774,15 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     json_object_set_new(doc, "topology", gv_bench_topology(be, d));
     be->close(d);
     /* collectives open their own contexts on every GPU (after this one is closed) */
-    if (!cpu && !torch && !fatal)
+    if (!cpu && !torch && !hip && !fatal)
         run_collectives(o, doc, results);
     else
         json_object_set_new(doc, "collectives",
                             json_pack("{s:s}", "skipped", torch ? "through PyTorch only GEMMs "
                                                                   "are measured"
                                                       : cpu ? "no GPU: the CPU backend"
+                                                      : hip ? "RCCL collectives are not "
+                                                              "measured on HIP yet"
                                                             : "the run stopped at a fault"));
     json_object_set_new(doc, "seconds", json_real(now() - t0));
     *doc_out = doc;

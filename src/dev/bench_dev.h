@@ -4,7 +4,8 @@
  * work took and whether its result is right. Implementations: CPU
  * (src/dev/cpu_bench.c: OpenBLAS, plain loops, the host clock) and CUDA
  * (src/dev/cuda_bench.c: cuBLAS/cuBLASLt, gpuvet's kernels, device events
- * behind a spin kernel). Nothing here prints. */
+ * behind a spin kernel), HIP (src/dev/hip_bench.c: rocBLAS/hipBLASLt, the same
+ * kernels and method; both share src/dev/bench_gpu.c). Nothing here prints. */
 #ifndef GV_DEV_BENCH_DEV_H
 #define GV_DEV_BENCH_DEV_H
 
@@ -32,7 +33,8 @@ enum gv_bw_launch { GV_LAUNCH_BACK_TO_BACK, GV_LAUNCH_SYNC, GV_LAUNCH_ENQUEUE };
 
 struct gv_bw_spec {
     enum gv_bw_kind kind;
-    /* GEMM: route "cublas", "cublaslt", "openblas"; dtype of A and W (GV_TF32:
+    /* GEMM: route "cublas", "cublaslt", "rocblas", "hipblaslt", "openblas"; dtype of A
+     * and W (GV_TF32:
      * fp32 storage, TF32 compute); C is in the input format (bf16 for fp8,
      * f32 for tf32), as PyTorch returns it */
     const char *route;
@@ -50,7 +52,7 @@ struct gv_bdev; /* a device opened for benchmarks (backend-private) */
 struct gv_bw;   /* one prepared piece of work (backend-private) */
 
 struct gv_bench_backend {
-    const char *name; /* "cpu", "cuda" */
+    const char *name; /* "cpu", "cuda", "hip", "torch" */
     /* spec: what follows "name:" in --device ("0"). */
     int (*open)(const char *spec, struct gv_bdev **d, struct gv_err *err);
     void (*close)(struct gv_bdev *d);
@@ -85,6 +87,7 @@ struct gv_bench_backend {
 
 extern const struct gv_bench_backend gv_bench_cpu;
 extern const struct gv_bench_backend gv_bench_cuda;
+extern const struct gv_bench_backend gv_bench_hip;
 extern const struct gv_bench_backend gv_bench_torch; /* GEMMs through the user's PyTorch */
 
 /* The element bits the GEMM operands hold: the same on the host and in the

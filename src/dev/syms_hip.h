@@ -18,6 +18,7 @@ typedef void *hipDeviceptr_t;
 typedef struct ihipModule_t *hipModule_t;
 typedef struct ihipModuleSymbol_t *hipFunction_t;
 typedef struct ihipStream_t *hipStream_t;
+typedef struct ihipEvent_t *hipEvent_t;
 
 enum {
     hipSuccess = 0,
@@ -28,6 +29,14 @@ enum {
     hipErrorLaunchFailure = 719,
 };
 #define hipStreamNonBlocking 0x1
+/* gpuvet bench (hip_bench.c), from the same header: hipErrorPeerAccessAlreadyEnabled
+ * = 704; hipHostMalloc flags hipHostMallocDefault 0x0, hipHostMallocPortable 0x1;
+ * hipDeviceAttribute_t (CUDA-compatible block, counted from
+ * hipDeviceAttributeCudaCompatibleBegin = 0 in ROCm/HIP include/hip/hip_runtime_api.h):
+ * hipDeviceAttributeL2CacheSize = 19, hipDeviceAttributeMultiprocessorCount = 63. */
+#define hipErrorPeerAccessAlreadyEnabled 704
+#define hipHostMallocPortable 0x1
+enum { hipDeviceAttributeL2CacheSize = 19, hipDeviceAttributeMultiprocessorCount = 63 };
 
 #define GV_SYMS_HIP(X)                                                                       \
     X(REQ, hipInit, hipError_t, (unsigned), "hipInit")                                       \
@@ -58,6 +67,33 @@ enum {
       "hipStreamCreateWithFlags")                                                            \
     X(REQ, hipStreamDestroy, hipError_t, (hipStream_t), "hipStreamDestroy")                  \
     X(REQ, hipStreamQuery, hipError_t, (hipStream_t), "hipStreamQuery")                      \
-    X(REQ, hipStreamSynchronize, hipError_t, (hipStream_t), "hipStreamSynchronize")
+    X(REQ, hipStreamSynchronize, hipError_t, (hipStream_t), "hipStreamSynchronize")          \
+    /* gpuvet bench (src/dev/hip_bench.c); optional, so that the numerics backend never  \
+     * depends on them (hip_bench.c says which are needed when one is missing) */          \
+    X(OPT, hipEventCreate, hipError_t, (hipEvent_t *), "hipEventCreate")                     \
+    X(OPT, hipEventDestroy, hipError_t, (hipEvent_t), "hipEventDestroy")                     \
+    X(OPT, hipEventRecord, hipError_t, (hipEvent_t, hipStream_t), "hipEventRecord")          \
+    X(OPT, hipEventElapsedTime, hipError_t, (float *, hipEvent_t, hipEvent_t),               \
+      "hipEventElapsedTime")                                                                 \
+    X(OPT, hipHostMalloc, hipError_t, (void **, size_t, unsigned), "hipHostMalloc",          \
+      "hipHostAlloc")                                                                        \
+    X(OPT, hipHostFree, hipError_t, (void *), "hipHostFree", "hipFreeHost")                  \
+    X(OPT, hipMemcpyHtoDAsync, hipError_t, (hipDeviceptr_t, void *, size_t, hipStream_t),    \
+      "hipMemcpyHtoDAsync")                                                                  \
+    X(OPT, hipMemcpyDtoHAsync, hipError_t, (void *, hipDeviceptr_t, size_t, hipStream_t),    \
+      "hipMemcpyDtoHAsync")                                                                  \
+    X(OPT, hipMemcpyDtoDAsync, hipError_t,                                                   \
+      (hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t), "hipMemcpyDtoDAsync")           \
+    X(OPT, hipMemsetD8Async, hipError_t, (hipDeviceptr_t, unsigned char, size_t, hipStream_t), \
+      "hipMemsetD8Async")                                                                    \
+    X(OPT, hipMemGetInfo, hipError_t, (size_t *, size_t *), "hipMemGetInfo")                 \
+    X(OPT, hipDeviceGetAttribute, hipError_t, (int *, int, int), "hipDeviceGetAttribute")    \
+    X(OPT, hipDeviceSynchronize, hipError_t, (void), "hipDeviceSynchronize")                 \
+    X(OPT, hipDeviceCanAccessPeer, hipError_t, (int *, int, int), "hipDeviceCanAccessPeer")  \
+    X(OPT, hipDeviceEnablePeerAccess, hipError_t, (int, unsigned),                           \
+      "hipDeviceEnablePeerAccess")                                                           \
+    X(OPT, hipMemcpyPeerAsync, hipError_t, (void *, int, const void *, int, size_t,          \
+      hipStream_t), "hipMemcpyPeerAsync")                                                    \
+    X(OPT, hipDeviceGetPCIBusId, hipError_t, (char *, int, int), "hipDeviceGetPCIBusId")
 
 #endif

@@ -2,7 +2,10 @@
  * the rocBLAS API reference: rocblas_status_success = 0; rocblas_operation_none = 111,
  * rocblas_operation_transpose = 112; rocblas_datatype_f16_r = 150, f32_r = 151,
  * f64_r = 152, bf16_r = 168; rocblas_gemm_algo_standard = 0; rocblas_gemm_flags_none = 0.
- * rocblas_int is 32-bit (LP64 build), rocblas_stride is int64_t. */
+ * rocblas_int is 32-bit (LP64 build), rocblas_stride is int64_t.
+ * rocblas_gemm_ex (gpuvet bench, optional): (handle, transA, transB, m, n, k, alpha,
+ * a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc, d, d_type, ldd, compute_type,
+ * algo, solution_index, flags), rocblas-functions.h. */
 #ifndef GV_DEV_SYMS_ROCBLAS_H
 #define GV_DEV_SYMS_ROCBLAS_H
 
@@ -32,6 +35,11 @@ enum {
       (rocblas_handle, int, int, int, int, int, const void *, const void *, int, int,        \
        int64_t, const void *, int, int, int64_t, const void *, const void *, int, int,       \
        int64_t, void *, int, int, int64_t, int, int, int, int32_t, uint32_t),                \
-      "rocblas_gemm_strided_batched_ex")
+      "rocblas_gemm_strided_batched_ex")                                                     \
+    X(OPT, rocblas_gemm_ex, rocblas_status,                                                  \
+      (rocblas_handle, int, int, int, int, int, const void *, const void *, int, int,        \
+       const void *, int, int, const void *, const void *, int, int, void *, int, int, int,  \
+       int, int32_t, uint32_t),                                                              \
+      "rocblas_gemm_ex")
 
 #endif

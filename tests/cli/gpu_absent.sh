@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpuvet check on a GPU device whose libraries cannot be had fails cleanly
+# gpuvet check (and gpuvet bench) on a GPU device whose libraries cannot be had fails cleanly
 # (exit 3, a message naming the library and what was tried), through the
 # worker process, whatever this machine has: the system search is turned off
 # (GPUVET_LIB_NO_SYSTEM=1) and --lib-path points at an empty directory, then
@@ -25,6 +25,13 @@ expect cuda-missing 3 "libcuda not found" -- \
     "$GPUVET" check --device cuda:0 --only 'sum.f32.*' --lib-path "$dir/empty"
 expect hip-missing 3 "amdhip64 not found" -- \
     "$GPUVET" check --device hip:0 --only 'sum.f32.*' --lib-path "$dir/empty"
+# gpuvet bench follows the same convention (exit 3, the library named)
+expect bench-cuda-missing 3 "libcuda not found" -- \
+    "$GPUVET" bench --device cuda:0 --json --no-snapshot --lib-path "$dir/empty"
+expect bench-hip-missing 3 "amdhip64 not found" -- \
+    "$GPUVET" bench --device hip:0 --json --no-snapshot --lib-path "$dir/empty"
+expect bench-hip-bad-device 2 "expected a device number" -- \
+    "$GPUVET" bench --device hip:x
 expect bad-device 2 "expected a device number" -- \
     "$GPUVET" check --device cuda:x --only 'sum.f32.*'
 stubs=/usr/local/cuda/lib64/stubs

@@ -8,7 +8,8 @@
 #   - report "no AMD GPU" cleanly (hipGetDeviceCount: hipErrorNoDevice, 100),
 #   - find hipRTC (5.7: inside libamdhip64.so.5; 6.4: libhiprtc.so.6),
 #   - compile every embedded kernel for gfx90a, gfx942 and gfx1100 into an ELF
-#     code object that names every entry point,
+#     code object that names every entry point (gpuvet bench's gv_bench_* among
+#     them, checked to be in the list),
 #   - resolve rocBLAS's symbol list against the root's real librocblas and read
 #     its version (hipBLASLt is reported where the root has it),
 #   - MIOpen (in a child process of the probe, so an abort cannot take it down):
@@ -45,6 +46,13 @@ CC=${CC:-cc}
 command -v "$CC" >/dev/null || { echo "skipped: no C compiler to build the probe"; exit 77; }
 embed=$GV_BUILD/generated/kernels_embed.c
 [[ -f $embed ]] || { echo "FAIL: $embed missing"; exit 1; }
+
+# gpuvet bench's kernels (spin gate, operand fill, STREAM, iota, empty) are among the
+# entries every compile below must contain (src/dev/rtc.c's list)
+for k in spin fill copy scale add triad read iota empty; do
+    grep -q "\"gv_bench_$k\"" "$GV_SRC/src/dev/rtc.c" ||
+        { echo "FAIL: gv_bench_$k is not in gv_kernel_entries (src/dev/rtc.c)"; exit 1; }
+done
 
 mkdir -p "$GV_TEST_TMP"
 probe=$GV_TEST_TMP/hipprobe.$$

@@ -2,6 +2,7 @@
  * (section noted at each check), not produced by the code. */
 #include <string.h>
 
+#include "kb/gpu_peaks.h"
 #include "kb/kb.h"
 #include "t.h"
 
@@ -188,6 +189,22 @@ static void tables_have_sources(void)
     }
 }
 
+/* How much cache a benchmark's operands must outgrow: the reported L2, MI300X's
+ * Infinity Cache above it, and on an unknown AMD device the largest known. */
+static void cache_to_outgrow(void)
+{
+    const struct kb_gpu_peak *h200 = kb_gpu_peak_find("NVIDIA H200");
+    const struct kb_gpu_peak *mi300 = kb_gpu_peak_find("AMD Instinct MI300X");
+    T_CHECK(h200 && mi300);
+    if (!h200 || !mi300)
+        return;
+    T_CHECK(kb_gpu_cache_bytes(h200, 52428800, 0) == 52428800);
+    T_CHECK(kb_gpu_cache_bytes(NULL, 0, 0) == 64.0 * (1 << 20));
+    T_CHECK(kb_gpu_cache_bytes(mi300, 4194304, 1) == 256e6);
+    T_CHECK(kb_gpu_cache_bytes(NULL, 4194304, 1) == 256e6);
+    T_CHECK(kb_gpu_cache_bytes(NULL, 300e6, 1) == 300e6);
+}
+
 int main(void)
 {
     T_RUN(versions);
@@ -199,5 +216,6 @@ int main(void)
     T_RUN(sonames_hip_kmd);
     T_RUN(envs_errors);
     T_RUN(tables_have_sources);
+    T_RUN(cache_to_outgrow);
     return t_done();
 }
