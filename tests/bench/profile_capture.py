@@ -8,8 +8,9 @@
 # best of 20 each).
 # --per-op: the recorded pass's overhead by op name (gpuvet's parts of each op, and the
 # gap since the previous op returned: the model's Python, module hooks, dispatch).
+# --cprofile-pass N: the N dearest functions of the recorded pass alone.
 # usage: PYTHON tests/bench/profile_capture.py MODEL.py:FUNCTION [DEVICE] [--cprofile N]
-#        [--floors] [--per-op]
+#        [--cprofile-pass N] [--floors] [--per-op]
 #   e.g. GV_MODEL_BATCH=1 /usr/bin/python3 tests/bench/profile_capture.py \
 #            tests/cli/models/resnet18_224.py:make cpu --cprofile 25
 # GPUVET_TEST_CAPTURE_QUEUE=BYTES queues values on any device (as the GPU does).
@@ -94,12 +95,15 @@ def floors(g, w, req):
 
     class Busy(Empty):  # Python work between ops, the op's own call timed alone
         work = 0
+        every = 1  # the work of `every` ops done together, at every every-th op
         spent = [0.0, 0]
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            d = {}
-            for i in range(self.work):
-                d[i] = (i, str(i))
+            if self.spent[1] % self.every == 0:
+                for _ in range(self.every):
+                    d = {}
+                    for i in range(self.work):
+                        d[i] = (i, str(i))
             t0 = time.perf_counter()
             out = func(*args, **(kwargs or {}))
             self.spent[0] += time.perf_counter() - t0
@@ -142,12 +146,13 @@ def floors(g, w, req):
     for name, t in rows:
         print("floor: %-32s %7.2f ms  %5.2fx plain" % (name, t * 1e3, t / plain))
     # does Python work between ops slow the op's own call (caches, clocks)?
-    for work in (0, 100, 400, 1600):
-        Busy.work, Busy.spent = work, [0.0, 0]
+    # and the same work done for 3 or 8 ops at once (the capture's deferred booking)
+    for work, every in ((0, 1), (100, 1), (400, 1), (400, 3), (400, 8), (1600, 1), (1600, 3)):
+        Busy.work, Busy.every, Busy.spent = work, every, [0.0, 0]
         t = best(Busy, True)
-        print("floor: busy %4d items between ops: %7.2f ms  %5.2fx plain; the op's call "
-              "%.1f us on average" % (work, t * 1e3, t / plain,
-                                      Busy.spent[0] * 1e6 / max(Busy.spent[1], 1)))
+        print("floor: busy %4d items between ops, done every %d op(s): %7.2f ms  %5.2fx plain; "
+              "the op's call %.1f us on average" % (work, every, t * 1e3, t / plain,
+                                                    Busy.spent[0] * 1e6 / max(Busy.spent[1], 1)))
 
 
 def per_op_recorder(g, acc):
@@ -185,6 +190,31 @@ def per_op_recorder(g, acc):
     g["make_recorder"] = wrapped
 
 
+def pass_profiler(g, prof):
+    """Makes the capture's recorder profile the recorded pass only (not the warm-up
+    passes, which send nothing, nor loading the model)."""
+    make = g["make_recorder"]
+
+    def wrapped(torch, wrap):
+        Recorder = make(torch, wrap)
+
+        class Profiled(Recorder):
+            def __enter__(self):
+                r = super().__enter__()
+                if not self.t.dry:
+                    prof.enable()
+                return r
+
+            def __exit__(self, *a):
+                if not self.t.dry:
+                    prof.disable()
+                return super().__exit__(*a)
+
+        return Profiled
+
+    g["make_recorder"] = wrapped
+
+
 def print_per_op(acc, n):
     keys = ["all", "gap", "inputs", "launch", "cpu_ops", "outputs", "rng"]
     print("per op name, microseconds per call (all: inside gpuvet's dispatch; gap: since "
@@ -204,6 +234,7 @@ def main(argv):
     model = argv[1]
     device = argv[2] if len(argv) > 2 and not argv[2].startswith("--") else "cpu"
     top = int(argv[argv.index("--cprofile") + 1]) if "--cprofile" in argv else 0
+    top_pass = int(argv[argv.index("--cprofile-pass") + 1]) if "--cprofile-pass" in argv else 0
     g = load_worker()
     chan = Chan()
     w = g["Worker"](chan)
@@ -219,6 +250,11 @@ def main(argv):
     per_op = {} if "--per-op" in argv else None
     if per_op is not None:
         per_op_recorder(g, per_op)
+    pass_prof = None
+    if top_pass:
+        import cProfile
+        pass_prof = cProfile.Profile()
+        pass_profiler(g, pass_prof)
     before = set(sys.modules)
     prof = None
     if top:
@@ -253,9 +289,17 @@ def main(argv):
     print("torch modules first imported during the capture: %d %s" % (len(new), new[:40]))
     if per_op:
         print_per_op(per_op, n)
+    import pstats
     if prof:
-        import pstats
         pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(top)
+    if pass_prof:
+        st = pstats.Stats(pass_prof).stats
+        rows = sorted(st.items(), key=lambda kv: -kv[1][2])[:top_pass]
+        print("the recorded pass alone, under cProfile (%.2f ms in all): calls, own us, "
+              "us with callees, function" % (sum(v[2] for v in st.values()) * 1e3))
+        for (fn, line, name), (cc, nc, tt, ct, _) in rows:
+            print("%7d %9.1f %9.1f  %s:%d(%s)" % (nc, tt * 1e6, ct * 1e6,
+                                                 os.path.basename(fn), line, name))
     return 0
 
 
