@@ -181,13 +181,22 @@ static double spread_of(const json_t *r, double v, double lo, double hi)
     return v > 0 ? (hi - lo) / v : 0;
 }
 
+double gv_bcmp_noise_floor(const char *group, const char *id)
+{
+    if (group && !strcmp(group, "latency"))
+        return GV_BCMP_NOISE_LATENCY;
+    if (id && strstr(id, ".pageable."))
+        return GV_BCMP_NOISE_PAGEABLE;
+    return GV_BCMP_NOISE_FLOOR;
+}
+
 static void judge_both_ok(struct gv_bcmp_case *c)
 {
     c->va = num(c->a, "value", NAN), c->vb = num(c->b, "value", NAN);
     double la, ha, lb, hb;
     range(c->a, c->va, &la, &ha);
     range(c->b, c->vb, &lb, &hb);
-    c->noise = fmax(GV_BCMP_NOISE_FLOOR, fmax(spread_of(c->a, c->va, la, ha),
+    c->noise = fmax(gv_bcmp_noise_floor(c->group, c->id), fmax(spread_of(c->a, c->va, la, ha),
                                               spread_of(c->b, c->vb, lb, hb)));
     c->apart = lb > ha || hb < la;
     if (!(c->va > 0) || !(c->vb > 0)) {
@@ -775,6 +784,9 @@ json_t *gv_bench_compare_json(const struct gv_bench_compare *c, const char *path
                                                 c->created_b));
     json_object_set_new(doc, "flagged", json_boolean(c->flagged));
     json_object_set_new(doc, "noise_floor", json_real(GV_BCMP_NOISE_FLOOR));
+    json_object_set_new(doc, "noise_floors",
+                        json_pack("{s:f,s:f}", "latency", GV_BCMP_NOISE_LATENCY, "pageable",
+                                  GV_BCMP_NOISE_PAGEABLE));
     json_t *s = json_object();
     for (int i = 0; i < GV_BC_COUNT; i++)
         json_object_set_new(s, gv_bcmp_change_name((enum gv_bcmp_change)i),

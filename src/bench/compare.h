@@ -15,6 +15,18 @@
 
 /* The floor of the noise: a change of 2% or less is never a regression. */
 #define GV_BCMP_NOISE_FLOOR 0.02
+/* Higher floors where the host's scheduling and memory decide the figure, which then
+ * varies far more between runs than within one (a run's spread is no guide):
+ * - launch latencies: p5-p95 about 15% on the H200 (shared/docs/bench-anchors.md,
+ *   section 7); two quick runs on an unchanged H200 (2026-12-02) put back-to-back
+ *   launches 5% apart with 0.3% spreads, and the cost of issuing one 12% apart;
+ * - pageable copies (the host's page cache and its memcpy): the same two runs put
+ *   them 31% and 34% apart with spreads under 10%. */
+#define GV_BCMP_NOISE_LATENCY 0.15
+#define GV_BCMP_NOISE_PAGEABLE 0.40
+/* The floor for one result: GV_BCMP_NOISE_LATENCY for the "latency" group,
+ * GV_BCMP_NOISE_PAGEABLE for an id with ".pageable.", else GV_BCMP_NOISE_FLOOR. */
+double gv_bcmp_noise_floor(const char *group, const char *id);
 
 enum gv_bcmp_change {
     GV_BC_REGRESSED,      /* both ok, B worse beyond the noise, sample ranges apart */
@@ -41,7 +53,7 @@ struct gv_bcmp_case {
     int lower_better;
     double va, vb;      /* medians (NAN when not ok) */
     double ratio;       /* > 1: B is better (B/A higher-is-better, A/B lower) */
-    double noise;       /* max(spread A, spread B, GV_BCMP_NOISE_FLOOR) */
+    double noise;       /* max(spread A, spread B, gv_bcmp_noise_floor()) */
     int apart;          /* the [min, max] ranges do not overlap */
     char why[320];      /* status changes, not comparable: in words */
 };

@@ -127,8 +127,10 @@ static void print_human(const struct gv_bench_compare *c, const char *a, const c
         }
     printf("%s\n", first ? "no results" : "");
     printf("%sregressed/improved: the change is larger than the noise, max(spread A, spread B, "
-           "%.0f%%), and the sample ranges do not overlap%s\n", cli_dim(),
-           100 * GV_BCMP_NOISE_FLOOR, cli_reset());
+           "%.0f%%; %.0f%% for launch latencies, %.0f%% for pageable copies, which vary more "
+           "between runs than within one), and the sample ranges do not overlap%s\n", cli_dim(),
+           100 * GV_BCMP_NOISE_FLOOR, 100 * GV_BCMP_NOISE_LATENCY, 100 * GV_BCMP_NOISE_PAGEABLE,
+           cli_reset());
     print_causes(c);
 }
 

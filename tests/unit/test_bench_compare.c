@@ -54,6 +54,51 @@ static enum gv_bcmp_change judge1(double va, double la, double ha, double sa, do
     return ch;
 }
 
+/* One result judged under an id and group of its own (the floors by kind). */
+static enum gv_bcmp_change judge_as(const char *id, const char *group, const char *better,
+                                    double va, double vb, double *noise)
+{
+    char x[512], y[512];
+    /* tight samples (0.3%) and ranges apart, as the H200's quick runs had them */
+    json_t *a = doc(ok(x, sizeof x, id, group, better, va, va * 0.9985, va * 1.0015, 0.003), NULL);
+    json_t *b = doc(ok(y, sizeof y, id, group, better, vb, vb * 0.9985, vb * 1.0015, 0.003), NULL);
+    struct gv_bench_compare c;
+    struct gv_err err = {0};
+    enum gv_bcmp_change ch = GV_BC_COUNT;
+    if (a && b && gv_bench_compare_docs(a, b, &c, &err) == 0) {
+        ch = c.cases[0].change;
+        *noise = c.cases[0].noise;
+        gv_bench_compare_free(&c);
+    }
+    json_decref(a);
+    json_decref(b);
+    return ch;
+}
+
+static void test_floors_by_kind(void)
+{
+    double n = 0;
+    /* the H200's unchanged-stack pair: back-to-back launches 1.305 -> 1.371 us */
+    T_EQ_INT(judge_as("latency.launch.back_to_back", "latency", "lower", 1.305, 1.371, &n),
+             GV_BC_WITHIN_NOISE);
+    T_NEAR(n, GV_BCMP_NOISE_LATENCY, 1e-12);
+    /* a launch that got 30% dearer is still a regression */
+    T_EQ_INT(judge_as("latency.launch.back_to_back", "latency", "lower", 1.305, 1.70, &n),
+             GV_BC_REGRESSED);
+    /* pageable copies 34% apart: within noise; halved: regressed */
+    T_EQ_INT(judge_as("transfer.d2h.pageable.67108864B", "transfer", "higher", 6.5, 8.7, &n),
+             GV_BC_WITHIN_NOISE);
+    T_NEAR(n, GV_BCMP_NOISE_PAGEABLE, 1e-12);
+    T_EQ_INT(judge_as("transfer.d2h.pageable.67108864B", "transfer", "higher", 6.5, 3.2, &n),
+             GV_BC_REGRESSED);
+    /* pinned copies and device memory keep the 2% floor: 5% slower is a regression */
+    T_EQ_INT(judge_as("transfer.d2h.pinned.67108864B", "transfer", "higher", 55.0, 52.2, &n),
+             GV_BC_REGRESSED);
+    T_NEAR(n, GV_BCMP_NOISE_FLOOR, 1e-12);
+    T_EQ_INT(judge_as("memory.triad.268435456B", "memory", "higher", 4000, 3800, &n),
+             GV_BC_REGRESSED);
+}
+
 static void test_rules(void)
 {
     double r = 0;
@@ -273,6 +318,7 @@ static void test_bad(void)
 int main(void)
 {
     T_RUN(test_rules);
+    T_RUN(test_floors_by_kind);
     T_RUN(test_status_and_ids);
     T_RUN(test_causes);
     T_RUN(test_algorithm_choice);
