@@ -33,14 +33,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
-run() { # SIDE ROUND: one profiled capture, its summary line kept in $W/SIDE.ROUND
+run() { # SIDE ROUND: one profiled capture; prints its line, adds "SIDE RATIO" to $W/ratios
     local side=$1 r=$2
     # shellcheck disable=SC2086 # the side's NAME=VALUE words, checked above
     env ${vars[$side]} "$PY" "$HERE/profile_capture.py" "$MODEL" "$DEV" >"$W/$side.$r.log" 2>&1 ||
         { echo "capture_ab: run $side$r failed: $(tail -3 "$W/$side.$r.log")" >&2; return 1; }
-    python3 - "$W/$side.$r.log" "$side" "$r" >"$W/sum.$side.$r" <<'PY' ||
+    python3 - "$W/$side.$r.log" "$side$r" "$W/ratios" <<'PY' || { echo "capture_ab: run $side$r" >&2; return 1; }
 import json, sys
-log, side, r = sys.argv[1:]
+log, run, ratios = sys.argv[1:]
 t = m = None
 for line in open(log, errors="replace"):
     if line.startswith("timing: "):
@@ -54,13 +54,11 @@ rec = t["capture_seconds"] - t["capture_writing_seconds"]
 gpu = ""
 if m.get("plain_gpu_peak_bytes"):
     gpu = "; GPU peak %.2fx" % (m["capture_gpu_peak_bytes"] / m["plain_gpu_peak_bytes"])
-print("%s %s %.6f %.6f %s" % (side, r, rec / plain, plain, json.dumps(
-    "recorded %.2f ms, plain %.2f ms, %.2fx; queue emptied %d times%s" % (
-        rec * 1e3, plain * 1e3, rec / plain, t.get("queue_flushes", 0), gpu))))
+print("%s: recorded %.2f ms, plain %.2f ms, %.2fx; queue emptied %d times%s" % (
+    run, rec * 1e3, plain * 1e3, rec / plain, t.get("queue_flushes", 0), gpu))
+with open(ratios, "a") as f:
+    f.write("%s %.6f\n" % (run[0], rec / plain))
 PY
-        { echo "capture_ab: run $side$r: $(cat "$W/sum.$side.$r")" >&2; return 1; }
-    echo "$side$r: $(python3 -c 'import json, sys; print(json.loads(sys.argv[1]))' \
-        "$(cut -d' ' -f5- "$W/sum.$side.$r")")"
 }
 
 for ((r = 1; r <= rounds; r++)); do
@@ -69,11 +67,11 @@ for ((r = 1; r <= rounds; r++)); do
         run "$side" "$r" || exit 1
     done
 done
-cat "$W"/sum.* | python3 -c '
+python3 -c '
 import statistics, sys
 runs = {"A": [], "B": []}
-for line in sys.stdin:
-    side, _, ratio = line.split()[:3]
+for line in open(sys.argv[1]):
+    side, ratio = line.split()
     runs[side].append(float(ratio))
 for side in "AB":
     v = runs[side]
@@ -87,4 +85,4 @@ elif min(b) > max(a):
 else:
     verdict = "no clear difference: the ranges overlap"
 print("verdict: %s (median B/A %.2f)" % (verdict, statistics.median(b) / statistics.median(a)))
-'
+' "$W/ratios"
