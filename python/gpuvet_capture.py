@@ -206,12 +206,16 @@ class Tensors(object):
         self.pending = []            # [tensor, meta, storage key] not yet sent, in capture
                                      # id order; meta (cid, role, dtype) until built
         self.pending_bytes = 0
-        self.pending_storages = {}   # storage key -> bytes counted against the budget
+        self.pending_storages = {}   # storage key -> [bytes counted against the budget,
+                                     # the pending entries in that storage]
         self.flushes = 0             # times the queue was emptied before the end
         self.copies = 0              # waiting values copied on the device before a write
 
     def send(self, t, role):
-        dt = dtype_name(self.torch, t.dtype)
+        """Gives t's value the next capture id and queues or writes it. role: a
+        string, or for an op's output the op's index (an int) or (index, argument)
+        (formatted when written)."""
+        dt = NAME_OF_DTYPE.get(t.dtype) or dtype_name(self.torch, t.dtype)
         if dt is None:
             raise RuntimeError("a tensor of dtype %s, which gpuvet cannot store" % t.dtype)
         cid = self.next
@@ -219,20 +223,25 @@ class Tensors(object):
         meta = (cid, role, dt)  # described when written (or before an op writes it)
         # a CPU value (a fallback inside a GPU model) joins the queue when values wait
         # in it: values reach gpuvet in capture id order
-        if self.budget and (self.any_device or t.device.type != "cpu" or self.pending):
+        if self.budget and (self.any_device or self.pending or t.device.type != "cpu"):
             key, n = storage_of(t)
             if id(t) in self.roles:
                 n = 0  # lives on anyway
-            if key in self.pending_storages:
+            held = self.pending_storages.get(key)
+            if held is not None:
                 n = 0
             elif self.pending and self.pending_bytes + n > self.budget:
                 self.flush()
             if n > self.budget:
                 self.write(t, meta)  # larger than the whole queue: alone, now
             else:
-                self.pending.append([t, meta, key])
+                entry = [t, meta, key]
+                self.pending.append(entry)
                 self.pending_bytes += n
-                self.pending_storages[key] = self.pending_storages.get(key, 0) + n
+                if held is None:
+                    self.pending_storages[key] = [n, [entry]]
+                else:
+                    held[1].append(entry)
         else:
             self.write(t, meta)
         return cid
@@ -245,6 +254,10 @@ class Tensors(object):
         if type(meta) is not tuple:
             return meta
         cid, role, dt = meta
+        if type(role) is int:
+            role = "op:%d" % role
+        elif type(role) is tuple:
+            role = "op:%d:%s" % role
         return {"ok": True, "kind": "tensor", "key": cid, "dtype": dt, "shape": list(t.shape),
                 "device": device_name(t.device), "stride": list(t.stride()), "role": role}
 
@@ -285,14 +298,15 @@ class Tensors(object):
         if not name.startswith("aten."):
             self.flush()
             return
-        keys = set()
+        keys, hit = [], []
         for v in written:
             k = storage_key(v)
-            if k in self.pending_storages:
-                keys.add(k)
-        if not keys:
+            held = self.pending_storages.get(k)
+            if held is not None and k not in keys:
+                keys.append(k)
+                hit.extend(held[1])
+        if not hit:
             return
-        hit = [p for p in self.pending if p[2] in keys]
         need = sum(p[0].numel() * p[0].element_size() for p in hit)
         if self.pending_bytes + need > self.budget:
             self.flush()
@@ -303,7 +317,7 @@ class Tensors(object):
             self.copies += 1
             k = p[2] = storage_key(p[0])
             n = p[0].numel() * p[0].element_size()
-            self.pending_storages[k] = self.pending_storages.get(k, 0) + n
+            self.pending_storages[k] = [n, [p]]  # a clone's storage is its own
             self.pending_bytes += n
         # the written storages now hold no waiting value; what they held is counted
         # until the next flush (it lives on in the tensor written anyway)
@@ -589,7 +603,7 @@ def make_recorder(torch, wrap):
             for o in outs:
                 if isinstance(o, torch.Tensor):
                     devs.add(o.device)
-                    cid = t.send(o, "op:%d" % n)
+                    cid = t.send(o, n)
                     t.remember(o, cid, produced=True)
                     enc_out.append({"$t": cid})
                 else:
@@ -598,7 +612,7 @@ def make_recorder(torch, wrap):
             for arg, v in written:
                 if any(v is o for o in outs):
                     continue  # in-place ops return the tensor they wrote: already sent
-                cid = t.send(v, "op:%d:%s" % (n, arg))
+                cid = t.send(v, (n, arg))
                 t.remember(v, cid, produced=True)
                 mutated.append({"arg": arg, "$t": cid})
             rec = {"ok": True, "kind": "op", "i": n, "name": name, "module": module,
@@ -650,24 +664,77 @@ def make_recorder(torch, wrap):
 
 
 def module_hooks(model, stack):
+    """Keeps the path of the module running on stack with a pre- and a post-hook on
+    every module; returns their handles."""
     handles = []
+    for name, m in model.named_modules():
+        if name:
+            handles.extend(module_hooks_one(m, name, stack))
+    return handles
+
+
+class Unwrap(object):
+    """Undoes a forward wrapper (the handle module_paths returns for it)."""
+
+    def __init__(self, m, own):
+        self.m, self.own = m, own
+
+    def remove(self):
+        if self.own is None:
+            del self.m.forward
+        else:
+            self.m.forward = self.own
+
+
+def module_paths(model, stack, hooks):
+    """Keeps the path of the module running on stack; returns handles to remove().
+    Each module's forward is wrapped (an instance attribute, taken out again
+    afterwards): hooks send every call of a module down Module's slow path, which
+    made a captured ResNet-18 slower (docs/capture.md, "Measured"). A module
+    whose forward cannot be set (a scripted one), or every module where hooks is
+    true (a model Dynamo compiles, which would trace the wrapper), gets hooks."""
     named = getattr(model, "named_modules", None)
     if named is None:
-        return handles
+        return []
+    if hooks:
+        return module_hooks(model, stack)
+    handles = []
     for name, m in named():
         if not name:
             continue
-
-        def pre(mod, inp, name=name):
-            stack.append(name)
-
-        def post(mod, inp, out, name=name):
-            if stack and stack[-1] == name:
-                stack.pop()
-
-        handles.append(m.register_forward_pre_hook(pre))
-        handles.append(m.register_forward_hook(post))
+        own = m.__dict__.get("forward")  # an instance attribute of the model's own
+        try:
+            m.forward = forward_wrapper(m.forward, name, stack)
+        except (AttributeError, TypeError, RuntimeError):
+            handles.extend(module_hooks_one(m, name, stack))
+            continue
+        handles.append(Unwrap(m, own))
     return handles
+
+
+def forward_wrapper(forward, name, stack):
+    def wrapped(*args, **kwargs):
+        depth = len(stack)
+        stack.append(name)
+        try:
+            return forward(*args, **kwargs)
+        finally:
+            del stack[depth:]
+    return wrapped
+
+
+def module_hooks_one(m, name, stack):
+    def pre(mod, inp):
+        stack.append(name)
+
+    def post(mod, inp, out):
+        if stack and stack[-1] == name:
+            stack.pop()
+
+    try:
+        return [m.register_forward_pre_hook(pre), m.register_forward_hook(post)]
+    except RuntimeError:  # a ScriptModule takes no hooks: its ops count to the module around
+        return []
 
 
 def proc_rss_peak():
@@ -700,14 +767,56 @@ def gpu_segments(torch, worker):
     return int(st.get("segment.all.allocated", 0)), int(st.get("num_alloc_retries", 0))
 
 
-def warm_up(torch, worker, model, inputs, roles, budget, any_device, stack, Recorder, pool):
+# the device queue: it starts at QUEUE_START of the plain forward's peak GPU memory (it
+# keeps at most that much alive, so the capture's peak stays within 1.4x), and grows in
+# the warm-up while the measured peak of a pass stays within PEAK_LIMIT of the plain one
+QUEUE_START = 0.4
+PEAK_LIMIT = 1.4
+
+
+def next_budget(plain_peak, tried):
+    """The queue size for the next warm-up pass, from the passes so far: tried is
+    [(budget, the pass's GPU peak, times the queue was emptied)], in order. The
+    queue grows by the headroom the last pass left under PEAK_LIMIT (a queue keeps
+    at most its size alive); a pass that went over is followed by the size the
+    last two passes point at (the peak grows with the queue about linearly), and
+    if that went over too, by the largest size that stayed within. A pass that
+    never emptied the queue needs no larger one. Returns the last budget when it
+    should stay."""
+    limit = PEAK_LIMIT * plain_peak
+    budget, peak, flushes = tried[-1]
+    fits = [b for b, p, _ in tried if p <= limit]
+    if peak > limit:
+        if len(tried) >= 2 and tried[-2][1] <= limit and tried[-2][1] < peak:
+            b0, p0, _ = tried[-2]
+            guess = int(b0 + (budget - b0) * (limit - p0) / (peak - p0))
+            if guess > b0 and guess not in [b for b, _, _ in tried]:
+                return guess
+        return max(fits) if fits else max(int(QUEUE_START * plain_peak) // 2, 1)
+    if not flushes or budget != max(b for b, _, _ in tried):
+        return budget  # everything fitted, or already back at the best one
+    grow = int(limit - peak)
+    if grow < 0.05 * plain_peak:
+        return budget  # too little headroom to matter
+    return budget + grow
+
+
+def warm_up(torch, worker, model, inputs, roles, budget, any_device, stack, Recorder, pool,
+            plain_peak=None):
     """Runs the forward recorded as the capture will (queue, copies on the device),
-    with timing events and sending nothing, until a pass takes no new device memory
-    from the driver (at most 3 passes; 1 off the GPU): {"passes": n, "segments": new,
-    "records": the last pass's op records, with their device times}."""
-    passes, new = 0, 0
-    while passes < (3 if worker.is_gpu else 1):
+    with timing events and sending nothing, until a pass at the queue size the
+    capture will use takes no new device memory from the driver (1 pass off the
+    GPU). With plain_peak (the plain forward's peak GPU memory), the queue's size
+    is adapted first (next_budget), each pass's peak measured. Returns {"passes":
+    n, "segments": new, "records": the last pass's op records, with their device
+    times, "budget": the queue size, "sizes": [(size, peak, flushes)] of the
+    passes, "gpu_peak": the highest peak of a pass}."""
+    passes, new, tried, top = 0, 0, [], 0
+    most = (3 + (4 if plain_peak else 0)) if worker.is_gpu else 1
+    while passes < most:
         seg0 = gpu_segments(torch, worker)
+        if seg0 is not None:
+            torch.cuda.reset_peak_memory_stats(worker.dev)
         dry = Tensors(torch, None, roles, budget, worker.sync, any_device=any_device, dry=True)
         for i, x in enumerate(inputs):
             dry.ref(x, "input:%d" % i)
@@ -724,11 +833,20 @@ def warm_up(torch, worker, model, inputs, roles, budget, any_device, stack, Reco
         passes += 1
         if seg0 is None:
             break
+        peak = int(torch.cuda.max_memory_allocated(worker.dev))
+        top = max(top, peak)
         grown = gpu_segments(torch, worker)[0] - seg0[0]
         new += grown
+        if plain_peak:
+            tried.append((budget, peak, dry.flushes))
+            nb = next_budget(plain_peak, tried)
+            if nb != budget and passes < most:  # (the capture runs at a size a pass ran)
+                budget = nb
+                continue
         if not grown:
             break
-    return {"passes": passes, "segments": new, "records": records}
+    return {"passes": passes, "segments": new, "records": records, "budget": budget,
+            "sizes": tried, "gpu_peak": top}
 
 
 def capture_model(worker, req, payload):
@@ -784,24 +902,32 @@ def capture_model(worker, req, payload):
             roles[id(b)] = "buffer:" + name
         for i, x in enumerate(inputs):
             roles[id(x)] = "input:%d" % i
-        # on a GPU, values wait on the device for up to 0.4x the plain forward's peak
-        # (the capture's peak stays within 1.5x of it)
-        budget = max(int(0.4 * mem["plain_gpu_peak_bytes"]), 1) if worker.is_gpu else 0
+        # on a GPU, values wait on the device in a queue that starts at 0.4x the plain
+        # forward's peak and grows in the warm-up while the capture's peak stays
+        # within 1.4x of it (next_budget)
+        budget, adapt = 0, None
+        if worker.is_gpu:
+            adapt = mem["plain_gpu_peak_bytes"]
+            budget = max(int(QUEUE_START * adapt), 1)
         forced = os.environ.get("GPUVET_TEST_CAPTURE_QUEUE")  # tests: a queue on any device
         if forced:
-            budget = int(forced)
+            budget, adapt = int(forced), None
         stack = []
-        handles = module_hooks(model, stack)
+        compiled = compiles(torch, model)
+        handles = module_paths(model, stack, compiled)
         try:
-            Recorder = make_recorder(torch, compiles(torch, model))
+            Recorder = make_recorder(torch, compiled)
             # warm-up passes, recorded the same way but sending nothing: first uses
             # (imports, handles, timing events) and the device memory the queue holds
             # (so PyTorch's allocator has it cached) come before the timed pass
             pool = []
             w0 = time.perf_counter()
             warm = warm_up(torch, worker, model, inputs, roles, budget, bool(forced), stack,
-                           Recorder, pool)
+                           Recorder, pool, adapt)
             warm_seconds = time.perf_counter() - w0
+            budget = warm["budget"]
+            if worker.is_gpu:
+                torch.cuda.reset_peak_memory_stats(dev)
             tensors = Tensors(torch, chan, roles, budget, worker.sync, any_device=bool(forced))
             in_ids = [tensors.ref(x, "input:%d" % i) for i, x in enumerate(inputs)]
             # the recorded pass has no timing events (two per op were a third of its
@@ -850,7 +976,11 @@ def capture_model(worker, req, payload):
         out_ids = [tensors.ref(o, "output:%d" % i) for i, o in enumerate(outs)]
         tensors.flush(final=True)
         if worker.is_gpu:
-            mem["capture_gpu_peak_bytes"] = int(torch.cuda.max_memory_allocated(dev))
+            mem["capture_gpu_peak_bytes"] = max(int(torch.cuda.max_memory_allocated(dev)),
+                                                warm["gpu_peak"])
+            mem["recorded_pass_gpu_peak_bytes"] = int(torch.cuda.max_memory_allocated(dev))
+            mem["warmup_queue_sizes"] = [{"queue_bytes": b, "gpu_peak_bytes": p,
+                                          "queue_flushes": f} for b, p, f in warm["sizes"]]
         mem["capture_rss_peak_bytes"] = proc_rss_peak()
         mem["rss_before_bytes"] = base_rss
         chan.send({"ok": True, "kind": "done", "inputs": [{"$t": i} for i in in_ids],

@@ -4,8 +4,8 @@
 # timing and memory, the per-op overhead, the modules first imported during the
 # capture, and optionally the recorded forward's cProfile and the floors any
 # dispatch-mode capture stands on (--floors: the forward under an empty
-# TorchDispatchMode, with module hooks, holding every output, with timing events,
-# best of 20 each).
+# TorchDispatchMode, with module hooks or with the capture's forward wrappers, holding
+# every output, with timing events, best of 20 each).
 # --per-op: the recorded pass's overhead by op name (gpuvet's parts of each op, and the
 # gap since the previous op returned: the model's Python, module hooks, dispatch).
 # --cprofile-pass N: the N dearest functions of the recorded pass alone.
@@ -120,7 +120,9 @@ def floors(g, w, req):
     stack = []
 
     def best(mode, hooks):
-        handles = g["module_hooks"](model, stack) if hooks else []
+        handles = []
+        if hooks:  # True: hooks on every module; "wrap": as the capture keeps the path
+            handles = g["module_paths"](model, stack, hooks is True)
         times = []
         try:
             with torch.no_grad():
@@ -139,6 +141,8 @@ def floors(g, w, req):
     rows = [("plain", plain), ("module hooks", best(Nothing, True)),
             ("empty dispatch mode", best(Empty, False)),
             ("empty mode + hooks", best(Empty, True)),
+            ("forward wrappers", best(Nothing, "wrap")),
+            ("empty mode + forward wrappers", best(Empty, "wrap")),
             ("the same, in torch._dynamo.disable", best(Wrapped, True))]
     rows.append(("mode + hooks, outputs kept", best(Keep, True)))
     if gpu:

@@ -98,6 +98,70 @@ assert kept and all(t["sha256"] and ("stats" in t or not t["dtype"].startswith((
 PY
 "$GPUVET" compare "$T/b1.gvcap" "$T/b2.gvcap" >/dev/null || fail "budgeted captures of one stack differ"
 
+# module paths where hooks see nothing or are refused: a scripted submodule, a forward
+# called directly, a forward that is an instance attribute, a module called twice; and
+# the model as it was afterwards (the capture wraps each module's forward meanwhile)
+cap p.gvcap paths.py:make --python "$HOST_PY"
+python3 - "$T/p.gvcap" <<'PY' || fail "module paths: not as the model ran"
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+off, n = struct.unpack("<QQ", b[-24:-8])
+ops = json.loads(b[off:off + n])["ops"]
+mods = [(o["name"].split(".")[1], o["module"]) for o in ops]
+want = [("t", "fc"), ("addmm", "fc"), ("relu", "scripted"), ("mul", "scripted"),
+        ("sigmoid", "direct"), ("tanh", "own"), ("mul", "own")] + \
+    [("abs", "shared"), ("add", "shared"), ("div", "shared")] * 2 + [("sum", "")]
+assert mods == want, mods
+print("module paths:", mods)
+PY
+"$HOST_PY" - "$GV_SRC/python/gpuvet_capture.py" "$M" <<'PY' || fail "module paths: the model was not left as it was"
+import sys
+sys.path.insert(0, sys.argv[2])
+g = {"__name__": "gpuvet_capture"}
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), g)
+import paths, torch
+m, x = paths.make()
+own = m.own.__dict__["forward"]
+before = {n: dict(mod.__dict__) for n, mod in m.named_modules()}
+want = m(x)
+stack = []
+handles = g["module_paths"](m, stack, False)
+assert "forward" in m.fc.__dict__ and stack == [], (m.fc.__dict__.keys(), stack)
+assert torch.equal(m(x), want) and stack == [], stack
+for h in handles:
+    h.remove()
+assert m.own.__dict__["forward"] == own and "forward" not in m.fc.__dict__
+assert {n: dict(mod.__dict__) for n, mod in m.named_modules()} == before
+hooks = g["module_paths"](m, stack, True)  # a model Dynamo compiles: hooks, where taken
+assert len(hooks) == 2 * (len(list(m.named_modules())) - 2), len(hooks)  # not the root, not scripted
+for h in hooks:
+    h.remove()
+PY
+
+# the GPU queue's size, grown in the warm-up while each pass's measured GPU peak stays
+# within 1.4x the plain forward's (next_budget; tests/gpu/torch_capture_cuda.sh runs it)
+python3 - "$GV_SRC/python/gpuvet_capture.py" <<'PY' || fail "the queue's size steps"
+import sys
+g = {"__name__": "gpuvet_capture"}
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), g)
+nb = g["next_budget"]
+P = 100  # the plain forward's peak; the limit is 140
+cases = [
+    ([(40, 100, 6)], 80),                            # grows by the headroom
+    ([(40, 100, 0)], 40),                            # never emptied: large enough
+    ([(40, 100, 6), (80, 137, 3)], 80),              # headroom under 5% of the peak: stays
+    ([(40, 100, 6), (80, 150, 2)], 72),              # over: where the two passes point
+    ([(40, 100, 6), (80, 150, 2), (72, 145, 2)], 40),  # over again: the largest that fitted
+    ([(40, 100, 6), (80, 150, 2), (72, 130, 2)], 72),  # the pointed-at size fitted: stays
+    ([(40, 150, 6)], 20),                            # over at once: half the first size
+    ([(40, 150, 6), (20, 145, 9)], 20),              # and no lower than that
+]
+for tried, want in cases:
+    got = nb(P, tried)
+    assert got == want, (tried, got, want)
+print("queue sizes: %d cases" % len(cases))
+PY
+
 # RNG use and ops that are not deterministic on CUDA are listed; a replay cannot redo RNG
 cap n.gvcap noisy.py:make --python "$HOST_PY"
 "$GPUVET" torch capture --model "$M/noisy.py:make" --python "$HOST_PY" --device cpu -o "$T/n2.gvcap" \

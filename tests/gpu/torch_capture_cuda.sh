@@ -13,7 +13,8 @@
 #  5. a model writing into earlier values (view, in place, out=) records the same bits
 #     whatever the size of the queue that holds values on the device before copying.
 # Also: the recorded ResNet-18 pass takes no new device memory from the driver (the
-# warm-up pass grew the allocator's cache) and stays within 1.5x the plain GPU peak.
+# warm-up pass grew the allocator's cache) and stays within 1.5x the plain GPU peak, and the
+# queue grows in the warm-up from 0.4x the plain peak while the peak stays within 1.4x.
 # Speed: tests/bench/bench_capture.sh.
 set -uo pipefail
 : "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:=/tmp}"
@@ -54,6 +55,15 @@ print("  queue %.0f MB: emptied %d times, %d values copied on the device; warm-u
 assert m["capture_new_gpu_segments"] == 0 and m["capture_alloc_retries"] == 0, m
 assert t["queue_flushes"] < h["ops"] / 2, t
 assert m["capture_gpu_peak_bytes"] <= 1.5 * m["plain_gpu_peak_bytes"], m
+# the queue started at 0.4x the plain peak, emptied itself several times there, and grew
+# in the warm-up (emptied less often) while each pass's peak stayed within 1.4x
+sizes, plain = m["warmup_queue_sizes"], m["plain_gpu_peak_bytes"]
+print("  queue sizes in the warm-up: " + ", ".join("%.0f MB (peak %.2fx, emptied %d times)" % (
+    s["queue_bytes"] / 1e6, s["gpu_peak_bytes"] / plain, s["queue_flushes"]) for s in sizes))
+assert sizes[0]["queue_bytes"] == int(0.4 * plain) and sizes[0]["queue_flushes"] >= 2, sizes
+assert t["queue_bytes"] > sizes[0]["queue_bytes"] and t["queue_flushes"] < sizes[0]["queue_flushes"], (t, sizes)
+assert all(s["gpu_peak_bytes"] <= 1.4 * plain for s in sizes if s["queue_bytes"] == t["queue_bytes"]), sizes
+assert m["recorded_pass_gpu_peak_bytes"] <= 1.4 * plain, m
 # the recorded pass has no timing events: the GPU ops' device times come from the last
 # warm-up pass, which ran the same ops (times_from), and they add up to a real forward
 print("  op times from %s: %.2f ms, plain forward %.2f ms" % (
