@@ -9,8 +9,10 @@
 # --per-op: the recorded pass's overhead by op name (gpuvet's parts of each op, and the
 # gap since the previous op returned: the model's Python, module hooks, dispatch).
 # --cprofile-pass N: the N dearest functions of the recorded pass alone.
+# --emptying N: N rounds, in turns, of the plain forward and of recorded passes whose queue
+#   (the capture's size) is emptied with copies, emptied with the wait only, or never.
 # usage: PYTHON tests/bench/profile_capture.py MODEL.py:FUNCTION [DEVICE] [--cprofile N]
-#        [--cprofile-pass N] [--floors] [--per-op]
+#        [--cprofile-pass N] [--floors] [--per-op] [--emptying N]
 #   e.g. GV_MODEL_BATCH=1 /usr/bin/python3 tests/bench/profile_capture.py \
 #            tests/cli/models/resnet18_224.py:make cpu --cprofile 25
 # GPUVET_TEST_CAPTURE_QUEUE=BYTES queues values on any device (as the GPU does).
@@ -234,6 +236,84 @@ def print_per_op(acc, n):
                                                      for k in keys))
 
 
+def emptyings(g, w, req, budget, rounds):
+    """What emptying the queue mid-pass costs, in this one process: recorded passes as
+    the capture runs them (no timing events on a GPU) in turns with the plain forward,
+    three ways. "copied": the queue of `budget` bytes is emptied as in the capture (a
+    wait for the device, then every value copied to the host and dropped; the copying
+    is writing, left out as the capture leaves it out). "waited": emptied at the same
+    points with the wait but without the copies. "kept": a queue that holds every
+    value to the end (the wait and copies come after the pass, left out)."""
+    import gc
+    torch = w.torch
+    model, inputs, _, _ = g["load_model"](torch, req, bytearray(), 0)
+    model.eval()
+    model.to(w.dev)
+    inputs = [x.to(w.dev) for x in inputs]
+    roles = {id(p): "param:" + n for n, p in model.named_parameters()}
+    roles.update({id(b): "buffer:" + n for n, b in model.named_buffers()})
+    roles.update({id(x): "input:%d" % i for i, x in enumerate(inputs)})
+    compiled = g["compiles"](torch, model)
+    stack = []
+    handles = g["module_paths"](model, stack, compiled)
+    Recorder = g["make_recorder"](torch, compiled)
+
+    class Waited(g["Tensors"]):
+        def write(self, t, meta):
+            pass
+
+    def one(kind):
+        if kind == "plain":
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                model(*inputs)
+            w.sync()
+            return time.perf_counter() - t0, 0
+        make = Waited if kind == "waited" else g["Tensors"]
+        tensors = make(torch, Chan(), roles, budget if kind != "kept" else 1 << 50, w.sync,
+                       any_device=not w.is_gpu)
+        for i, x in enumerate(inputs):
+            tensors.ref(x, "input:%d" % i)
+        rec = Recorder(w, tensors, stack, [], timed=not w.is_gpu)
+        gc.disable()
+        t0 = time.perf_counter()
+        try:
+            with torch.no_grad():
+                with rec:
+                    model(*inputs)
+            if kind != "kept":
+                tensors.flush(final=True)
+                w.sync()
+            dt = time.perf_counter() - t0 - tensors.send_seconds
+        finally:
+            gc.enable()
+        del stack[:]
+        flushes = tensors.flushes
+        if kind == "kept":
+            tensors.flush(final=True)
+        return dt, flushes
+
+    kinds = ["plain", "copied", "waited", "kept"]
+    times = {k: [] for k in kinds}
+    flushes = {}
+    try:
+        for k in kinds:  # first uses
+            one(k)
+        for r in range(rounds):
+            for k in kinds[r % 4:] + kinds[:r % 4]:
+                dt, flushes[k] = one(k)
+                times[k].append(dt)
+    finally:
+        for h in handles:
+            h.remove()
+    plain = min(times["plain"])
+    for k in kinds:
+        v = sorted(times[k])
+        print("emptying: %-6s best %6.2f ms (%5.2fx plain), median %6.2f ms (%5.2fx); "
+              "emptied %s times a pass" % (k, v[0] * 1e3, v[0] / plain, v[len(v) // 2] * 1e3,
+                                           v[len(v) // 2] / plain, flushes.get(k, 0)))
+
+
 def main(argv):
     model = argv[1]
     device = argv[2] if len(argv) > 2 and not argv[2].startswith("--") else "cpu"
@@ -293,6 +373,8 @@ def main(argv):
     print("torch modules first imported during the capture: %d %s" % (len(new), new[:40]))
     if per_op:
         print_per_op(per_op, n)
+    if "--emptying" in argv:
+        emptyings(g, w, req, t["queue_bytes"], int(argv[argv.index("--emptying") + 1]))
     import pstats
     if prof:
         pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(top)
