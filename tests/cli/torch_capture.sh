@@ -79,6 +79,7 @@ fy = struct.unpack("<%df" % (y["nbytes"] // 4), b[y["offset"]:y["offset"] + y["n
 assert len(fx) == len(fy) and all(v == max(u, 0.0) for u, v in zip(fx, fy)), "ReLU output is not max(x, 0)"
 assert h["device"]["torch"]["version"] and h["model"]["parameters_digest"] and h["snapshot"]["schema"]
 assert h["inputs"] and h["outputs"] and h["timing"]["plain_forward_seconds"] > 0
+assert h["timing"]["plain_forward_median_seconds"] >= h["timing"]["plain_forward_seconds"]
 print("capture file: %d ops, %d tensors, %.1f MB" % (len(ops), len(ts), len(b) / 1e6))
 PY
 
