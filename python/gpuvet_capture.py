@@ -9,6 +9,7 @@
 # replay: one recorded op, fed the recorded inputs, on this environment's device,
 # and the same op in float64 on the CPU as the referee.
 import gc
+import linecache
 import os
 import time
 import traceback
@@ -130,8 +131,13 @@ def load_model(torch, req, payload, seed):
     path, sep, fn = spec.rpartition(":")
     if not sep or not path or not fn:
         raise ModelError("--model %s: expected path/to/file.py:function or a .pt2 program" % spec)
+    # the source goes into linecache under the file's name, so that what reads a model's
+    # source through inspect (torch.jit.script, tracebacks) finds it where the file
+    # cannot be read (inside a root filesystem); mtime None: never checked against disk
+    src = req["source"]
+    linecache.cache[path] = (len(src), None, src.splitlines(True), path)
     try:
-        code = compile(req["source"], path, "exec")
+        code = compile(src, path, "exec")
         mod = {"__name__": "gpuvet_user_model", "__file__": path}
         exec(code, mod)
     except Exception as e:
@@ -663,6 +669,19 @@ def make_recorder(torch, wrap):
     return Recorder
 
 
+def opaque_modules(torch, model):
+    """The paths of the TorchScript modules in the model ("" for the model itself).
+    After their first calls TorchScript's graph executor may fuse their ops into
+    kernels of its own, which do not pass through the dispatcher, so the capture
+    cannot see them; what they compute reaches the recorded ops as values from outside
+    (torch 2.x on the CPU fuses from the second call on)."""
+    script = getattr(getattr(torch, "jit", None), "ScriptModule", None)
+    named = getattr(model, "named_modules", None)
+    if script is None or named is None:
+        return []
+    return [name for name, m in named() if isinstance(m, script)]
+
+
 def module_hooks(model, stack):
     """Keeps the path of the module running on stack with a pre- and a post-hook on
     every module; returns their handles."""
@@ -1000,6 +1019,7 @@ def capture_model(worker, req, payload):
                               "queue_device_copies": tensors.copies,
                               "device_to_host_bytes": tensors.device_bytes},
                    "memory": mem, "rng_unattributed": rng_unattributed,
+                   "opaque_modules": opaque_modules(torch, model),
                    "describe": worker.describe()})
     except ModelError as e:
         chan.send({"ok": False, "status": "model-error", "error": str(e)})

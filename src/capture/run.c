@@ -131,6 +131,19 @@ static int add_tensor(struct gv_cap_writer *w, const json_t *doc, const void *da
     return rc;
 }
 
+/* The strings of a list the worker sent (the TorchScript modules' paths), or an empty
+ * list where it sent none or something else: nothing the worker sends goes into the
+ * header unchecked. */
+static json_t *string_list(const json_t *l)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(l, i, v) if (json_is_string(v) && json_string_length(v) < 4096)
+        json_array_append(out, v);
+    return out;
+}
+
 static json_t *header_of(const struct gv_capture_opts *o, const json_t *done,
                          const struct gv_cap_writer *w)
 {
@@ -188,6 +201,7 @@ static json_t *header_of(const struct gv_capture_opts *o, const json_t *done,
     }
     json_object_set_new(h, "nondeterministic_ops", nondet);
     json_object_set_new(h, "rng_ops", rng);
+    json_object_set_new(h, "opaque_modules", string_list(json_object_get(done, "opaque_modules")));
     json_object_set_new(h, "ops", json_integer((json_int_t)json_array_size(w->ops)));
     if (o->snapshot)
         json_object_set(h, "snapshot", o->snapshot);

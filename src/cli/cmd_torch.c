@@ -236,6 +236,17 @@ static void print_summary(const json_t *h, const char *path)
                                                            json_object_get(e, "op")));
         printf("\n");
     }
+    const json_t *opaque = json_object_get(h, "opaque_modules");
+    if (json_array_size(opaque)) {
+        printf("TorchScript modules (ops their graph executor fuses run out of sight of the "
+               "capture; their results come in as values from outside the recorded ops):");
+        size_t i;
+        json_t *e;
+        json_array_foreach(opaque, i, e) if (i < 8) printf(" %s", json_string_value(e)[0]
+                                                                     ? json_string_value(e)
+                                                                     : "(the model itself)");
+        printf("\n");
+    }
 }
 
 static int read_model(const char *spec, char **data, size_t *len, char sha[65], struct gv_err *err)
