@@ -131,9 +131,8 @@ static int add_tensor(struct gv_cap_writer *w, const json_t *doc, const void *da
     return rc;
 }
 
-/* The strings of a list the worker sent (the TorchScript modules' paths), or an empty
- * list where it sent none or something else: nothing the worker sends goes into the
- * header unchecked. */
+/* The strings of a list the worker sent (the TorchScript modules' paths): anything else
+ * in it, or a list that is missing or not a list, leaves them out. */
 static json_t *string_list(const json_t *l)
 {
     json_t *out = json_array();
