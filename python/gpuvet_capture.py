@@ -777,6 +777,21 @@ def reset_rss_peak():
         return False
 
 
+def model_roles(model, inputs):
+    """id(tensor) -> its role ("param:conv1.weight", "buffer:...", "input:0") for the
+    tensors that live through the forward anyway."""
+    roles = {}
+    named_params = getattr(model, "named_parameters", None)
+    for name, p in (named_params() if named_params else []):
+        roles[id(p)] = "param:" + name
+    named_bufs = getattr(model, "named_buffers", None)
+    for name, b in (named_bufs() if named_bufs else []):
+        roles[id(b)] = "buffer:" + name
+    for i, x in enumerate(inputs):
+        roles[id(x)] = "input:%d" % i
+    return roles
+
+
 def gpu_segments(torch, worker):
     """(device memory segments PyTorch's allocator has taken from the driver so far,
     its retries after a failed allocation); None off the GPU."""
@@ -912,15 +927,7 @@ def capture_model(worker, req, payload):
                 model(*inputs)
             mem["plain_rss_peak_bytes"] = proc_rss_peak()
             reset_rss_peak()
-        roles = {}
-        named_params = getattr(model, "named_parameters", None)
-        for name, p in (named_params() if named_params else []):
-            roles[id(p)] = "param:" + name
-        named_bufs = getattr(model, "named_buffers", None)
-        for name, b in (named_bufs() if named_bufs else []):
-            roles[id(b)] = "buffer:" + name
-        for i, x in enumerate(inputs):
-            roles[id(x)] = "input:%d" % i
+        roles = model_roles(model, inputs)
         # on a GPU, values wait on the device in a queue that starts at 0.4x the plain
         # forward's peak and grows in the warm-up while the capture's peak stays
         # within 1.4x of it (next_budget)

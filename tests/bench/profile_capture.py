@@ -46,14 +46,20 @@ def load_worker():
     return g
 
 
+def on_device(g, w, req):
+    """The model (in evaluation mode) and its inputs on the worker's device, loaded as
+    the capture loads them."""
+    model, inputs, _, _ = g["load_model"](w.torch, req, bytearray(), 0)
+    model.eval()
+    model.to(w.dev)
+    return model, [x.to(w.dev) for x in inputs]
+
+
 def floors(g, w, req):
     """The forward's best time plainly and under the cheapest recorders possible."""
     torch = w.torch
     from torch.utils._python_dispatch import TorchDispatchMode
-    model, inputs, _, _ = g["load_model"](torch, req, bytearray(), 0)
-    model.eval()
-    model.to(w.dev)
-    inputs = [x.to(w.dev) for x in inputs]
+    model, inputs = on_device(g, w, req)
     wrap = g["compiles"](torch, model)  # as the capture decides
     gpu = w.is_gpu
 
@@ -246,13 +252,8 @@ def emptyings(g, w, req, budget, rounds):
     value to the end (the wait and copies come after the pass, left out)."""
     import gc
     torch = w.torch
-    model, inputs, _, _ = g["load_model"](torch, req, bytearray(), 0)
-    model.eval()
-    model.to(w.dev)
-    inputs = [x.to(w.dev) for x in inputs]
-    roles = {id(p): "param:" + n for n, p in model.named_parameters()}
-    roles.update({id(b): "buffer:" + n for n, b in model.named_buffers()})
-    roles.update({id(x): "input:%d" % i for i, x in enumerate(inputs)})
+    model, inputs = on_device(g, w, req)
+    roles = g["model_roles"](model, inputs)
     compiled = g["compiles"](torch, model)
     stack = []
     handles = g["module_paths"](model, stack, compiled)

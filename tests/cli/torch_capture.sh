@@ -107,13 +107,13 @@ python3 - "$T/p.gvcap" <<'PY' || fail "module paths: not as the model ran"
 import json, struct, sys
 b = open(sys.argv[1], "rb").read()
 off, n = struct.unpack("<QQ", b[-24:-8])
-ops = json.loads(b[off:off + n])["ops"]
-mods = [(o["name"].split(".")[1], o["module"]) for o in ops]
+idx = json.loads(b[off:off + n])
+mods = [(o["name"].split(".")[1], o["module"]) for o in idx["ops"]]
 want = [("t", "fc"), ("addmm", "fc"), ("relu", "scripted"), ("mul", "scripted"),
         ("sigmoid", "direct"), ("tanh", "own"), ("mul", "own")] + \
     [("abs", "shared"), ("add", "shared"), ("div", "shared")] * 2 + [("sum", "")]
 assert mods == want, mods
-assert json.loads(b[off:off + n])["header"]["opaque_modules"] == ["scripted"]
+assert idx["header"]["opaque_modules"] == ["scripted"], idx["header"]["opaque_modules"]
 print("module paths:", mods)
 PY
 "$HOST_PY" - "$GV_SRC/python/gpuvet_capture.py" "$M" <<'PY' || fail "module paths: the model was not left as it was"
