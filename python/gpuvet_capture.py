@@ -1002,9 +1002,9 @@ def capture_model(worker, req, payload):
         out_ids = [tensors.ref(o, "output:%d" % i) for i, o in enumerate(outs)]
         tensors.flush(final=True)
         if worker.is_gpu:
-            mem["capture_gpu_peak_bytes"] = max(int(torch.cuda.max_memory_allocated(dev)),
-                                                warm["gpu_peak"])
-            mem["recorded_pass_gpu_peak_bytes"] = int(torch.cuda.max_memory_allocated(dev))
+            peak = int(torch.cuda.max_memory_allocated(dev))
+            mem["capture_gpu_peak_bytes"] = max(peak, warm["gpu_peak"])
+            mem["recorded_pass_gpu_peak_bytes"] = peak
             mem["warmup_queue_sizes"] = [{"queue_bytes": b, "gpu_peak_bytes": p,
                                           "queue_flushes": f} for b, p, f in warm["sizes"]]
         mem["capture_rss_peak_bytes"] = proc_rss_peak()

@@ -32,6 +32,14 @@ cap() { # OUT MODEL ARGS... : capture on the CPU
     "$GPUVET" torch capture --model "$M/$model" --device cpu -o "$T/$out" "$@" >"$T/$out.txt" 2>&1 ||
         fail "capture $model: $(cat "$T/$out.txt")"
 }
+index_of() { # FILE.gvcap: its index (found by the documented trailer) into FILE.gvcap.idx.json
+    python3 - "$1" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+off, n = struct.unpack("<QQ", b[-24:-8])
+open(sys.argv[1] + ".idx.json", "wb").write(b[off:off + n])
+PY
+}
 
 # 1. an unchanged stack, twice
 cap r1.gvcap resnet18.py:make --python "$HOST_PY"
@@ -86,11 +94,10 @@ PY
 # 3. a byte budget
 cap b1.gvcap resnet18.py:make --python "$HOST_PY" --max-bytes 1M
 cap b2.gvcap resnet18.py:make --python "$HOST_PY" --max-bytes 1M
-python3 - "$T/b1.gvcap" <<'PY'
-import json, struct, sys
-b = open(sys.argv[1], "rb").read()
-off, n = struct.unpack("<QQ", b[-24:-8])
-idx = json.loads(b[off:off + n])
+index_of "$T/b1.gvcap"
+python3 - "$T/b1.gvcap.idx.json" <<'PY'
+import json, sys
+idx = json.load(open(sys.argv[1]))
 bud = idx["budget"]
 assert bud["max_bytes"] == 1 << 20 and bud["stored_bytes"] <= 1 << 20 < bud["tensor_bytes"], bud
 assert bud["first_unstored_tensor"] is not None
@@ -103,11 +110,10 @@ PY
 # called directly, a forward that is an instance attribute, a module called twice; and
 # the model as it was afterwards (the capture wraps each module's forward meanwhile)
 cap p.gvcap paths.py:make --python "$HOST_PY"
-python3 - "$T/p.gvcap" <<'PY' || fail "module paths: not as the model ran"
-import json, struct, sys
-b = open(sys.argv[1], "rb").read()
-off, n = struct.unpack("<QQ", b[-24:-8])
-idx = json.loads(b[off:off + n])
+index_of "$T/p.gvcap"
+python3 - "$T/p.gvcap.idx.json" <<'PY' || fail "module paths: not as the model ran"
+import json, sys
+idx = json.load(open(sys.argv[1]))
 mods = [(o["name"].split(".")[1], o["module"]) for o in idx["ops"]]
 want = [("t", "fc"), ("addmm", "fc"), ("relu", "scripted"), ("mul", "scripted"),
         ("sigmoid", "direct"), ("tanh", "own"), ("mul", "own")] + \
@@ -365,11 +371,10 @@ fi
 cap p-trixie.gvcap paths.py:make --python-root "$TRIXIE_TORCH"
 grep -q "^TorchScript modules .*: scripted$" "$T/p-trixie.gvcap.txt" ||
     fail "the capture did not name the TorchScript module: $(cat "$T/p-trixie.gvcap.txt")"
-python3 - "$T/p-trixie.gvcap" <<'PY' || fail "module paths under trixie's torch"
-import json, struct, sys
-b = open(sys.argv[1], "rb").read()
-off, n = struct.unpack("<QQ", b[-24:-8])
-idx = json.loads(b[off:off + n])
+index_of "$T/p-trixie.gvcap"
+python3 - "$T/p-trixie.gvcap.idx.json" <<'PY' || fail "module paths under trixie's torch"
+import json, sys
+idx = json.load(open(sys.argv[1]))
 mods = [(o["name"].split(".")[1], o["module"]) for o in idx["ops"] if o["module"] != "scripted"]
 assert mods == [("t", "fc"), ("addmm", "fc"), ("sigmoid", "direct"), ("tanh", "own"),
                 ("mul", "own")] + [("abs", "shared"), ("add", "shared"), ("div", "shared")] * 2 + \
