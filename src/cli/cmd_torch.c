@@ -245,6 +245,8 @@ static void print_summary(const json_t *h, const char *path)
         json_array_foreach(opaque, i, e) if (i < 8) printf(" %s", json_string_value(e)[0]
                                                                      ? json_string_value(e)
                                                                      : "(the model itself)");
+        if (json_array_size(opaque) > 8)
+            printf(" and %zu more", json_array_size(opaque) - 8);
         printf("\n");
     }
 }

@@ -122,6 +122,15 @@ assert mods == want, mods
 assert idx["header"]["opaque_modules"] == ["scripted"], idx["header"]["opaque_modules"]
 print("module paths:", mods)
 PY
+# more TorchScript modules than the text lists: the first eight, and how many more
+cap s10.gvcap scripted10.py:make --python "$HOST_PY"
+grep -q "^TorchScript modules .*: s0 s1 s2 s3 s4 s5 s6 s7 and 2 more$" "$T/s10.gvcap.txt" ||
+    fail "ten TorchScript modules: $(cat "$T/s10.gvcap.txt")"
+index_of "$T/s10.gvcap"
+python3 - "$T/s10.gvcap.idx.json" <<'PY' || fail "ten TorchScript modules: the header"
+import json, sys
+assert json.load(open(sys.argv[1]))["header"]["opaque_modules"] == ["s%d" % i for i in range(10)]
+PY
 "$HOST_PY" - "$GV_SRC/python/gpuvet_capture.py" "$M" <<'PY' || fail "module paths: the model was not left as it was"
 import sys
 sys.path.insert(0, sys.argv[2])
