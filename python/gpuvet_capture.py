@@ -11,9 +11,11 @@
 import gc
 import linecache
 import os
+import re
 import time
 import traceback
 import weakref
+from collections.abc import Mapping
 
 CAPTURE_FMT = 1
 
@@ -126,8 +128,10 @@ def load_model(torch, req, payload, seed):
         ex = getattr(ep, "example_inputs", None)
         if not ex:
             raise ModelError("%s: the exported program carries no example inputs" % spec)
-        args = ex[0] if isinstance(ex, tuple) and len(ex) == 2 else ex
-        return ep.module(), list(args), spec, "(exported program)"
+        args, kwargs = ex if isinstance(ex, tuple) and len(ex) == 2 and \
+            isinstance(ex[1], dict) else (ex, {})
+        return (ep.module(),) + example_call(torch, args, kwargs, spec, "") + \
+            (spec, "(exported program)")
     path, sep, fn = spec.rpartition(":")
     if not sep or not path or not fn:
         raise ModelError("--model %s: expected path/to/file.py:function or a .pt2 program" % spec)
@@ -150,31 +154,126 @@ def load_model(torch, req, payload, seed):
         got = make()
     except Exception as e:
         raise ModelError("%s:%s() raised %s%s" % (path, fn, err_text(e), user_frame(e, path)))
-    if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise ModelError("%s:%s() must return (model, inputs), not %s" % (path, fn,
-                                                                          type(got).__name__))
-    model, inputs = got
+    if not isinstance(got, (tuple, list)) or len(got) not in (2, 3):
+        raise ModelError("%s:%s() must return (model, inputs) or (model, args, kwargs), not %s"
+                         % (path, fn, type(got).__name__))
+    model = got[0]
     if not callable(model):
         raise ModelError("%s:%s() returned a model that cannot be called (%s)"
                          % (path, fn, type(model).__name__))
-    if isinstance(inputs, torch.Tensor):
-        inputs = (inputs,)
-    if not isinstance(inputs, (tuple, list)) or not all(isinstance(t, torch.Tensor)
-                                                        for t in inputs):
-        raise ModelError("%s:%s(): the inputs must be a tensor or a tuple of tensors" % (path, fn))
-    return model, list(inputs), path, fn
+    if len(got) == 3:
+        args, kwargs = got[1], got[2]
+        if not isinstance(kwargs, Mapping):
+            raise ModelError("%s:%s(): the keyword arguments must be a dict, not %s"
+                             % (path, fn, type(kwargs).__name__))
+    elif isinstance(got[1], Mapping):
+        args, kwargs = (), got[1]
+    else:
+        args, kwargs = got[1], {}
+    if isinstance(args, torch.Tensor):
+        args = (args,)
+    if not isinstance(args, (tuple, list)):
+        raise ModelError("%s:%s(): the inputs must be a tensor, a tuple of arguments or a dict "
+                         "of keyword arguments, not %s" % (path, fn, type(args).__name__))
+    return (model,) + example_call(torch, args, kwargs, path, fn) + (path, fn)
+
+
+class Slot(object):
+    """Where the i-th tensor of the example inputs goes in the model's call."""
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def example_call(torch, args, kwargs, path, fn):
+    """(the tensors of the example inputs, in order; the call with a Slot for each):
+    the tensors may sit in tuples, lists and dicts, among values of other kinds
+    (None, numbers, strings), which are passed as they are."""
+    leaves = []
+
+    def lift(v, depth):
+        if isinstance(v, torch.Tensor):
+            leaves.append(v)
+            return Slot(len(leaves) - 1)
+        if not isinstance(v, (tuple, list, Mapping)):
+            return v
+        if depth > 16:
+            raise ModelError("%s:%s(): the inputs are nested more than 16 deep" % (path, fn))
+        n = len(leaves)
+        if isinstance(v, Mapping):
+            got = dict((k, lift(x, depth + 1)) for k, x in v.items())
+        elif isinstance(v, tuple) and hasattr(v, "_fields"):
+            got = type(v)(*[lift(x, depth + 1) for x in v])
+        else:
+            got = [lift(x, depth + 1) for x in v]
+            got = tuple(got) if isinstance(v, tuple) else got
+        return got if len(leaves) > n else v  # (one without tensors stays as it is)
+
+    call = (tuple(lift(x, 1) for x in args),
+            dict((str(k), lift(x, 1)) for k, x in kwargs.items()))
+    return leaves, call
+
+
+def fill(v, leaves):
+    """The call (or part of it) with each Slot replaced by its tensor in leaves."""
+    if isinstance(v, Slot):
+        return leaves[v.i]
+    t = type(v)
+    if t is tuple or t is list:
+        return t(fill(x, leaves) for x in v)
+    if t is dict:
+        return dict((k, fill(x, leaves)) for k, x in v.items())
+    if isinstance(v, tuple) and hasattr(v, "_fields"):
+        return t(*[fill(x, leaves) for x in v])
+    return v  # (what example_call left as it was)
+
+
+def call_model(model, call, leaves):
+    """The model run on the example inputs (leaves: their tensors, on the device)."""
+    args, kwargs = fill(call, leaves)
+    return model(*args, **kwargs)
+
+
+def call_json(torch, call, ids):
+    """The call as JSON for the capture's header: each input tensor as {"$t": id}
+    (ids: the capture's ids of the leaves), other values as op arguments are."""
+    def enc(v):
+        if isinstance(v, Slot):
+            return {"$t": ids[v.i]}
+        if isinstance(v, (tuple, list)):
+            return [enc(x) for x in v]
+        if isinstance(v, dict):
+            return dict((str(k), enc(x)) for k, x in v.items())
+        return encode(torch, None, v, None, set())
+    return {"args": enc(call[0]), "kwargs": enc(call[1])}
 
 
 def out_tensors(torch, out, path):
-    """The model's output as a flat list of tensors, or ModelError."""
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (tuple, list)) and out and all(isinstance(t, torch.Tensor) for t in out):
-        return list(out)
-    if isinstance(out, dict) and out and all(isinstance(t, torch.Tensor) for t in out.values()):
-        return [out[k] for k in sorted(out)]
-    raise ModelError("%s: the model's output is not a tensor (nor a tuple or dict of tensors) "
-                     "but %s" % (path, type(out).__name__))
+    """The model's output's tensors as [(name, tensor)], depth first: the output
+    may be a tensor or tuples, lists and dicts of them (a dict in the order of its
+    sorted keys; a name is the path to the tensor, "logits", "hidden.3"); values of
+    other kinds among them (None, numbers) are left out. ModelError without any."""
+    found = []
+
+    def walk(v, name, depth):
+        if isinstance(v, torch.Tensor):
+            found.append((name or "output", v))
+        elif depth > 16:
+            return
+        elif isinstance(v, (tuple, list)):
+            for i, x in enumerate(v):
+                walk(x, "%s.%d" % (name, i) if name else str(i), depth + 1)
+        elif isinstance(v, Mapping):
+            for k in sorted(v, key=str):
+                walk(v[k], "%s.%s" % (name, k) if name else str(k), depth + 1)
+
+    walk(out, "", 0)
+    if not found:
+        raise ModelError("%s: the model's output holds no tensor (it may be a tensor, or "
+                         "tuples, lists and dicts with tensors in them) but is %s"
+                         % (path, type(out).__name__))
+    return found
 
 
 class Tensors(object):
@@ -718,6 +817,9 @@ def module_paths(model, stack, hooks):
     if hooks:
         return module_hooks(model, stack)
     handles = []
+    marks = graph_paths(model, stack)
+    if marks is not None:
+        handles.append(marks)
     for name, m in named():
         if not name:
             continue
@@ -729,6 +831,62 @@ def module_paths(model, stack, hooks):
             continue
         handles.append(Unwrap(m, own))
     return handles
+
+
+def graph_module_path(node):
+    """The path of the module a graph node of a torch.export program ran in ("fc",
+    "layer1.0.conv1"), from its nn_module_stack (older versions write
+    "L['self'].layer1[0]"); "" for the model itself or where the graph says nothing."""
+    st = node.meta.get("nn_module_stack") if hasattr(node, "meta") else None
+    if not st:
+        return ""
+    last = list(st.values())[-1]
+    path = last[0] if isinstance(last, (tuple, list)) and last else str(last)
+    path = re.sub(r"^L\['self'\]", "", str(path))
+    path = re.sub(r"\[(\d+)\]", r".\1", path)
+    path = re.sub(r"\['([^']*)'\]", r".\1", path)
+    return path.strip(".")
+
+
+class GraphMarks(object):
+    """The markers graph_paths put into a graph module, taken out by remove()."""
+
+    def __init__(self, model, nodes):
+        self.model, self.nodes = model, nodes
+
+    def remove(self):
+        for n in self.nodes:
+            self.model.graph.erase_node(n)
+        self.model.recompile()
+
+
+def graph_paths(model, stack):
+    """A torch.export program's module runs one graph of ATen ops and calls none of
+    its submodules, so wrapping their forwards sees nothing: before each op whose
+    module (the node's nn_module_stack) is not the op before's, a marker is put into
+    the graph that sets stack to that module. None for any other model."""
+    graph = getattr(model, "graph", None)
+    nodes = list(getattr(graph, "nodes", None) or [])
+    if not nodes or not callable(getattr(model, "recompile", None)) or \
+            not any(getattr(n, "meta", {}).get("nn_module_stack") for n in nodes):
+        return None
+
+    def gpuvet_module(path):
+        stack[:] = [path] if path else []
+
+    marks, last = [], None
+    for n in nodes:
+        if n.op not in ("call_function", "call_method", "call_module"):
+            continue
+        path = graph_module_path(n)
+        if path != last:
+            with graph.inserting_before(n):
+                marks.append(graph.call_function(gpuvet_module, (path,)))
+            last = path
+    if not marks:
+        return None
+    model.recompile()
+    return GraphMarks(model, marks)
 
 
 def forward_wrapper(forward, name, stack):
@@ -835,8 +993,8 @@ def next_budget(plain_peak, tried):
     return budget + grow
 
 
-def warm_up(torch, worker, model, inputs, roles, budget, any_device, stack, Recorder, pool,
-            plain_peak=None):
+def warm_up(torch, worker, model, call, inputs, roles, budget, any_device, stack, Recorder,
+            pool, plain_peak=None):
     """Runs the forward recorded as the capture will (queue, copies on the device),
     with timing events and sending nothing, until a pass at the queue size the
     capture will use takes no new device memory from the driver (1 pass off the
@@ -855,9 +1013,10 @@ def warm_up(torch, worker, model, inputs, roles, budget, any_device, stack, Reco
         for i, x in enumerate(inputs):
             dry.ref(x, "input:%d" % i)
         rec = Recorder(worker, dry, stack, pool)
+        args, kwargs = fill(call, inputs)
         with torch.no_grad():
             with rec:
-                model(*inputs)
+                model(*args, **kwargs)
         dry.flush(final=True)
         worker.sync()
         if worker.is_gpu:
@@ -891,12 +1050,15 @@ def capture_model(worker, req, payload):
     seed = int(req.get("seed") or 0)
     try:
         program = int(req.get("program_nbytes") or 0)
-        model, inputs, path, fn = load_model(torch, req, payload[:program], seed)
+        model, inputs, call, path, fn = load_model(torch, req, payload[:program], seed)
         if req.get("load"):
             inputs = load_state(torch, model, inputs, req["load"], payload[program:], path)
         dev = worker.dev
         if hasattr(model, "eval"):
-            model.eval()
+            try:
+                model.eval()
+            except NotImplementedError:
+                pass  # a torch.export program's module: its mode was set when it was exported
         if hasattr(model, "to"):
             model.to(dev)
         inputs = [x.to(dev) for x in inputs]
@@ -905,26 +1067,26 @@ def capture_model(worker, req, payload):
         # the fastest is the baseline), and its memory
         plain = []
         with torch.no_grad():
-            out = model(*inputs)
+            out = call_model(model, call, inputs)
             out_tensors(torch, out, path)
             worker.sync()
             while len(plain) < 3 or (len(plain) < 10 and sum(plain) < 1.0):
                 t0 = time.perf_counter()
-                model(*inputs)
+                call_model(model, call, inputs)
                 worker.sync()
                 plain.append(time.perf_counter() - t0)
         mem = {}
         if worker.is_gpu:
             torch.cuda.reset_peak_memory_stats(dev)
             with torch.no_grad():
-                model(*inputs)
+                call_model(model, call, inputs)
             worker.sync()
             mem["plain_gpu_peak_bytes"] = int(torch.cuda.max_memory_allocated(dev))
             torch.cuda.reset_peak_memory_stats(dev)
         base_rss = proc_rss_peak()
         if reset_rss_peak():
             with torch.no_grad():
-                model(*inputs)
+                call_model(model, call, inputs)
             mem["plain_rss_peak_bytes"] = proc_rss_peak()
             reset_rss_peak()
         roles = model_roles(model, inputs)
@@ -948,8 +1110,8 @@ def capture_model(worker, req, payload):
             # (so PyTorch's allocator has it cached) come before the timed pass
             pool = []
             w0 = time.perf_counter()
-            warm = warm_up(torch, worker, model, inputs, roles, budget, bool(forced), stack,
-                           Recorder, pool, adapt)
+            warm = warm_up(torch, worker, model, call, inputs, roles, budget, bool(forced),
+                           stack, Recorder, pool, adapt)
             warm_seconds = time.perf_counter() - w0
             budget = warm["budget"]
             if worker.is_gpu:
@@ -965,13 +1127,14 @@ def capture_model(worker, req, payload):
             # the records the pass keeps (a dict per op, per tensor) would set off
             # Python's cyclic collector again and again, scanning all of them each
             # time: it waits until the pass is over (tensors are freed as usual)
+            args, kwargs = fill(call, inputs)
             gc_was = gc.isenabled()
             gc.disable()
             t0 = time.perf_counter()
             try:
                 with torch.no_grad():
                     with rec:
-                        out = model(*inputs)
+                        out = model(*args, **kwargs)
             finally:
                 if gc_was:
                     gc.enable()
@@ -999,7 +1162,7 @@ def capture_model(worker, req, payload):
         rng_unattributed = not rec.rng_flagged and not same_rng(torch, rng_before,
                                                                 rng_state(torch, worker.is_gpu))
         outs = out_tensors(torch, out, path)
-        out_ids = [tensors.ref(o, "output:%d" % i) for i, o in enumerate(outs)]
+        out_ids = [tensors.ref(o, "output:%d" % i) for i, (_, o) in enumerate(outs)]
         tensors.flush(final=True)
         if worker.is_gpu:
             peak = int(torch.cuda.max_memory_allocated(dev))
@@ -1010,7 +1173,8 @@ def capture_model(worker, req, payload):
         mem["capture_rss_peak_bytes"] = proc_rss_peak()
         mem["rss_before_bytes"] = base_rss
         chan.send({"ok": True, "kind": "done", "inputs": [{"$t": i} for i in in_ids],
-                   "outputs": [{"$t": i} for i in out_ids], "model_file": path,
+                   "outputs": [{"$t": i, "name": n} for i, (n, _) in zip(out_ids, outs)],
+                   "call": call_json(torch, call, in_ids), "model_file": path,
                    "model_function": fn, "seed": seed, "ops": rec.n,
                    "timing": {"plain_forward_seconds": min(plain),
                               "plain_forward_median_seconds": sorted(plain)[len(plain) // 2],

@@ -123,6 +123,14 @@ static int same_model(const struct gv_cap *a, const struct gv_cap *b, struct gv_
                               "captures of one model with one seed", a->path, b->path, what[k],
                               x ? x : "?", y ? y : "?");
     }
+    /* the call: where the input tensors go, and the arguments that are not tensors
+     * (captures written before gpuvet recorded it have none) */
+    const json_t *ca = json_object_get(a->header, "call"), *cb = json_object_get(b->header, "call");
+    if (ca && cb && !json_equal(ca, cb))
+        return gv_err_set(err, GV_E_FORMAT, "%s and %s are not captures of the same model "
+                          "and inputs: the model was called differently (its arguments other "
+                          "than tensors, or where the tensors go, differ: header.call); compare "
+                          "captures of one model with one seed", a->path, b->path);
     return GV_OK;
 }
 

@@ -366,8 +366,9 @@ int gv_cap_check_index(const json_t *index, uint64_t data_end, const char *what,
     }
     const json_t *h = json_object_get(index, "header");
     if (check_ref(json_object_get(h, "inputs"), nt, 0) ||
-        check_ref(json_object_get(h, "outputs"), nt, 0))
-        return gv_err_set(err, GV_E_FORMAT, "%s: the model's inputs or outputs refer to a tensor "
+        check_ref(json_object_get(h, "outputs"), nt, 0) ||
+        check_ref(json_object_get(h, "call"), nt, 0))
+        return gv_err_set(err, GV_E_FORMAT, "%s: the model's inputs, outputs or call refer to a tensor "
                           "that is not in the capture", what);
     return GV_OK;
 }

@@ -190,6 +190,13 @@ int gv_judge_outputs(const struct gv_cap *a, const json_t *outs_a, const struct 
     for (size_t i = 0; i < json_array_size(xa) && i < json_array_size(xb) && !rc; i++)
         rc = pair(a, json_integer_value(json_array_get(xa, i)), b,
                   json_integer_value(json_array_get(xb, i)), o, err);
+    /* the model's outputs carry their names ("logits", "hidden.3") in the header */
+    if (!rc && json_array_size(outs_a) == json_array_size(xa))
+        for (size_t i = 0; i < json_array_size(o->list); i++) {
+            const json_t *n = json_object_get(json_array_get(outs_a, i), "name");
+            if (json_is_string(n))
+                json_object_set((json_t *)json_array_get(o->list, i), "name", (json_t *)n);
+        }
     json_decref(xa);
     json_decref(xb);
     if (rc) {

@@ -166,8 +166,8 @@ static json_t *header_of(const struct gv_capture_opts *o, const json_t *done,
     json_object_set_new(m, "inputs_digest", json_string(d));
     json_object_set_new(h, "model", m);
     json_object_set_new(h, "seed", json_integer(o->seed));
-    const char *copy[] = {"inputs", "outputs", "timing", "memory", "rng_unattributed"};
-    for (int k = 0; k < 5; k++)
+    const char *copy[] = {"inputs", "outputs", "call", "timing", "memory", "rng_unattributed"};
+    for (int k = 0; k < 6; k++)
         json_object_set(h, copy[k], json_object_get(done, copy[k]));
     json_t *desc = json_deep_copy(json_object_get(done, "describe"));
     if (desc) {

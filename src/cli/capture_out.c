@@ -30,6 +30,25 @@ static void print_brief(const char *label, const json_t *b)
         printf("%s: none\n", label);
 }
 
+/* The model's outputs that are not identical, by name, when it has more than one. */
+static void print_outputs(const json_t *outs)
+{
+    size_t i, shown = 0;
+    const json_t *e;
+    if (json_array_size(outs) < 2)
+        return;
+    json_array_foreach(outs, i, e) {
+        if (!strcmp(s(e, "status"), "identical"))
+            continue;
+        if (shown++ == 8) {
+            printf("  ...\n");
+            break;
+        }
+        printf("  %s: %s (%.3g units)\n", s(e, "name")[0] ? s(e, "name") : "?", s(e, "status"),
+               units(e));
+    }
+}
+
 static void print_compare(const json_t *d)
 {
     const json_t *sm = json_object_get(d, "summary");
@@ -65,6 +84,7 @@ static void print_compare(const json_t *d)
         printf("  (%zu more)\n", nd - shown);
     printf("\nmodel outputs: %s (%.3g units)\n", s(sm, "outputs_status"),
            json_number_value(json_object_get(sm, "outputs_units")));
+    print_outputs(json_object_get(d, "outputs"));
     const char *only[] = {"only_before", "only_after"};
     for (int k = 0; k < 2; k++) {
         const json_t *l = json_object_get(d, only[k]);

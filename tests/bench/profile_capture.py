@@ -49,7 +49,7 @@ def load_worker():
 def on_device(g, w, req):
     """The model (in evaluation mode) and its inputs on the worker's device, loaded as
     the capture loads them."""
-    model, inputs, _, _ = g["load_model"](w.torch, req, bytearray(), 0)
+    model, inputs, _, _, _ = g["load_model"](w.torch, req, bytearray(), 0)  # (positional inputs)
     model.eval()
     model.to(w.dev)
     return model, [x.to(w.dev) for x in inputs]

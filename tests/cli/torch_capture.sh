@@ -16,7 +16,10 @@
 #     through the module tree: every module identical;
 #   - environment B sets float32 matmul precision "medium" (bf16 on CPUs that have it):
 #     the linear layers' addmm ops are the culprits, the GELUs only inherit;
-#   - a capture under trixie's PyTorch 2.6 bisected under sid's 2.14, reported as it is.
+#   - a capture under trixie's PyTorch 2.6 bisected under sid's 2.14, reported as it is;
+#   - a model called with keyword arguments and values that are not tensors, with a dict
+#     output holding a tuple and a None: recorded, named, compared and bisected;
+#   - a torch.export program (.pt2) from sid's PyTorch: captured with module paths, bisected.
 set -euo pipefail
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
@@ -242,7 +245,7 @@ expect3() { # PATTERN CMD... : exit 3 and the message
 }
 expect3 "raises.py:make\(\) raised ValueError: the weights file is missing \(.*raises.py:7 in make\)" \
     "$GPUVET" torch capture --model "$M/raises.py:make" --python "$HOST_PY" --device cpu -o "$T/keep.gvcap"
-expect3 "notensor.py: the model's output is not a tensor" \
+expect3 "notensor.py: the model's output holds no tensor .* but is str" \
     "$GPUVET" torch capture --model "$M/notensor.py:make" --python "$HOST_PY" --device cpu -o "$T/keep.gvcap"
 [[ $(sha256sum "$T/keep.gvcap") == "$before" ]] || fail "a failed capture touched the existing output"
 [[ -z $(find "$T" -name 'keep.gvcap.tmp.*') ]] || fail "a failed capture left its temporary file"
@@ -253,6 +256,59 @@ cp "$T/r1.gvcap" "$T/corrupt.gvcap"
 printf '\xff\xff\xff\xff' | dd of="$T/corrupt.gvcap" bs=1 seek=100000 conv=notrunc status=none
 expect3 "corrupt.gvcap: tensor [0-9]+ \((output of op [0-9]+, aten\.[a-z_.]+ in [a-z0-9.]+|param:[a-z0-9.]+|input:0)\): its bytes do not match their sha256" \
     "$GPUVET" compare "$T/corrupt.gvcap" "$T/r2.gvcap"
+
+printf 'import torch\ndef make():\n    return torch.nn.Identity(), 5\n' >"$T/badinputs.py"
+expect3 "badinputs.py:make\(\): the inputs must be a tensor, a tuple of arguments or a dict of keyword arguments, not int" \
+    "$GPUVET" torch capture --model "$T/badinputs.py:make" --python "$HOST_PY" --device cpu -o "$T/keep.gvcap"
+[[ $(sha256sum "$T/keep.gvcap") == "$before" ]] || fail "a failed capture touched the existing output"
+
+# 4b. a model called with keyword arguments and values that are not tensors, whose output
+# is a dict with a nested tuple, a None and a number
+cap kw1.gvcap kwargs.py:make --python "$HOST_PY"
+cap kw2.gvcap kwargs.py:make --python "$HOST_PY"
+index_of "$T/kw1.gvcap"
+python3 - "$T/kw1.gvcap.idx.json" <<'PY' || fail "the keyword call and the named outputs in the header"
+import json, sys
+idx = json.load(open(sys.argv[1]))
+h = idx["header"]
+# the outputs: the tensors of the dict, by sorted key, depth first; None and 3 left out
+names = [o["name"] for o in h["outputs"]]
+assert names == ["hidden.0", "hidden.1", "logits"], names
+shapes = [idx["tensors"][o["$t"]]["shape"] for o in h["outputs"]]
+assert shapes == [[2, 5, 16], [2, 5, 16], [2, 4]], shapes
+call = h["call"]
+assert call["args"] == [h["inputs"][0]], call
+kw = call["kwargs"]
+assert kw["scale"] == 0.5 and kw["mode"] == "sum" and kw["cache"] is None, kw
+assert kw["mask"] == h["inputs"][1], (kw, h["inputs"])
+assert idx["tensors"][kw["mask"]["$t"]]["dtype"] == "bool", idx["tensors"][kw["mask"]["$t"]]
+assert idx["tensors"][kw["mask"]["$t"]]["role"] == "input:1"
+# the mask the model was given is what its inversion (~mask) reads
+inv = [o for o in idx["ops"] if o["name"].startswith("aten.bitwise_not")]
+assert inv and inv[0]["args"][0] == kw["mask"], inv
+PY
+rc=0
+"$GPUVET" compare "$T/kw1.gvcap" "$T/kw2.gvcap" >"$T/kwc.txt" 2>&1 || rc=$?
+[[ $rc == 0 ]] || fail "compare of two keyword captures exited $rc: $(cat "$T/kwc.txt")"
+grep -q "^model outputs: identical" "$T/kwc.txt" || fail "keyword captures' outputs: $(cat "$T/kwc.txt")"
+GV_TEST_KW_GAIN=1.001 cap kw-gain.gvcap kwargs.py:make --python "$HOST_PY"
+rc=0
+"$GPUVET" compare "$T/kw1.gvcap" "$T/kw-gain.gvcap" >"$T/kwg.txt" 2>&1 || rc=$?
+[[ $rc == 1 ]] || fail "compare with the logits scaled exited $rc: $(cat "$T/kwg.txt")"
+grep -q "^  logits: beyond_rounding" "$T/kwg.txt" || fail "the changed output is not named: $(cat "$T/kwg.txt")"
+if grep -q "^  hidden" "$T/kwg.txt"; then fail "unchanged outputs listed: $(cat "$T/kwg.txt")"; fi
+GV_TEST_KW_SCALE=0.25 cap kw-scale.gvcap kwargs.py:make --python "$HOST_PY"
+expect3 "not captures of the same model and inputs: the model was called differently" \
+    "$GPUVET" compare "$T/kw1.gvcap" "$T/kw-scale.gvcap"
+# bisect feeds the keyword arguments too: an unchanged stack, nothing flagged
+"$GPUVET" torch bisect "$T/kw1.gvcap" --python "$HOST_PY" --device cpu -o "$T/kwb.json" \
+    >"$T/kwb.txt" 2>&1 || fail "bisect of the keyword capture: $(cat "$T/kwb.txt")"
+python3 - "$T/kwb.json" <<'PY' || fail "bisect of the keyword capture: $(cat "$T/kwb.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["summary"]["identical"] == len(d["ops"]) > 5, d["summary"]
+assert d["outputs_status"] == "identical", d.get("outputs_status")
+PY
 
 # 5. sitecustomize swaps GELU in environment B
 mkdir -p "$T/gelu"
@@ -402,5 +458,51 @@ assert d["device_a"]["torch"]["version"].startswith("2.6") and d["device_b"]["to
 assert sum(d["summary"].values()) == len(d["ops"]) == 90, d["summary"]
 assert d["summary"]["replay_failed"] == 0, [o for o in d["ops"] if o["verdict"] == "replay_failed"][:3]
 print("trixie 2.6 -> sid 2.14:", {k: v for k, v in d["summary"].items() if v})
+PY
+# 8. a torch.export program (.pt2) saved by sid's PyTorch 2.14, with a keyword argument
+# and a float in its example inputs: captured with its modules' paths (the program's
+# graph calls none of its submodules: the paths come from the graph), bisected unchanged
+exp=$(mktemp -d "$SID_TORCH/tmp/gv-export.XXXXXX")
+cat >"$exp/export.py" <<'PY'
+import sys
+import torch
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU())
+        self.head = torch.nn.Linear(8, 4)
+    def forward(self, x, bias=None, scale=1.0):
+        return {"y": self.head(self.block(x)) * scale + bias, "z": x.sum()}
+torch.manual_seed(0)
+ep = torch.export.export(M().eval(), (torch.randn(3, 8),), {"bias": torch.randn(4), "scale": 0.5})
+torch.export.save(ep, sys.argv[1])
+PY
+unshare -m sh -c "mount --bind /proc '$SID_TORCH/proc' && chroot '$SID_TORCH' python3 /tmp/$(basename "$exp")/export.py /tmp/$(basename "$exp")/m.pt2" \
+    >"$T/export.txt" 2>&1 || { rm -rf "$exp"; fail "torch.export under sid: $(cat "$T/export.txt")"; }
+cp "$exp/m.pt2" "$T/m.pt2"
+rm -rf "$exp"
+"$GPUVET" torch capture --model "$T/m.pt2" --python-root "$SID_TORCH" --device cpu -o "$T/pt2.gvcap" \
+    >"$T/pt2.txt" 2>&1 || fail "capture of a torch.export program: $(cat "$T/pt2.txt")"
+index_of "$T/pt2.gvcap"
+python3 - "$T/pt2.gvcap.idx.json" <<'PY' || fail "the torch.export program's capture"
+import json, sys
+idx = json.load(open(sys.argv[1]))
+h = idx["header"]
+mods = [(o["name"].split(".")[1], o["module"]) for o in idx["ops"]]
+runs = [m for i, (_, m) in enumerate(mods) if i == 0 or m != mods[i - 1][1]]
+assert runs == ["block.0", "block.1", "head", ""], mods
+assert ("gelu", "block.1") in mods and ("sum", "") in mods, mods
+assert [o["name"] for o in h["outputs"]] == ["y", "z"], h["outputs"]
+kw = h["call"]["kwargs"]
+assert kw["scale"] == 0.5 and kw["bias"] == h["inputs"][1], h["call"]
+print("torch.export program:", mods)
+PY
+"$GPUVET" torch bisect "$T/pt2.gvcap" --python-root "$SID_TORCH" --device cpu -o "$T/pt2b.json" \
+    >"$T/pt2b.txt" 2>&1 || fail "bisect of the torch.export capture: $(cat "$T/pt2b.txt")"
+python3 - "$T/pt2b.json" <<'PY' || fail "bisect of the torch.export capture: $(cat "$T/pt2b.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["summary"]["identical"] == len(d["ops"]) > 5, d["summary"]
+assert d["outputs_status"] == "identical", d.get("outputs_status")
 PY
 echo "capture, compare and bisect: all checks passed"
