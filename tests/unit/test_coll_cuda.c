@@ -8,6 +8,7 @@
  * or more GPUs, a collective left waiting for its peers
  * (GPUVET_TEST_COLL_HANG=1) ends as GV_E_TIMEOUT, not a hang.
  * GV_COLL_JSON=FILE also writes the first run's results and info there. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,10 +67,15 @@ static void sweep_passes(json_t *res, json_t *info)
         T_EQ_INT(json_array_size(json_object_get(r, "samples")), 10);
         T_CHECK(num(p, "algbw_gbps") > 0);
         T_CHECK(num(p, "time_us") > 0);
-        if (nranks > 1 || op == GV_COLL_BROADCAST)
+        if (nranks > 1 || op == GV_COLL_BROADCAST) {
             T_CHECK(num(r, "value") > 0 && num(p, "busbw_gbps") > 0);
-        else
-            T_CHECK(num(r, "value") == 0);
+            T_EQ_STR(str(p, "value_is"), "busbw");
+        } else { /* one GPU: busbw is 0 by definition, the value is the algorithm bandwidth */
+            T_CHECK(num(p, "busbw_gbps") == 0);
+            T_CHECK(strncmp(str(p, "value_is"), "algbw", 5) == 0);
+            T_CHECK(num(r, "value") > 0 &&
+                    fabs(num(r, "value") - num(p, "algbw_gbps")) < 0.05 * num(p, "algbw_gbps"));
+        }
         T_CHECK(strncmp(str(r, "impl"), "NCCL 2.", 7) == 0);
     }
     for (int op = 0; op < GV_COLL_NOPS; op++)
