@@ -262,6 +262,19 @@ expect3 "badinputs.py:make\(\): the inputs must be a tensor, a tuple of argument
     "$GPUVET" torch capture --model "$T/badinputs.py:make" --python "$HOST_PY" --device cpu -o "$T/keep.gvcap"
 [[ $(sha256sum "$T/keep.gvcap") == "$before" ]] || fail "a failed capture touched the existing output"
 
+bisect_unchanged() { # CAPTURE ARGS... : bisect here exits 0, every op and the outputs identical
+    local c=$1
+    shift
+    "$GPUVET" torch bisect "$T/$c" --device cpu -o "$T/$c.bisect.json" "$@" >"$T/$c.bisect.txt" 2>&1 ||
+        fail "bisect of $c: $(cat "$T/$c.bisect.txt")"
+    python3 - "$T/$c.bisect.json" <<'PY' || fail "bisect of $c: $(cat "$T/$c.bisect.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["summary"]["identical"] == len(d["ops"]) > 5, d["summary"]
+assert d["outputs_status"] == "identical", d.get("outputs_status")
+PY
+}
+
 # 4b. a model called with keyword arguments and values that are not tensors, whose output
 # is a dict with a nested tuple, a None and a number
 cap kw1.gvcap kwargs.py:make --python "$HOST_PY"
@@ -301,14 +314,7 @@ GV_TEST_KW_SCALE=0.25 cap kw-scale.gvcap kwargs.py:make --python "$HOST_PY"
 expect3 "not captures of the same model and inputs: the model was called differently" \
     "$GPUVET" compare "$T/kw1.gvcap" "$T/kw-scale.gvcap"
 # bisect feeds the keyword arguments too: an unchanged stack, nothing flagged
-"$GPUVET" torch bisect "$T/kw1.gvcap" --python "$HOST_PY" --device cpu -o "$T/kwb.json" \
-    >"$T/kwb.txt" 2>&1 || fail "bisect of the keyword capture: $(cat "$T/kwb.txt")"
-python3 - "$T/kwb.json" <<'PY' || fail "bisect of the keyword capture: $(cat "$T/kwb.txt")"
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["summary"]["identical"] == len(d["ops"]) > 5, d["summary"]
-assert d["outputs_status"] == "identical", d.get("outputs_status")
-PY
+bisect_unchanged kw1.gvcap --python "$HOST_PY"
 
 # 5. sitecustomize swaps GELU in environment B
 mkdir -p "$T/gelu"
@@ -497,12 +503,5 @@ kw = h["call"]["kwargs"]
 assert kw["scale"] == 0.5 and kw["bias"] == h["inputs"][1], h["call"]
 print("torch.export program:", mods)
 PY
-"$GPUVET" torch bisect "$T/pt2.gvcap" --python-root "$SID_TORCH" --device cpu -o "$T/pt2b.json" \
-    >"$T/pt2b.txt" 2>&1 || fail "bisect of the torch.export capture: $(cat "$T/pt2b.txt")"
-python3 - "$T/pt2b.json" <<'PY' || fail "bisect of the torch.export capture: $(cat "$T/pt2b.txt")"
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["summary"]["identical"] == len(d["ops"]) > 5, d["summary"]
-assert d["outputs_status"] == "identical", d.get("outputs_status")
-PY
+bisect_unchanged pt2.gvcap --python-root "$SID_TORCH"
 echo "capture, compare and bisect: all checks passed"
