@@ -11,12 +11,19 @@
 
 #define MAX_POINTS 200000
 
+/* A module path as shown: the model's own forward has the empty path. */
+static const char *module_name(const json_t *o)
+{
+    const char *m = gv_jstr(o, "module");
+    return m && !*m ? "the model itself" : m;
+}
+
 static void op_ref(char *out, size_t n, const char *what, const json_t *o, const char *opkey)
 {
     double i = NAN;
     gv_jnum(o, opkey, &i);
     snprintf(out, n, "%s: op %.0f %.200s (%.200s)", what, i, gv_jstr(o, "name") ? gv_jstr(o, "name") : "?",
-             gv_jstr(o, "module") ? gv_jstr(o, "module") : "no module");
+             module_name(o) ? module_name(o) : "no module");
 }
 
 static void kv_numrow(struct gv_page *p, const char *key, const json_t *o, const char *field)
@@ -59,6 +66,87 @@ static void scalar_obj_rows(struct gv_page *p, const char *prefix, const json_t 
     }
 }
 
+/* A shape as 2×5×16 ("scalar" for none). */
+static void shape_cell(struct gv_page *p, const json_t *shape)
+{
+    gv_buf_add(p->b, "<td>");
+    if (!json_is_array(shape)) {
+        gv_buf_add(p->b, "</td>");
+        return;
+    }
+    if (!json_array_size(shape))
+        gv_buf_add(p->b, "scalar");
+    size_t i;
+    const json_t *d;
+    json_array_foreach(shape, i, d) {
+        gv_buf_printf(p->b, "%s%lld", i ? "×" : "", (long long)json_integer_value(d));
+    }
+    gv_buf_add(p->b, "</td>");
+}
+
+/* A tensor of the index by its id: ids are positions in the list where the
+ * writer numbered them in order, else it is looked for. */
+static const json_t *tensor_by_id(const json_t *tensors, json_int_t id)
+{
+    const json_t *t = id >= 0 ? json_array_get(tensors, (size_t)id) : NULL;
+    if (t && json_integer_value(json_object_get(t, "id")) == id)
+        return t;
+    size_t i;
+    json_array_foreach(tensors, i, t) {
+        if (json_integer_value(json_object_get(t, "id")) == id)
+            return t;
+    }
+    return NULL;
+}
+
+/* The first 16 digits of a digest, the whole one as the cell's title. */
+static void digest_cell(struct gv_page *p, const char *sha)
+{
+    gv_buf_add(p->b, "<td>");
+    if (sha) {
+        gv_buf_add(p->b, "<span title=\"");
+        gv_html_esc(p->b, sha);
+        gv_buf_add(p->b, "\">");
+        gv_html_escn(p->b, sha, strlen(sha) < 16 ? strlen(sha) : 16);
+        gv_buf_add(p->b, "…</span>");
+    }
+    gv_buf_add(p->b, "</td>");
+}
+
+/* The model's outputs as the header lists them ({"$t", "name"}), with each
+ * tensor's format from the index, and how the model was called. */
+static void outputs_and_call(struct gv_page *p, const json_t *h, const json_t *tensors)
+{
+    const json_t *outs = gv_jarr(h, "outputs"), *call = gv_jobj(h, "call");
+    if (!json_array_size(outs) && !call)
+        return;
+    gv_page_section(p, "outputs", "The model's outputs");
+    if (call) {
+        gv_buf_add(p->b, "<table class=\"kv call\"><tr><th scope=\"row\">called with</th><td>");
+        gv_html_json(p->b, call);
+        gv_buf_add(p->b, "</td></tr></table>\n");
+    }
+    static const char *const heads[] = {"output", "#tensor", "dtype", "shape", "sha256 (first 16 digits)"};
+    gv_page_table(p, NULL, heads, 5);
+    size_t i;
+    const json_t *o;
+    json_array_foreach(outs, i, o) {
+        json_int_t id = json_integer_value(json_object_get(o, "$t"));
+        const json_t *t = tensor_by_id(tensors, id);
+        char pos[32];
+        snprintf(pos, sizeof pos, "#%zu", i);
+        gv_buf_add(p->b, "<tr>");
+        gv_html_td_str(p->b, gv_jstr(o, "name") ? gv_jstr(o, "name") : pos, NULL);
+        gv_html_td_num(p->b, o, "$t", 10);
+        gv_html_td_str(p->b, gv_jstr(t, "dtype"), NULL);
+        shape_cell(p, json_object_get(t, "shape"));
+        digest_cell(p, gv_jstr(t, "sha256"));
+        gv_buf_add(p->b, "</tr>\n");
+    }
+    gv_page_table_end(p);
+    gv_page_end_section(p);
+}
+
 /* ---------- capture ---------- */
 
 int gv_render_capture(struct gv_page *p, const json_t *doc, struct gv_err *err)
@@ -76,6 +164,7 @@ int gv_render_capture(struct gv_page *p, const json_t *doc, struct gv_err *err)
     scalar_obj_rows(p, "budget", gv_jobj(doc, "budget"));
     gv_buf_add(p->b, "</table>\n");
     gv_page_end_section(p);
+    outputs_and_call(p, h, gv_jarr(doc, "tensors"));
 
     size_t n = json_array_size(ops) < MAX_POINTS ? json_array_size(ops) : MAX_POINTS;
     double *x = calloc(n ? n : 1, sizeof *x), *v = calloc(n ? n : 1, sizeof *v);
@@ -104,7 +193,7 @@ int gv_render_capture(struct gv_page *p, const json_t *doc, struct gv_err *err)
         gv_buf_add(p->b, "<tr>");
         gv_html_td_num(p->b, o, "i", 10);
         gv_html_td_str(p->b, gv_jstr(o, "name"), NULL);
-        gv_html_td_str(p->b, gv_jstr(o, "module"), NULL);
+        gv_html_td_str(p->b, module_name(o), NULL);
         gv_buf_add(p->b, "<td>");
         gv_html_json(p->b, json_object_get(o, "devices"));
         gv_buf_add(p->b, "</td>");
@@ -151,6 +240,38 @@ static void outputs_cells(struct gv_page *p, const json_t *outs)
     gv_buf_add(p->b, "</td>");
 }
 
+/* Each of the model's outputs, by name where the captures name them. */
+static void compare_outputs_table(struct gv_page *p, const json_t *outs)
+{
+    if (!json_array_size(outs))
+        return;
+    gv_page_section(p, "outputs", "The model's outputs");
+    static const char *const heads[] = {"output", "status", "dtype", "shape", "#units apart", "#elements differing",
+                                        "#of", "#max ULP"};
+    gv_page_table(p, NULL, heads, 8);
+    size_t i;
+    const json_t *o;
+    json_array_foreach(outs, i, o) {
+        const char *st = gv_jstr(o, "status");
+        char pos[32];
+        snprintf(pos, sizeof pos, "#%zu", i);
+        gv_buf_printf(p->b, "<tr class=\"%s\">", gv_page_word_class(st));
+        gv_html_td_str(p->b, gv_jstr(o, "name") ? gv_jstr(o, "name") : pos, NULL);
+        gv_buf_add(p->b, "<td>");
+        gv_page_verdict(p, st);
+        gv_buf_add(p->b, "</td>");
+        gv_html_td_str(p->b, gv_jstr(o, "dtype"), NULL);
+        shape_cell(p, json_object_get(o, "shape"));
+        gv_html_td_num(p->b, o, "units", 4);
+        gv_html_td_num(p->b, o, "differing", 10);
+        gv_html_td_num(p->b, o, "count", 10);
+        gv_html_td_num(p->b, o, "max_ulp", 10);
+        gv_buf_add(p->b, "</tr>\n");
+    }
+    gv_page_table_end(p);
+    gv_page_end_section(p);
+}
+
 int gv_render_capture_compare(struct gv_page *p, const json_t *doc, struct gv_err *err)
 {
     (void)err;
@@ -176,6 +297,7 @@ int gv_render_capture_compare(struct gv_page *p, const json_t *doc, struct gv_er
     gv_buf_add(p->b, "</td></tr>");
     kv_numrow(p, "model outputs apart (units of roundoff)", s, "outputs_units");
     gv_buf_add(p->b, "</table>\n");
+    compare_outputs_table(p, gv_jarr(doc, "outputs"));
 
     size_t n = json_array_size(ops) < MAX_POINTS ? json_array_size(ops) : MAX_POINTS;
     double *x = calloc(n ? n : 1, sizeof *x), *v = calloc(n ? n : 1, sizeof *v);
@@ -225,7 +347,7 @@ int gv_render_capture_compare(struct gv_page *p, const json_t *doc, struct gv_er
         gv_html_td_num(p->b, o, "a", 10);
         gv_html_td_num(p->b, o, "b", 10);
         gv_html_td_str(p->b, gv_jstr(o, "name"), NULL);
-        gv_html_td_str(p->b, gv_jstr(o, "module"), NULL);
+        gv_html_td_str(p->b, module_name(o), NULL);
         gv_buf_add(p->b, "<td>");
         gv_page_verdict(p, st);
         gv_buf_add(p->b, "</td>");
@@ -273,7 +395,7 @@ static void culprits_table(struct gv_page *p, const json_t *cul)
             gv_buf_add(p->b, "<tr class=\"bad culprit\">");
             gv_html_td_num(p->b, c, "op", 10);
             gv_html_td_str(p->b, gv_jstr(c, "name"), NULL);
-            gv_html_td_str(p->b, gv_jstr(c, "module"), NULL);
+            gv_html_td_str(p->b, module_name(c), NULL);
             gv_html_td_str(p->b, gv_jstr(o, "dtype"), NULL);
             gv_html_td_num(p->b, o, "error_a_units", 4);
             gv_html_td_num(p->b, o, "error_b_units", 4);
@@ -300,7 +422,7 @@ static void calls_table(struct gv_page *p, const json_t *calls)
         gv_html_td_num(p->b, c, "op_a", 10);
         gv_html_td_num(p->b, c, "op_b", 10);
         gv_html_td_str(p->b, gv_jstr(c, "name"), NULL);
-        gv_html_td_str(p->b, gv_jstr(c, "module"), NULL);
+        gv_html_td_str(p->b, module_name(c), NULL);
         gv_buf_add(p->b, "<td><code>");
         gv_html_esc(p->b, gv_jstr(c, "call_a"));
         gv_buf_add(p->b, "</code></td><td><code>");
@@ -324,7 +446,7 @@ static void spans_table(struct gv_page *p, const json_t *spans)
     json_array_foreach(spans, i, sp) {
         const char *v = gv_jstr(sp, "verdict");
         gv_buf_printf(p->b, "<tr class=\"%s\">", gv_page_word_class(v));
-        gv_html_td_str(p->b, gv_jstr(sp, "module"), NULL);
+        gv_html_td_str(p->b, module_name(sp), NULL);
         gv_html_td_num(p->b, sp, "first_op", 10);
         gv_html_td_num(p->b, sp, "last_op", 10);
         gv_buf_add(p->b, "<td>");
@@ -447,7 +569,7 @@ int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err)
                 gv_buf_add(p->b, "<tr>");
                 gv_html_td_num(p->b, o, "op", 10);
                 gv_html_td_str(p->b, gv_jstr(o, "name"), NULL);
-                gv_html_td_str(p->b, gv_jstr(o, "module"), NULL);
+                gv_html_td_str(p->b, module_name(o), NULL);
                 gv_html_td_num(p->b, o, "units", 4);
                 gv_buf_add(p->b, "</tr>\n");
             }
@@ -470,7 +592,7 @@ int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err)
             gv_buf_printf(p->b, "<tr class=\"%s\">", gv_page_word_class(v));
             gv_html_td_num(p->b, o, "op", 10);
             gv_html_td_str(p->b, gv_jstr(o, "name"), NULL);
-            gv_html_td_str(p->b, gv_jstr(o, "module"), NULL);
+            gv_html_td_str(p->b, module_name(o), NULL);
             gv_buf_add(p->b, "<td>");
             gv_page_verdict(p, v);
             gv_buf_add(p->b, "</td>");

@@ -4,6 +4,9 @@
 #   - two captures, B with a sitecustomize that swaps the exact GELU for the tanh
 #     approximation: the capture comparison (the first op that differs marked on the
 #     curve) and the bisect of A in B (the call change marked);
+#   - the keyword model (tests/cli/models/kwargs.py): its named outputs (dtype, shape,
+#     digest) and its call on the capture page, and with only its logits scaled, each
+#     output's verdict on the comparison page;
 #   - where the CPU has bf16 matmul: the MLP bisected under float32 matmul precision
 #     "medium" in sid's PyTorch 2.14 (tests/fixtures/debian-rocm.sh torch): the three
 #     addmm culprits in the table and marked on the error curve.
@@ -41,10 +44,25 @@ cc, bi = (json.load(open(p)) for p in sys.argv[1:3])
 assert cc["summary"]["first_difference"]["name"] == "aten.gelu.default", cc["summary"]
 assert bi["call_changes"] and bi["call_changes"][0]["name"] == "aten.gelu.default", bi["call_changes"]
 PY
-for k in capture:a.gvcap capture-compare:cc.json bisect:bi.json; do
-    kind=${k%%:*} doc=${k#*:}
-    "$GPUVET" report "$doc" -o "$kind.html" 2>"$kind.err" || fail "report of $doc: $(cat "$kind.err")"
-    "${CHECK[@]}" "$kind" "$kind.html" "$T/shots" "$doc" || fail "the $kind page"
+# a model called with keyword arguments, whose output is a dict of named tensors: the
+# outputs and the call on the capture page, each output's verdict on the comparison page
+"$GPUVET" torch capture --model "$M/kwargs.py:make" --python "$HOST_PY" --device cpu -o kw-a.gvcap >/dev/null 2>&1 ||
+    fail "capture of the keyword model"
+GV_TEST_KW_GAIN=1.001 "$GPUVET" torch capture --model "$M/kwargs.py:make" --python "$HOST_PY" --device cpu \
+    -o kw-b.gvcap >/dev/null 2>&1 || fail "capture of the keyword model with its logits scaled"
+rc=0
+"$GPUVET" compare --json kw-a.gvcap kw-b.gvcap >kw-cc.json || rc=$?
+[[ $rc == 1 ]] || fail "scaled logits were not flagged by compare (exit $rc)"
+python3 - kw-cc.json <<'PY' || fail "the keyword model's comparison"
+import json, sys
+outs = json.load(open(sys.argv[1]))["outputs"]
+assert [(o["name"], o["status"] == "identical") for o in outs] == \
+    [("hidden.0", True), ("hidden.1", True), ("logits", False)], outs
+PY
+for k in capture:a.gvcap capture-compare:cc.json bisect:bi.json capture:kw-a.gvcap capture-compare:kw-cc.json; do
+    kind=${k%%:*} doc=${k#*:} page=${doc%.*}-page
+    "$GPUVET" report "$doc" -o "$page.html" 2>"$page.err" || fail "report of $doc: $(cat "$page.err")"
+    "${CHECK[@]}" "$kind" "$page.html" "$T/shots" "$doc" || fail "the $kind page of $doc"
 done
 
 # the PyTorch fixture roots need root; without it part 3 cannot run (said below)

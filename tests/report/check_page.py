@@ -392,7 +392,30 @@ def kind_matrix(b, d, tag):
                   "%s: timeline tip %r for %s" % (tag, tip, t))
 
 
+def module_text(m):
+    """A module path as the pages show it: the model's own forward has the empty path."""
+    return "the model itself" if m == "" else (m or "—")
+
+
+def shape_text(shape):
+    return "scalar" if not shape else "×".join(str(n) for n in shape)
+
+
+def output_rows(b):
+    return b.js(r"""return Array.from(document.querySelectorAll('section.outputs table:not(.call) tbody tr')).map(r => ({
+        cells: Array.from(r.cells).map(c => c.innerText), vals: Array.from(r.cells).map(c => c.getAttribute('data-v')),
+        words: Array.from(r.querySelectorAll('.v')).map(v => v.getAttribute('data-word')),
+        tips: Array.from(r.querySelectorAll('span[title]')).map(s => s.getAttribute('title'))}));""")
+
+
 def kind_capture_compare(b, d, tag):
+    got = output_rows(b)
+    check(len(got) == len(d["outputs"]), "%s: %d output rows for %d" % (tag, len(got), len(d["outputs"])))
+    for i, (o, g) in enumerate(zip(d["outputs"], got)):
+        check(g["cells"][0] == o.get("name", "#%d" % i) and o["status"] in g["words"]
+              and g["cells"][2] == o["dtype"] and g["cells"][3] == shape_text(o["shape"])
+              and num_eq(g["vals"][4], o["units"]) and num_eq(g["vals"][5], o.get("differing")),
+              "%s: output %s shown as %s" % (tag, o, g))
     got = b.js(r"""return Array.from(document.querySelectorAll('section.ops tbody tr')).map(r => ({
         vals: Array.from(r.cells).map(c => c.getAttribute('data-v')),
         words: Array.from(r.querySelectorAll('.v')).map(v => v.getAttribute('data-word')), name: r.cells[2].innerText,
@@ -400,7 +423,7 @@ def kind_capture_compare(b, d, tag):
     check(len(got) == len(d["ops"]), "%s: %d op rows for %d" % (tag, len(got), len(d["ops"])))
     for o, g in zip(d["ops"], got):
         check(num_eq(g["vals"][0], o["a"]) and num_eq(g["vals"][5], o["units"]) and o["status"] in g["words"]
-              and g["name"] == o["name"] and g["module"] == o["module"], "%s: op %s shown as %s" % (tag, o, g))
+              and g["name"] == o["name"] and g["module"] == module_text(o["module"]), "%s: op %s shown as %s" % (tag, o, g))
     fd = d["summary"]["first_difference"]
     if fd:
         marks = b.js("return Array.from(document.querySelectorAll('g.mark title')).map(t => t.textContent)")
@@ -416,12 +439,12 @@ def kind_bisect(b, d, tag):
     want = [(c, o) for c in d["culprits"] for o in c["outputs"]]
     check(len(got) == len(want), "%s: %d culprit rows for %d" % (tag, len(got), len(want)))
     for (c, o), g in zip(want, got):
-        check(num_eq(g["vals"][0], c["op"]) and g["name"] == c["name"] and g["module"] == c["module"]
+        check(num_eq(g["vals"][0], c["op"]) and g["name"] == c["name"] and g["module"] == module_text(c["module"])
               and num_eq(g["vals"][4], o["error_a_units"]) and num_eq(g["vals"][5], o["error_b_units"]),
               "%s: culprit %s shown as %s" % (tag, c["op"], g))
     marks = b.js("return Array.from(document.querySelectorAll('g.mark title')).map(t => t.textContent)")
     for c in d["culprits"]:
-        check(any(m.startswith("✗ culprit: op %d %s (%s)" % (c["op"], c["name"], c["module"])) for m in marks),
+        check(any(m.startswith("✗ culprit: op %d %s (%s)" % (c["op"], c["name"], module_text(c["module"]))) for m in marks),
               "%s: culprit op %d not marked on the curve: %s" % (tag, c["op"], marks))
     for c in d.get("call_changes", []):
         check(any(m.startswith("⚑ call change: op %d %s" % (c["op_a"], c["name"])) for m in marks),
@@ -437,7 +460,20 @@ def kind_bisect(b, d, tag):
 
 def kind_capture(b, d, tag):
     rows = b.js("return Array.from(document.querySelectorAll('section.ops tbody tr')).map(r => [r.cells[1].innerText, r.cells[2].innerText])")
-    check(rows == [[o["name"], o.get("module") or "—"] for o in d["ops"]], "%s: op rows %s" % (tag, rows[:3]))
+    check(rows == [[o["name"], module_text(o.get("module"))] for o in d["ops"]], "%s: op rows %s" % (tag, rows[:3]))
+    h = d["header"]
+    tensors = {t["id"]: t for t in d["tensors"]}
+    got = output_rows(b)
+    check(len(got) == len(h["outputs"]), "%s: %d output rows for %d" % (tag, len(got), len(h["outputs"])))
+    for i, (o, g) in enumerate(zip(h["outputs"], got)):
+        t = tensors[o["$t"]]
+        check(g["cells"][0] == o.get("name", "#%d" % i) and num_eq(g["vals"][1], o["$t"])
+              and g["cells"][2] == t["dtype"] and g["cells"][3] == shape_text(t["shape"])
+              and g["tips"] == [t["sha256"]] and g["cells"][4] == t["sha256"][:16] + "…",
+              "%s: output %s shown as %s" % (tag, o, g))
+    if "call" in h:
+        shown = b.js("const c = document.querySelector('section.outputs table.call td'); return c ? c.innerText : null")
+        check(shown is not None and json.loads(shown) == h["call"], "%s: the call shown as %r" % (tag, shown))
 
 
 def bench_rows(b, section):
