@@ -8,6 +8,7 @@
 # or writes goes to gpuvet once, as it appears, and gpuvet streams it to disk.
 # replay: one recorded op, fed the recorded inputs, on this environment's device,
 # and the same op in float64 on the CPU as the referee.
+import dataclasses
 import gc
 import linecache
 import os
@@ -252,12 +253,29 @@ def call_json(torch, call, ids):
     return {"args": enc(call[0]), "kwargs": enc(call[1])}
 
 
+def tuple_fields(v):
+    """The field names of a named tuple or a struct sequence (torch.return_types,
+    as torch.max(x, dim) returns), else ()."""
+    if not isinstance(v, tuple):
+        return ()
+    for attr in ("_fields", "__match_args__"):
+        f = getattr(type(v), attr, None)
+        if isinstance(f, tuple) and all(isinstance(n, str) for n in f):
+            return f
+    return ()
+
+
 def out_tensors(torch, out, path):
     """The model's output's tensors as [(name, tensor)], depth first: the output
-    may be a tensor or tuples, lists and dicts of them (a dict in the order of its
-    sorted keys; a name is the path to the tensor, "logits", "hidden.3"); values of
-    other kinds among them (None, numbers) are left out. ModelError without any."""
+    may be a tensor or tuples, lists, dicts and dataclasses of them (a dict in the
+    order of its sorted keys, a dataclass, a named tuple or a struct sequence
+    in the order of its fields; a name is the path to the tensor, "logits", "hidden.3", "pair.lo");
+    values of other kinds among them (None, numbers) are left out. ModelError
+    without any."""
     found = []
+
+    def join(name, part):
+        return "%s.%s" % (name, part) if name else str(part)
 
     def walk(v, name, depth):
         if isinstance(v, torch.Tensor):
@@ -265,16 +283,20 @@ def out_tensors(torch, out, path):
         elif depth > 16:
             return
         elif isinstance(v, (tuple, list)):
+            fields = tuple_fields(v)
             for i, x in enumerate(v):
-                walk(x, "%s.%d" % (name, i) if name else str(i), depth + 1)
+                walk(x, join(name, fields[i] if i < len(fields) else i), depth + 1)
         elif isinstance(v, Mapping):
             for k in sorted(v, key=str):
-                walk(v[k], "%s.%s" % (name, k) if name else str(k), depth + 1)
+                walk(v[k], join(name, k), depth + 1)
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            for f in dataclasses.fields(v):
+                walk(getattr(v, f.name, None), join(name, f.name), depth + 1)
 
     walk(out, "", 0)
     if not found:
         raise ModelError("%s: the model's output holds no tensor (it may be a tensor, or "
-                         "tuples, lists and dicts with tensors in them) but is %s"
+                         "tuples, lists, dicts and dataclasses with tensors in them) but is %s"
                          % (path, type(out).__name__))
     return found
 

@@ -18,7 +18,8 @@
 #     the linear layers' addmm ops are the culprits, the GELUs only inherit;
 #   - a capture under trixie's PyTorch 2.6 bisected under sid's 2.14, reported as it is;
 #   - a model called with keyword arguments and values that are not tensors, with a dict
-#     output holding a tuple and a None: recorded, named, compared and bisected;
+#     output holding a tuple and a None: recorded, named, compared and bisected; a
+#     dataclass output named by its fields;
 #   - a torch.export program (.pt2) from sid's PyTorch: captured with module paths, bisected.
 set -euo pipefail
 # shellcheck source=tests/cli/torch_env.bash
@@ -315,6 +316,16 @@ expect3 "not captures of the same model and inputs: the model was called differe
     "$GPUVET" compare "$T/kw1.gvcap" "$T/kw-scale.gvcap"
 # bisect feeds the keyword arguments too: an unchanged stack, nothing flagged
 bisect_unchanged kw1.gvcap --python "$HOST_PY"
+
+# 4c. an output that is a dataclass holding a named tuple: named by field, in field order
+cap st.gvcap structs.py:make --python "$HOST_PY"
+index_of "$T/st.gvcap"
+python3 - "$T/st.gvcap.idx.json" <<'PY' || fail "the dataclass output's names"
+import json, sys
+idx = json.load(open(sys.argv[1]))
+names = [(o["name"], idx["tensors"][o["$t"]]["shape"]) for o in idx["header"]["outputs"]]
+assert names == [("score", [3]), ("pair.lo", [3]), ("pair.hi", [3])], names
+PY
 
 # 5. sitecustomize swaps GELU in environment B
 mkdir -p "$T/gelu"
