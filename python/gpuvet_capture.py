@@ -340,6 +340,11 @@ class Tensors(object):
                                      # the pending entries in that storage]
         self.flushes = 0             # times the queue was emptied before the end
         self.copies = 0              # waiting values copied on the device before a write
+        self.hold_budget = 0         # bytes of copied values held in this process until
+        self.held = []               # the pass is over: [(header, bytes)] in capture id order
+        self.held_bytes = 0
+        self.held_peak = 0
+        self.hold_drains = 0         # times the held values were sent before the end
 
     def send(self, t, role):
         """Gives t's value the next capture id and queues or writes it. role: a
@@ -396,28 +401,49 @@ class Tensors(object):
             return
         t0 = time.perf_counter()
         meta = self.describe(t, meta)
-        data = tensor_bytes(self.torch, t)
+        data = tensor_bytes(self.torch, t)  # a copy: later writes into t do not reach it
         if t.device.type != "cpu":
             self.device_bytes += len(data)
-        self.chan.send(meta, data)
+        if self.hold_budget:
+            # sending mid-pass wakes gpuvet's reader and blocks on the socket, and
+            # the ops after it start cold: the copies wait here until the pass is
+            # over, or until they would pass the budget
+            if self.held and self.held_bytes + len(data) > self.hold_budget:
+                self.hold_drains += 1
+                self.drain()
+            self.held.append((meta, data))
+            self.held_bytes += len(data)
+            self.held_peak = max(self.held_peak, self.held_bytes)
+        else:
+            self.chan.send(meta, data)
         self.send_seconds += time.perf_counter() - t0
 
+    def drain(self):
+        """Sends the held values, in capture id order."""
+        held, self.held, self.held_bytes = self.held, [], 0
+        for meta, data in held:
+            self.chan.send(meta, data)
+
     def flush(self, final=False):
-        """Sends every waiting value (after the device has computed them)."""
-        if not self.pending:
-            return
-        if not final:
-            self.flushes += 1
-        pending, self.pending = self.pending, []
-        self.pending_bytes = 0
-        self.pending_storages = {}
-        if self.dry:
-            return
-        t0 = time.perf_counter()
-        self.sync()
-        self.wait_seconds += time.perf_counter() - t0
-        for t, meta, _ in pending:
-            self.write(t, meta)
+        """Sends every waiting value (after the device has computed them); at the
+        end (final), the held ones too."""
+        if self.pending:
+            if not final:
+                self.flushes += 1
+            pending, self.pending = self.pending, []
+            self.pending_bytes = 0
+            self.pending_storages = {}
+            if self.dry:
+                return
+            t0 = time.perf_counter()
+            self.sync()
+            self.wait_seconds += time.perf_counter() - t0
+            for t, meta, _ in pending:
+                self.write(t, meta)
+        if final and self.held:
+            t0 = time.perf_counter()
+            self.drain()
+            self.send_seconds += time.perf_counter() - t0
 
     def before_writes(self, name, written):
         """Called before an op runs: a waiting value in the storage the op writes is
@@ -988,6 +1014,10 @@ def gpu_segments(torch, worker):
 # keeps at most that much alive, so the capture's peak stays within 1.4x), and grows in
 # the warm-up while the measured peak of a pass stays within PEAK_LIMIT of the plain one
 QUEUE_START = 0.4
+# the values copied out of the device queue wait in the worker until the pass is over,
+# at most HOLD_SHARE of the plain forward's peak resident memory (the capture's target
+# is 1.5x of it); beyond that they are sent mid-pass
+HOLD_SHARE = 0.35
 PEAK_LIMIT = 1.4
 
 
@@ -1142,6 +1172,9 @@ def capture_model(worker, req, payload):
             if worker.is_gpu:
                 torch.cuda.reset_peak_memory_stats(dev)
             tensors = Tensors(torch, chan, roles, budget, worker.sync, any_device=bool(forced))
+            hold = os.environ.get("GPUVET_TEST_CAPTURE_HOLD")  # tests: bytes held, 0 none
+            tensors.hold_budget = int(hold) if hold else int(
+                HOLD_SHARE * (mem.get("plain_rss_peak_bytes") or base_rss))
             in_ids = [tensors.ref(x, "input:%d" % i) for i, x in enumerate(inputs)]
             # the recorded pass has no timing events (two per op were a third of its
             # cost): its GPU ops take their device times from the last warm-up pass
@@ -1213,6 +1246,9 @@ def capture_model(worker, req, payload):
                               "warmup_seconds": warm_seconds, "warmup_passes": warm["passes"],
                               "queue_bytes": budget, "queue_flushes": tensors.flushes,
                               "queue_device_copies": tensors.copies,
+                              "hold_bytes": tensors.hold_budget,
+                              "held_peak_bytes": tensors.held_peak,
+                              "hold_drains": tensors.hold_drains,
                               "device_to_host_bytes": tensors.device_bytes},
                    "memory": mem, "rng_unattributed": rng_unattributed,
                    "opaque_modules": opaque_modules(torch, model),

@@ -6,7 +6,8 @@
 #     ReLU's recorded output recomputed from its recorded input);
 #   - --max-bytes: digests and statistics only beyond the budget, and said;
 #   - values written over later (view, in place, out=) are recorded as produced when
-#     the GPU capture's copy-out queue holds them back (queue forced onto the CPU);
+#     the GPU capture's copy-out queue holds them back (queue forced onto the CPU), and
+#     the same whether the worker holds the copied values to the end of the pass or not;
 #   - a model that raises, a model whose output is not a tensor, captures of two models,
 #     a truncated and a corrupt capture: clear errors, an existing output never touched;
 #   - environment B's sitecustomize swaps the exact GELU for the tanh approximation: the
@@ -233,6 +234,33 @@ assert t["queue_device_copies"] >= 3, t
 assert t["warmup_passes"] >= 1 and t["warmup_seconds"] > 0, t
 assert {"inputs", "launch", "cpu_ops", "outputs", "waiting", "other"} <= set(t["capture_overhead_seconds"]), t
 PY
+
+# 3c. the values copied out wait in the worker until the pass is over (a share of its
+# resident memory), or are sent mid-pass when they would pass it: held to the end, sent
+# one at a time (a budget of 1 byte) and not held at all, the same bits, in order
+for h in 0 1; do
+    GPUVET_TEST_CAPTURE_HOLD=$h GPUVET_TEST_CAPTURE_QUEUE=1000 cap "h$h.gvcap" inplace.py:make --python "$HOST_PY"
+done
+GPUVET_TEST_CAPTURE_QUEUE=1000 "$GPUVET" torch capture --model "$M/inplace.py:make" \
+    --device cpu --python "$HOST_PY" -o "$T/hd.gvcap" --json >"$T/hd.json" 2>"$T/hd.err" ||
+    fail "capture with the values held (--json): $(cat "$T/hd.err")"
+for f in h0 h1 hd; do index_of "$T/$f.gvcap"; done
+python3 - "$T"/h0.gvcap.idx.json "$T"/h1.gvcap.idx.json "$T"/hd.gvcap.idx.json "$T/hd.json" <<'PY' ||
+import json, sys
+h0, h1, hd = (json.load(open(p)) for p in sys.argv[1:4])
+t = json.load(open(sys.argv[4]))["timing"]
+digests = [[(x["id"], x["sha256"], x["role"]) for x in i["tensors"]] for i in (h0, h1, hd)]
+assert digests[0] == digests[1] == digests[2] and len(digests[0]) >= 10, digests
+assert h0["header"]["timing"]["hold_bytes"] == 0 and h0["header"]["timing"]["held_peak_bytes"] == 0
+# one byte: every value but the first sent as the next one came, so at most one held
+t1 = h1["header"]["timing"]
+assert t1["hold_drains"] == len(h1["tensors"]) - 1, t1
+assert t1["held_peak_bytes"] == max(x["nbytes"] for x in h1["tensors"]), t1
+# the default: every value held to the end of the pass, none sent before
+assert t["hold_bytes"] > 0 and t["hold_drains"] == 0, t
+assert t["held_peak_bytes"] == hd["budget"]["stored_bytes"] == sum(x["nbytes"] for x in hd["tensors"]), (t, hd["budget"])
+PY
+    fail "values held in the worker"
 
 # 4. bad input
 echo "previous contents" >"$T/keep.gvcap"
