@@ -158,7 +158,9 @@ class Browser:
             f.write(data)
         return data
 
-    def close(self):
+    def close(self, keep_log=False):
+        """Ends the browser and removes its profile; keep_log leaves the profile's
+        chromedriver.log (after a failure, for reading)."""
         try:
             if getattr(self, "session", None):
                 self._req("DELETE", "/session/" + self.session, timeout=60)
@@ -171,10 +173,11 @@ class Browser:
             self.driver.kill()
             self.driver.wait()
         self.log.close()
-        shutil.rmtree(os.path.join(self.profile, "user-data"), ignore_errors=True)
+        shutil.rmtree(os.path.join(self.profile, "user-data") if keep_log else self.profile,
+                      ignore_errors=True)
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *a):
-        self.close()
+    def __exit__(self, kind, value, tb):
+        self.close(keep_log=kind is not None)
