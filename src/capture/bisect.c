@@ -604,7 +604,7 @@ int gv_capture_bisect(const struct gv_cap *a, const struct gv_cap *b, struct gv_
                               json_object_get(b->header, "outputs"), &fo, err)) {
             json_object_set_new(d, "outputs_status", json_string(gv_judge_status_name(fo.worst)));
             json_object_set_new(d, "outputs_units", num(fo.units));
-            json_decref(fo.list);
+            json_object_set_new(d, "outputs", fo.list);
         }
         /* ops that differ in B's own run but not on their own: inherited */
         json_t *inherited = json_array();

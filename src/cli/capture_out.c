@@ -30,8 +30,7 @@ static void print_brief(const char *label, const json_t *b)
         printf("%s: none\n", label);
 }
 
-/* The model's outputs that are not identical, by name, when it has more than one. */
-static void print_outputs(const json_t *outs)
+void cli_capture_print_outputs(const json_t *outs)
 {
     size_t i, shown = 0;
     const json_t *e;
@@ -84,7 +83,7 @@ static void print_compare(const json_t *d)
         printf("  (%zu more)\n", nd - shown);
     printf("\nmodel outputs: %s (%.3g units)\n", s(sm, "outputs_status"),
            json_number_value(json_object_get(sm, "outputs_units")));
-    print_outputs(json_object_get(d, "outputs"));
+    cli_capture_print_outputs(json_object_get(d, "outputs"));
     const char *only[] = {"only_before", "only_after"};
     for (int k = 0; k < 2; k++) {
         const json_t *l = json_object_get(d, only[k]);

@@ -75,6 +75,9 @@ int cli_help(const char *text);
 /* Writes a JSON document to stdout, or to path atomically when path != NULL. */
 struct json_t;
 int cli_emit_json(const struct json_t *doc, const char *path);
+/* The model's outputs that are not identical, by name, when it has more than one
+ * (a comparison's or bisection's "outputs"; capture_out.c). */
+void cli_capture_print_outputs(const struct json_t *outs);
 /* JUnit XML of a capture comparison or bisection document (capture_out.c). */
 int cli_capture_junit(const char *path, const char *suite, const struct json_t *d,
                       struct gv_err *err);

@@ -391,6 +391,7 @@ static void print_bisect(const json_t *d)
         printf("model outputs here against A: %s (%.3g units)\n",
                json_string_value(json_object_get(d, "outputs_status")),
                json_number_value(json_object_get(d, "outputs_units")));
+    cli_capture_print_outputs(json_object_get(d, "outputs"));
     if (json_object_get(d, "model_run_note"))
         printf("model run here: %s\n", json_string_value(json_object_get(d, "model_run_note")));
     if (!json_array_size(cul) && !json_array_size(calls))

@@ -240,8 +240,9 @@ static void outputs_cells(struct gv_page *p, const json_t *outs)
     gv_buf_add(p->b, "</td>");
 }
 
-/* Each of the model's outputs, by name where the captures name them. */
-static void compare_outputs_table(struct gv_page *p, const json_t *outs)
+/* Each of the model's outputs against A's (a comparison's or a bisection's model run),
+ * by name where the captures name them. */
+static void outputs_table(struct gv_page *p, const json_t *outs)
 {
     if (!json_array_size(outs))
         return;
@@ -297,7 +298,7 @@ int gv_render_capture_compare(struct gv_page *p, const json_t *doc, struct gv_er
     gv_buf_add(p->b, "</td></tr>");
     kv_numrow(p, "model outputs apart (units of roundoff)", s, "outputs_units");
     gv_buf_add(p->b, "</table>\n");
-    compare_outputs_table(p, gv_jarr(doc, "outputs"));
+    outputs_table(p, gv_jarr(doc, "outputs"));
 
     size_t n = json_array_size(ops) < MAX_POINTS ? json_array_size(ops) : MAX_POINTS;
     double *x = calloc(n ? n : 1, sizeof *x), *v = calloc(n ? n : 1, sizeof *v);
@@ -558,6 +559,12 @@ int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err)
             gv_page_note(p, "%s", gv_jstr(doc, "model_run_note"));
         gv_buf_add(p->b, "<table class=\"kv\">");
         scalar_obj_rows(p, "", mr);
+        if (gv_jstr(doc, "outputs_status")) {
+            gv_buf_add(p->b, "<tr><th scope=\"row\">model outputs here against A</th><td>");
+            gv_page_verdict(p, gv_jstr(doc, "outputs_status"));
+            gv_buf_add(p->b, "</td></tr>");
+            kv_numrow(p, "model outputs apart (units of roundoff)", doc, "outputs_units");
+        }
         gv_buf_add(p->b, "</table>\n");
         const json_t *inh = gv_jarr(doc, "inherited");
         if (json_array_size(inh)) {
@@ -577,6 +584,7 @@ int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err)
         }
         gv_page_end_section(p);
     }
+    outputs_table(p, gv_jarr(doc, "outputs"));
     gv_page_section(p, "ops", "Every op, replayed on A's inputs");
     static const char *const heads[] = {"#op", "operator", "module", "verdict", "dtype", "#elements differing",
                                         "#units apart", "#error in A (units)", "#error here (units)", "why"};

@@ -7,6 +7,7 @@
 #   - the keyword model (tests/cli/models/kwargs.py): its named outputs (dtype, shape,
 #     digest) and its call on the capture page, and with only its logits scaled, each
 #     output's verdict on the comparison page;
+#   - that model bisected where its logits are scaled: each output's verdict;
 #   - where the CPU has bf16 matmul: the MLP bisected under float32 matmul precision
 #     "medium" in sid's PyTorch 2.14 (tests/fixtures/debian-rocm.sh torch): the three
 #     addmm culprits in the table and marked on the error curve.
@@ -59,7 +60,20 @@ outs = json.load(open(sys.argv[1]))["outputs"]
 assert [(o["name"], o["status"] == "identical") for o in outs] == \
     [("hidden.0", True), ("hidden.1", True), ("logits", False)], outs
 PY
-for k in capture:a.gvcap capture-compare:cc.json bisect:bi.json capture:kw-a.gvcap capture-compare:kw-cc.json; do
+# the keyword model bisected in an environment that scales its logits: a call change, and
+# on the page each output's verdict in the model's run here
+rc=0
+GV_TEST_KW_GAIN=1.001 "$GPUVET" torch bisect kw-a.gvcap --python "$HOST_PY" --json >kw-bi.json 2>kw-bi.err || rc=$?
+[[ $rc == 1 ]] || fail "bisect with scaled logits exited $rc: $(cat kw-bi.err)"
+python3 - kw-bi.json <<'PY' || fail "the keyword model's bisect"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [(o["name"], o["status"] == "identical") for o in d["outputs"]] == \
+    [("hidden.0", True), ("hidden.1", True), ("logits", False)], d["outputs"]
+assert d["outputs_status"] == "beyond_rounding" and d["call_changes"], d
+PY
+for k in capture:a.gvcap capture-compare:cc.json bisect:bi.json capture:kw-a.gvcap capture-compare:kw-cc.json \
+    bisect:kw-bi.json; do
     kind=${k%%:*} doc=${k#*:} page=${doc%.*}-page
     "$GPUVET" report "$doc" -o "$page.html" 2>"$page.err" || fail "report of $doc: $(cat "$page.err")"
     "${CHECK[@]}" "$kind" "$page.html" "$T/shots" "$doc" || fail "the $kind page of $doc"

@@ -296,11 +296,15 @@ bisect_unchanged() { # CAPTURE ARGS... : bisect here exits 0, every op and the o
     shift
     "$GPUVET" torch bisect "$T/$c" --device cpu -o "$T/$c.bisect.json" "$@" >"$T/$c.bisect.txt" 2>&1 ||
         fail "bisect of $c: $(cat "$T/$c.bisect.txt")"
-    python3 - "$T/$c.bisect.json" <<'PY' || fail "bisect of $c: $(cat "$T/$c.bisect.txt")"
+    index_of "$T/$c"
+    python3 - "$T/$c.bisect.json" "$T/$c.idx.json" <<'PY' || fail "bisect of $c: $(cat "$T/$c.bisect.txt")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["summary"]["identical"] == len(d["ops"]) > 5, d["summary"]
 assert d["outputs_status"] == "identical", d.get("outputs_status")
+# each of the model's outputs, by the names A's header gives them
+names = [o["name"] for o in json.load(open(sys.argv[2]))["header"]["outputs"]]
+assert [(o.get("name"), o["status"]) for o in d["outputs"]] == [(n, "identical") for n in names], d["outputs"]
 PY
 }
 
@@ -385,6 +389,9 @@ assert "tanh" in c["call_b"] and "tanh" not in c["call_a"], c
 assert not d["culprits"], "on A's own inputs every op computes as in A"
 assert d["summary"]["identical"] == len(d["ops"])
 assert d["inherited"] and all(i["op"] > c["op_a"] for i in d["inherited"]), d["inherited"]
+outs = d["outputs"]  # the one output, as far from A's as the summary says
+assert len(outs) == 1 and outs[0]["status"] == d["outputs_status"] == "beyond_rounding", outs
+assert outs[0]["units"] == d["outputs_units"] > 1 and outs[0]["differing"] > 0, outs
 print("GELU swap: the call change is %s in %s; %d later ops inherited" % (c["name"], c["module"], len(d["inherited"])))
 PY
 

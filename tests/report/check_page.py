@@ -408,14 +408,19 @@ def output_rows(b):
         tips: Array.from(r.querySelectorAll('span[title]')).map(s => s.getAttribute('title'))}));""")
 
 
-def kind_capture_compare(b, d, tag):
+def check_outputs_against(b, outs, tag):
+    """The page's table of the model's outputs against A's (a comparison's or a bisection's)."""
     got = output_rows(b)
-    check(len(got) == len(d["outputs"]), "%s: %d output rows for %d" % (tag, len(got), len(d["outputs"])))
-    for i, (o, g) in enumerate(zip(d["outputs"], got)):
+    check(len(got) == len(outs), "%s: %d output rows for %d" % (tag, len(got), len(outs)))
+    for i, (o, g) in enumerate(zip(outs, got)):
         check(g["cells"][0] == o.get("name", "#%d" % i) and o["status"] in g["words"]
               and g["cells"][2] == o["dtype"] and g["cells"][3] == shape_text(o["shape"])
               and num_eq(g["vals"][4], o["units"]) and num_eq(g["vals"][5], o.get("differing")),
               "%s: output %s shown as %s" % (tag, o, g))
+
+
+def kind_capture_compare(b, d, tag):
+    check_outputs_against(b, d["outputs"], tag)
     got = b.js(r"""return Array.from(document.querySelectorAll('section.ops tbody tr')).map(r => ({
         vals: Array.from(r.cells).map(c => c.getAttribute('data-v')),
         words: Array.from(r.querySelectorAll('.v')).map(v => v.getAttribute('data-word')), name: r.cells[2].innerText,
@@ -433,6 +438,12 @@ def kind_capture_compare(b, d, tag):
 
 def kind_bisect(b, d, tag):
     check_summary(b, d["summary"], tag)
+    check_outputs_against(b, d.get("outputs", []), tag)
+    if "outputs_status" in d:
+        shown = b.js(r"""const r = Array.from(document.querySelectorAll('section.model-run table.kv tr'))
+            .find(r => r.cells[0].innerText == 'model outputs here against A');
+            return r ? r.querySelector('.v').getAttribute('data-word') : null""")
+        check(shown == d["outputs_status"], "%s: the outputs' verdict shown as %r" % (tag, shown))
     got = b.js(r"""return Array.from(document.querySelectorAll('section.culprits tbody tr')).map(r => ({
         vals: Array.from(r.cells).map(c => c.getAttribute('data-v')), name: r.cells[1].innerText,
         module: r.cells[2].innerText}));""")
