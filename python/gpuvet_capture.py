@@ -109,6 +109,48 @@ def load_state(torch, model, inputs, specs, payload, path):
     return inputs
 
 
+def export_schema(torch):
+    """This PyTorch's torch.export schema version as "8.2", or None."""
+    try:
+        from torch._export.serde.schema import SCHEMA_VERSION
+        return "%d.%d" % tuple(SCHEMA_VERSION[:2])
+    except Exception:
+        return None
+
+
+def pt2_origin(torch, data):
+    """Why a .pt2 may not load here, from the archive itself: the PyTorch that saved
+    it and its export schema (recorded in the program's JSON, in every layout since
+    2.1), against this PyTorch's; "" when the archive does not say or matches."""
+    import io
+    import json
+    import zipfile
+    try:
+        with zipfile.ZipFile(io.BytesIO(bytes(data))) as z:
+            for info in z.infolist():
+                name = info.filename
+                if not name.endswith(".json") or info.file_size > 256 << 20 or not (
+                        "/models/" in "/" + name or name.endswith("exported_program.json")):
+                    continue
+                doc = json.loads(z.read(info))
+                saved = doc.get("torch_version") if isinstance(doc, dict) else None
+                if isinstance(saved, str):
+                    break
+            else:
+                return ""
+    except Exception:
+        return ""
+    sv = doc.get("schema_version")
+    schema = "%s.%s" % (sv.get("major"), sv.get("minor")) if isinstance(sv, dict) else None
+    mine = export_schema(torch)
+    if saved == torch.__version__ and schema == mine:
+        return ""
+    return ("; the program was saved by PyTorch %s%s, this is PyTorch %s%s: load it with a "
+            "PyTorch that reads that format (the one that saved it, or newer), or export it "
+            "again with this one" % (saved, " (export schema %s)" % schema if schema else "",
+                                     torch.__version__, " (schema %s)" % mine if mine else ""))
+
+
 def load_model(torch, req, payload, seed):
     """The model and its example inputs. req["model"] is path/to/file.py:function
     (its text arrives in req["source"], so the file need not be visible to this
@@ -125,7 +167,8 @@ def load_model(torch, req, payload, seed):
         try:
             ep = export.load(io.BytesIO(bytes(payload)))
         except Exception as e:
-            raise ModelError("%s: torch.export.load raised %s" % (spec, err_text(e)))
+            raise ModelError("%s: torch.export.load raised %s%s" % (spec, err_text(e),
+                                                                  pt2_origin(torch, payload)))
         ex = getattr(ep, "example_inputs", None)
         if not ex:
             raise ModelError("%s: the exported program carries no example inputs" % spec)

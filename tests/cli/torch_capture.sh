@@ -21,7 +21,9 @@
 #   - a model called with keyword arguments and values that are not tensors, with a dict
 #     output holding a tuple and a None: recorded, named, compared and bisected; a
 #     dataclass output named by its fields;
-#   - a torch.export program (.pt2) from sid's PyTorch: captured with module paths, bisected.
+#   - a torch.export program (.pt2) from sid's PyTorch: captured with module paths, bisected;
+#     under trixie's older PyTorch a clear error naming both versions; the same program
+#     saved by trixie's loads in sid's.
 set -euo pipefail
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
@@ -514,8 +516,10 @@ PY
 # 8. a torch.export program (.pt2) saved by sid's PyTorch 2.14, with a keyword argument
 # and a float in its example inputs: captured with its modules' paths (the program's
 # graph calls none of its submodules: the paths come from the graph), bisected unchanged
-exp=$(mktemp -d "$SID_TORCH/tmp/gv-export.XXXXXX")
-cat >"$exp/export.py" <<'PY'
+export_in() { # ROOT OUT.pt2: the program below, exported and saved by ROOT's PyTorch
+    local root=$1 out=$2 exp
+    exp=$(mktemp -d "$root/tmp/gv-export.XXXXXX")
+    cat >"$exp/export.py" <<'PY'
 import sys
 import torch
 class M(torch.nn.Module):
@@ -529,10 +533,12 @@ torch.manual_seed(0)
 ep = torch.export.export(M().eval(), (torch.randn(3, 8),), {"bias": torch.randn(4), "scale": 0.5})
 torch.export.save(ep, sys.argv[1])
 PY
-unshare -m sh -c "mount --bind /proc '$SID_TORCH/proc' && chroot '$SID_TORCH' python3 /tmp/$(basename "$exp")/export.py /tmp/$(basename "$exp")/m.pt2" \
-    >"$T/export.txt" 2>&1 || { rm -rf "$exp"; fail "torch.export under sid: $(cat "$T/export.txt")"; }
-cp "$exp/m.pt2" "$T/m.pt2"
-rm -rf "$exp"
+    unshare -m sh -c "mount --bind /proc '$root/proc' && chroot '$root' python3 /tmp/$(basename "$exp")/export.py /tmp/$(basename "$exp")/m.pt2" \
+        >"$T/export.txt" 2>&1 || { rm -rf "$exp"; fail "torch.export under $root: $(cat "$T/export.txt")"; }
+    cp "$exp/m.pt2" "$out"
+    rm -rf "$exp"
+}
+export_in "$SID_TORCH" "$T/m.pt2"
 "$GPUVET" torch capture --model "$T/m.pt2" --python-root "$SID_TORCH" --device cpu -o "$T/pt2.gvcap" \
     >"$T/pt2.txt" 2>&1 || fail "capture of a torch.export program: $(cat "$T/pt2.txt")"
 index_of "$T/pt2.gvcap"
@@ -550,4 +556,21 @@ assert kw["scale"] == 0.5 and kw["bias"] == h["inputs"][1], h["call"]
 print("torch.export program:", mods)
 PY
 bisect_unchanged pt2.gvcap --python-root "$SID_TORCH"
+# 8b. that program under trixie's 2.6, which cannot read 2.14's archive: the error names
+# the file, the PyTorch that saved it and this one; nothing written
+expect3 "m\.pt2: torch\.export\.load raised .*; the program was saved by PyTorch 2\.14[^ ]* \(export schema [0-9]+\.[0-9]+\), this is PyTorch 2\.6[^ ]* \(schema [0-9]+\.[0-9]+\)" \
+    "$GPUVET" torch capture --model "$T/m.pt2" --python-root "$TRIXIE_TORCH" --device cpu -o "$T/keep.gvcap"
+[[ $(sha256sum "$T/keep.gvcap") == "$before" ]] || fail "a failed .pt2 capture touched the existing output"
+# 8c. the same program saved by trixie's 2.6 loads in sid's 2.14: captured, bisected unchanged
+export_in "$TRIXIE_TORCH" "$T/m26.pt2"
+"$GPUVET" torch capture --model "$T/m26.pt2" --python-root "$SID_TORCH" --device cpu -o "$T/pt26.gvcap" \
+    >"$T/pt26.txt" 2>&1 || fail "capture under 2.14 of a program saved by 2.6: $(cat "$T/pt26.txt")"
+index_of "$T/pt26.gvcap"
+python3 - "$T/pt26.gvcap.idx.json" <<'PY' || fail "the 2.6 program's capture under 2.14"
+import json, sys
+h = json.load(open(sys.argv[1]))["header"]
+assert [o["name"] for o in h["outputs"]] == ["y", "z"], h["outputs"]
+assert h["device"]["torch"]["version"].startswith("2.14"), h["device"]
+PY
+bisect_unchanged pt26.gvcap --python-root "$SID_TORCH"
 echo "capture, compare and bisect: all checks passed"
