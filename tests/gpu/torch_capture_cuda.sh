@@ -90,6 +90,8 @@ for c in d["culprits"][:6]:
     print("  culprit op %d %s in %s: error %.3g -> %.3g units of roundoff; ran %s" % (
         c["op"], c["name"], c["module"], o["error_a_units"], o["error_b_units"], c.get("impl_b", "")[:110]))
 print("  %d culprits, %d ops inherited" % (len(d["culprits"]), len(d.get("inherited", []))))
+for o in d.get("outputs", []):
+    print("  output %s here against A: %s, %.3g units apart" % (o.get("name"), o["status"], o.get("units") or 0))
 PY
     return $rc
 }
@@ -105,6 +107,9 @@ d = json.load(open(sys.argv[1]))
 names = {c["name"] for c in d["culprits"]}
 assert "aten.convolution.default" in names and names <= {"aten.convolution.default", "aten.addmm.default"}, names
 assert d["inherited"]
+# the model's one output in its run here, by name, as far from A's as the summary says
+outs = d["outputs"]
+assert [o["name"] for o in outs] == ["output"] and outs[0]["status"] == d["outputs_status"] != "identical", outs
 PY
 echo "== 2c. linear layers at PyTorch's defaults; B with NVIDIA_TF32_OVERRIDE=1"
 cap m.gvcap mlp.py:make || bad "capture mlp"
