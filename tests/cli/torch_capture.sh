@@ -23,7 +23,8 @@
 #     dataclass output named by its fields;
 #   - a torch.export program (.pt2) from sid's PyTorch: captured with module paths, bisected;
 #     under trixie's older PyTorch a clear error naming both versions; the same program
-#     saved by trixie's loads in sid's.
+#     saved by trixie's loads in sid's;
+#   - a model under torch.autocast (bfloat16): its casts and bfloat16 ops recorded, bisected.
 set -euo pipefail
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
@@ -573,4 +574,20 @@ assert [o["name"] for o in h["outputs"]] == ["y", "z"], h["outputs"]
 assert h["device"]["torch"]["version"].startswith("2.14"), h["device"]
 PY
 bisect_unchanged pt26.gvcap --python-root "$SID_TORCH"
+# 9. a model in reduced precision as inference runs: torch.autocast (bfloat16 on the CPU)
+# around linear layers, GELU and LayerNorm, under sid's PyTorch: the casts autocast inserts
+# are recorded as ops, the layers' ops in bfloat16, the output float32; bisected unchanged
+cap amp.gvcap amp.py:make --python-root "$SID_TORCH"
+index_of "$T/amp.gvcap"
+python3 - "$T/amp.gvcap.idx.json" <<'PY' || fail "the autocast model's capture"
+import json, sys
+idx = json.load(open(sys.argv[1]))
+dt = {t["id"]: t["dtype"] for t in idx["tensors"]}
+ops = [(o["name"].split(".")[1], o["module"], dt[o["outputs"]["$t"]] if isinstance(o["outputs"], dict) else
+        dt[o["outputs"][0]["$t"]]) for o in idx["ops"]]
+assert ("addmm", "fc1", "bfloat16") in ops and ("addmm", "fc2", "bfloat16") in ops, ops
+assert any(n == "_to_copy" and d == "bfloat16" for n, _, d in ops), ops
+assert dt[idx["header"]["outputs"][0]["$t"]] == "float32", idx["header"]["outputs"]
+PY
+bisect_unchanged amp.gvcap --python-root "$SID_TORCH"
 echo "capture, compare and bisect: all checks passed"

@@ -11,7 +11,9 @@
 #  4. a model that calls .cpu() inside forward is reported as falling back, at module
 #     block.post, and --strict exits 1;
 #  5. a model writing into earlier values (view, in place, out=) records the same bits
-#     whatever the size of the queue that holds values on the device before copying.
+#     whatever the size of the queue that holds values on the device before copying;
+#  6. a model under torch.autocast (float16): bisected unchanged, and with B's fp16 matmuls
+#     accumulating in bfloat16: the two fp16 addmm ops are the culprits, the rest inherit.
 # Also: the recorded ResNet-18 pass takes no new device memory from the driver (the
 # warm-up pass grew the allocator's cache) and stays within 1.5x the plain GPU peak, and the
 # queue grows in the warm-up from 0.4x the plain peak while the peak stays within 1.4x.
@@ -170,5 +172,42 @@ for q in q1 qbig; do
     "$GPUVET" compare "$out/q0.gvcap" "$out/$q.gvcap" >"$out/$q.cmp" 2>&1 ||
         bad "the queue changed what was recorded ($q): $(cat "$out/$q.cmp")"
 done
+echo "== 6. half precision under torch.autocast (float16 on the GPU)"
+cap amp.gvcap amp.py:make >/dev/null || bad "capture amp"
+bisect_env amp.gvcap amp-same
+[[ $? == 0 ]] || bad "bisect of the autocast model on an unchanged stack should pass"
+# B's fp16 matmuls accumulate in bfloat16 (a sitecustomize replaces ATen's CUDA addmm,
+# as a library with a reduced-precision accumulation would): the two linear layers' fp16
+# addmm ops are the culprits, measured against float64 in fp16's units; the rest inherit
+mkdir -p "$out/fp16site"
+cat >"$out/fp16site/sitecustomize.py" <<'EOF'
+import torch
+_lib = torch.library.Library("aten", "IMPL")
+def _addmm(bias, a, b, *, beta=1, alpha=1):
+    if a.dtype != torch.float16:
+        return bias * beta + torch.mm(a, b) * alpha
+    acc = torch.zeros(a.shape[0], b.shape[1], dtype=torch.bfloat16, device=a.device)
+    for k in range(a.shape[1]):
+        acc = acc + (a[:, k:k + 1].float() * b[k:k + 1, :].float()).bfloat16()
+    return (bias.float() * beta + acc.float() * alpha).half()
+_lib.impl("addmm", _addmm, "CUDA")
+EOF
+bisect_env amp.gvcap amp-bf16acc PYTHONPATH="$out/fp16site"
+[[ $? == 1 ]] || bad "fp16 matmuls accumulated in bfloat16 should be culprits"
+python3 - "$out/amp-same.json" "$out/amp-bf16acc.json" <<'PY' || fail=1
+import json, sys
+same, acc = (json.load(open(p)) for p in sys.argv[1:3])
+assert same["summary"]["identical"] == len(same["ops"]) and same["outputs_status"] == "identical", same["summary"]
+dtypes = [(o["name"], o["module"], o["outputs"][0]["dtype"]) for o in same["ops"] if o["outputs"]]
+assert ("aten.addmm.default", "fc1", "float16") in dtypes and ("aten.addmm.default", "fc2", "float16") in dtypes, dtypes
+cul = [(c["name"], c["module"], c["outputs"][0]["dtype"]) for c in acc["culprits"]]
+assert cul == [("aten.addmm.default", "fc1", "float16"), ("aten.addmm.default", "fc2", "float16")], cul
+for c in acc["culprits"]:
+    o = c["outputs"][0]
+    assert o["error_b_units"] > 5 * max(o["error_a_units"], 0.5), o
+assert acc["summary"]["replay_failed"] == 0 and acc["inherited"], acc["summary"]
+assert all(i["name"] != "aten.addmm.default" for i in acc["inherited"]), acc["inherited"]
+assert acc["outputs_status"] == "beyond_rounding", acc["outputs_status"]
+PY
 [[ $fail == 0 ]] && echo "capture on the GPU: all checks passed"
 exit $fail
