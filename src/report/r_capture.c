@@ -35,6 +35,18 @@ static void kv_numrow(struct gv_page *p, const char *key, const json_t *o, const
     gv_buf_add(p->b, "</tr>\n");
 }
 
+/* The verdict on the model's outputs and how far apart they are, from o's
+ * outputs_status and outputs_units (a comparison's summary, a bisection). */
+static void outputs_verdict_rows(struct gv_page *p, const char *key, const json_t *o)
+{
+    gv_buf_add(p->b, "<tr><th scope=\"row\">");
+    gv_html_esc(p->b, key);
+    gv_buf_add(p->b, "</th><td>");
+    gv_page_verdict(p, gv_jstr(o, "outputs_status"));
+    gv_buf_add(p->b, "</td></tr>");
+    kv_numrow(p, "model outputs apart (units of roundoff)", o, "outputs_units");
+}
+
 static void model_table(struct gv_page *p, const json_t *model)
 {
     gv_buf_add(p->b, "<table class=\"kv model\">");
@@ -293,10 +305,7 @@ int gv_render_capture_compare(struct gv_page *p, const json_t *doc, struct gv_er
     if (fb)
         op_ref(t, sizeof t, "first beyond rounding", fb, "op");
     gv_page_kv(p, "first op beyond rounding", fb ? t + strlen("first beyond rounding: ") : "none");
-    gv_buf_add(p->b, "<tr><th scope=\"row\">model outputs</th><td>");
-    gv_page_verdict(p, gv_jstr(s, "outputs_status"));
-    gv_buf_add(p->b, "</td></tr>");
-    kv_numrow(p, "model outputs apart (units of roundoff)", s, "outputs_units");
+    outputs_verdict_rows(p, "model outputs", s);
     gv_buf_add(p->b, "</table>\n");
     outputs_table(p, gv_jarr(doc, "outputs"));
 
@@ -559,12 +568,8 @@ int gv_render_bisect(struct gv_page *p, const json_t *doc, struct gv_err *err)
             gv_page_note(p, "%s", gv_jstr(doc, "model_run_note"));
         gv_buf_add(p->b, "<table class=\"kv\">");
         scalar_obj_rows(p, "", mr);
-        if (gv_jstr(doc, "outputs_status")) {
-            gv_buf_add(p->b, "<tr><th scope=\"row\">model outputs here against A</th><td>");
-            gv_page_verdict(p, gv_jstr(doc, "outputs_status"));
-            gv_buf_add(p->b, "</td></tr>");
-            kv_numrow(p, "model outputs apart (units of roundoff)", doc, "outputs_units");
-        }
+        if (gv_jstr(doc, "outputs_status"))
+            outputs_verdict_rows(p, "model outputs here against A", doc);
         gv_buf_add(p->b, "</table>\n");
         const json_t *inh = gv_jarr(doc, "inherited");
         if (json_array_size(inh)) {
