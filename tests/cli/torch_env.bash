@@ -4,6 +4,9 @@
 #   SID_TORCH       the same root upgraded to sid (python3-torch 2.14)
 # torch_roots builds/finds the roots; it needs root and debootstrap on a cold cache.
 : "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
+# the roots' cache, fixed here: a test that points XDG_CACHE_HOME at its own directory
+# for gpuvet afterwards still finds the roots the other tests built
+export GV_FIXTURE_CACHE=${GV_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuvet-fixtures}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 HOST_PY=/usr/bin/python3
 host_torch() {
