@@ -699,15 +699,111 @@ def compiles(torch, model):
     return any(type(m).__name__ == "OptimizedModule" for m in (mods() if mods else ()))
 
 
+NATIVE = {}  # "module": the recorder in C, or None; "why": what was used and why
+
+
+def native_recorder(torch):
+    """gpuvet_rec, the recorder's per-op work in C (python/native/gpuvet_rec.c, built
+    against CPython's stable ABI and sent with these files), loaded once; None where
+    this gpuvet has none, this interpreter cannot load it, or the test setting
+    GPUVET_TEST_CAPTURE_RECORDER=python asks for the Python (=corrupt loads half
+    of it). NATIVE["why"] says which recorder runs and why."""
+    if "why" in NATIVE:
+        return NATIVE["module"]
+    mod, why = None, "native"
+    blobs = globals().get("GPUVET_NATIVE") or {}
+    data = blobs.get("gpuvet_rec.so")
+    test = os.environ.get("GPUVET_TEST_CAPTURE_RECORDER")  # tests: python, corrupt
+    if test == "python":
+        why = "python (GPUVET_TEST_CAPTURE_RECORDER=python)"
+    elif not data:
+        why = "python (this gpuvet was built without the recorder in C)"
+    else:
+        try:
+            if test == "corrupt":
+                data = data[:len(data) // 2]
+            mod = load_extension("gpuvet_rec", data)
+            mod.setup({"Tensor": torch.Tensor, "cpu": torch.device("cpu"), "torch": torch,
+                       "NAME_OF_DTYPE": NAME_OF_DTYPE, "SCHEMA_FACTS": SCHEMA_FACTS,
+                       "DEVICE_NAMES": DEVICE_NAMES, "schema_facts": schema_facts,
+                       "encode": encode, "storage_of": storage_of, "dtype_name": dtype_name,
+                       "device_names": device_names})
+        except Exception as e:
+            mod, why = None, "python (the recorder in C did not load: %s)" % err_text(e)
+    NATIVE["module"], NATIVE["why"] = mod, why
+    return mod
+
+
+def elf_fits(data):
+    """Why a shared object's bytes cannot be loaded whole (not ELF, or a segment or
+    the section table past the end: mapping those would kill the process with
+    SIGBUS), or None."""
+    import struct
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2:
+        return "not a 64-bit ELF file"
+    end = "<" if data[5] == 1 else ">"
+    phoff, shoff = struct.unpack_from(end + "QQ", data, 32)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", data, 54)
+    if phoff + phnum * phentsize > len(data) or shoff + shnum * shentsize > len(data):
+        return "its headers end past its %d bytes" % len(data)
+    for i in range(phnum):
+        kind, _, off = struct.unpack_from(end + "IIQ", data, phoff + i * phentsize)
+        filesz = struct.unpack_from(end + "Q", data, phoff + i * phentsize + 32)[0]
+        if kind == 1 and off + filesz > len(data):  # PT_LOAD
+            return "segment %d ends at byte %d of %d" % (i, off + filesz, len(data))
+    return None
+
+
+def load_extension(name, data):
+    """Imports the extension module in data (a shared object's bytes) from an
+    anonymous file, or where there is none from a temporary one, removed again."""
+    import importlib.machinery
+    import importlib.util
+    import tempfile
+    bad = elf_fits(data)
+    if bad:
+        raise ImportError("%s: %s" % (name, bad))
+    fd, path, tmp = -1, None, None
+    try:
+        try:
+            fd = os.memfd_create(name)
+            path = "/proc/self/fd/%d" % fd
+            if not os.path.exists(path):  # no /proc here (a root without it)
+                os.close(fd)
+                fd = -1
+        except (AttributeError, OSError):
+            fd = -1
+        if fd < 0:
+            tmp = tempfile.NamedTemporaryFile(prefix="gpuvet-", suffix=".so", delete=False)
+            fd, path = os.dup(tmp.fileno()), tmp.name
+            tmp.close()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        loader = importlib.machinery.ExtensionFileLoader(name, path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+        mod = importlib.util.module_from_spec(spec)
+        loader.exec_module(mod)
+        return mod
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if tmp is not None:
+            os.unlink(tmp.name)
+
+
 def make_recorder(torch, wrap):
     """The dispatch mode class. wrap: keep torch's torch._dynamo.disable around
     __torch_dispatch__ (torch 2.x wraps every mode's unless it says otherwise;
     the wrapper costs every op a call through Dynamo's frame switching, and
     imports all of Dynamo at the first op where it is not loaded). gpuvet's mode
-    compiles nothing, so it is wrapped only when the model compiles (compiles())."""
+    compiles nothing, so it is wrapped only when the model compiles (compiles()).
+    Its per-op work is done in C where gpuvet_rec loads (native_recorder), the
+    same work as dispatch_py's, which does it otherwise."""
     from torch.utils._python_dispatch import TorchDispatchMode
     record, cur_stream_key = event_calls(torch)
     CPU = torch.device("cpu")
+    native = native_recorder(torch)
 
     class Recorder(TorchDispatchMode):
         @classmethod
@@ -731,6 +827,7 @@ def make_recorder(torch, wrap):
             self.pool = events if events is not None else []  # timing events to reuse
             self.rng_flagged = False
             self.stream_key, self.cur = None, None
+            self.record_event = record
 
         def event(self):
             return self.pool.pop() if self.pool else torch.cuda.Event(enable_timing=True)
@@ -745,7 +842,14 @@ def make_recorder(torch, wrap):
                 self.stream_key, self.cur = key, torch.cuda.current_stream()
             return self.cur
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if native is not None:
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return native.dispatch(self, func, args, kwargs)
+        else:
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return self.dispatch_py(func, types, args, kwargs)
+
+        def dispatch_py(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             t = self.t
             parts, clock = self.parts, time.perf_counter
@@ -1285,6 +1389,7 @@ def capture_model(worker, req, payload):
                               "records_writing_seconds": records_seconds,
                               "capture_ops_seconds": rec.op_seconds,
                               "op_times_from": times_from,
+                              "recorder": NATIVE.get("why"),
                               "capture_overhead_seconds": parts,
                               "warmup_seconds": warm_seconds, "warmup_passes": warm["passes"],
                               "queue_bytes": budget, "queue_flushes": tensors.flushes,

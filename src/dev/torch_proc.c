@@ -27,7 +27,8 @@ extern char **environ;
 
 /* Run with `python -c`: reads the worker's files from the socket (a count, then
  * for each a name and its text, lengths little-endian) and runs them in order
- * in one namespace; the last one serves. */
+ * in one namespace; the last one serves. A file named *.so (the capture's
+ * recorder in C) is not run but left, as bytes, in GPUVET_NATIVE[name]. */
 static const char boot[] =
     "import os\n"
     "fd = int(os.environ.pop('" FD_VAR "'))\n"
@@ -42,13 +43,33 @@ static const char boot[] =
     "g = {'__name__': '__gpuvet_worker__', 'GPUVET_FD': fd}\n"
     "for _ in range(int.from_bytes(rd(4), 'little')):\n"
     "    name = rd(int.from_bytes(rd(4), 'little')).decode('utf-8')\n"
-    "    src = rd(int.from_bytes(rd(8), 'little')).decode('utf-8')\n"
-    "    exec(compile(src, name, 'exec'), g)\n";
+    "    src = rd(int.from_bytes(rd(8), 'little'))\n"
+    "    if name.endswith('.so'):\n"
+    "        g.setdefault('GPUVET_NATIVE', {})[name] = src\n"
+    "        continue\n"
+    "    exec(compile(src.decode('utf-8'), name, 'exec'), g)\n";
 
-/* The embedded Python files, the worker (which serves) last. */
+/* One file as the boot code reads it: name length (4 bytes), name, size (8), bytes. */
+static int send_file(int fd, const char *name, const void *data, uint64_t size)
+{
+    unsigned char le[8];
+    uint32_t nl = (uint32_t)strlen(name);
+    for (int b = 0; b < 4; b++)
+        le[b] = (unsigned char)(nl >> (8 * b));
+    if (gv_ipc_send_all(fd, le, 4) || gv_ipc_send_all(fd, name, nl))
+        return -1;
+    for (int b = 0; b < 8; b++)
+        le[b] = (unsigned char)(size >> (8 * b));
+    if (gv_ipc_send_all(fd, le, 8) || gv_ipc_send_all(fd, data, size))
+        return -1;
+    return 0;
+}
+
+/* The recorder in C where this gpuvet has it, then the embedded Python files, the
+ * worker (which serves) last. */
 static int send_scripts(int fd)
 {
-    int n = 0, worker = -1;
+    int n = 0, worker = -1, native = gv_native_recorder_size > 0;
     for (int i = 0; i < gv_python_sources_count; i++) {
         n++;
         if (!strcmp(gv_python_sources[i].name, "gpuvet_torch_worker.py"))
@@ -56,23 +77,17 @@ static int send_scripts(int fd)
     }
     if (worker < 0)
         return -1;
-    unsigned char le[8];
+    unsigned char le[4];
     for (int b = 0; b < 4; b++)
-        le[b] = (unsigned char)((unsigned)n >> (8 * b));
+        le[b] = (unsigned char)((unsigned)(n + native) >> (8 * b));
     if (gv_ipc_send_all(fd, le, 4))
+        return -1;
+    if (native && send_file(fd, "gpuvet_rec.so", gv_native_recorder, gv_native_recorder_size))
         return -1;
     for (int k = 0; k < n; k++) {
         int i = k < n - 1 ? (k < worker ? k : k + 1) : worker;
-        const char *name = gv_python_sources[i].name, *text = gv_python_sources[i].text;
-        uint32_t nl = (uint32_t)strlen(name);
-        uint64_t tl = strlen(text);
-        for (int b = 0; b < 4; b++)
-            le[b] = (unsigned char)(nl >> (8 * b));
-        if (gv_ipc_send_all(fd, le, 4) || gv_ipc_send_all(fd, name, nl))
-            return -1;
-        for (int b = 0; b < 8; b++)
-            le[b] = (unsigned char)(tl >> (8 * b));
-        if (gv_ipc_send_all(fd, le, 8) || gv_ipc_send_all(fd, text, tl))
+        const char *text = gv_python_sources[i].text;
+        if (send_file(fd, gv_python_sources[i].name, text, strlen(text)))
             return -1;
     }
     return 0;
