@@ -13,7 +13,8 @@
 #  5. a model writing into earlier values (view, in place, out=) records the same bits
 #     whatever the size of the queue that holds values on the device before copying;
 #  6. a model under torch.autocast (float16): bisected unchanged, and with B's fp16 matmuls
-#     accumulating in bfloat16: the two fp16 addmm ops are the culprits, the rest inherit.
+#     accumulating in bfloat16: the two fp16 addmm ops are the culprits, the rest inherit;
+#  7. the recorder in C records on the GPU what the Python one records, message for message.
 # Also: the recorded ResNet-18 pass takes no new device memory from the driver (the
 # warm-up pass grew the allocator's cache) and stays within 1.5x the plain GPU peak, and the
 # queue grows in the warm-up from 0.4x the plain peak while the peak stays within 1.4x.
@@ -209,5 +210,22 @@ assert acc["summary"]["replay_failed"] == 0 and acc["inherited"], acc["summary"]
 assert all(i["name"] != "aten.addmm.default" for i in acc["inherited"]), acc["inherited"]
 assert acc["outputs_status"] == "beyond_rounding", acc["outputs_status"]
 PY
+echo "== 7. the recorder in C against the Python one, on the GPU"
+# every message of the capture the same (tests/cli/recorder_same.py), with the queue the
+# capture sizes for itself and with one of 1 byte (emptied at every op); the counts of
+# what the queue did are left out: the second capture in a process finds the allocator
+# warm, so its warm-up (and the queue size it settles on) may differ
+SO=${GV_BUILD:-}/gpuvet_rec.abi3.so
+if [[ -f $SO ]]; then
+    for q in "" 1; do
+        GPUVET_TEST_CAPTURE_QUEUE=$q GV_RECORDER_SAME_UNCOUNTED=1 "$PY" \
+            "$GV_SRC/tests/cli/recorder_same.py" "$SO" cuda:0 "$M/resnet18_224.py:make" \
+            "$M/inplace.py:make" "$M/fallback.py:make" "$M/amp.py:make" "$M/noisy.py:make" \
+            "$M/stats.py:make" >"$out/same$q.txt" 2>&1 || bad "the recorders differ (queue '$q')"
+        cut -c1-600 "$out/same$q.txt"
+    done
+else
+    bad "$SO was not built"
+fi
 [[ $fail == 0 ]] && echo "capture on the GPU: all checks passed"
 exit $fail
