@@ -16,6 +16,8 @@
 #   e.g. GV_MODEL_BATCH=1 /usr/bin/python3 tests/bench/profile_capture.py \
 #            tests/cli/models/resnet18_224.py:make cpu --cprofile 25
 # GPUVET_TEST_CAPTURE_QUEUE=BYTES queues values on any device (as the GPU does).
+# GPUVET_NATIVE_SO=BUILD/gpuvet_rec.abi3.so: the recorder in C, as gpuvet sends it to the
+# worker (without it the Python recorder runs; GPUVET_TEST_CAPTURE_RECORDER=python forces it).
 import json
 import os
 import sys
@@ -37,6 +39,10 @@ class Chan(object):
 
 def load_worker():
     g = {"__name__": "__gpuvet_worker__"}
+    so = os.environ.get("GPUVET_NATIVE_SO")  # the recorder in C (BUILD/gpuvet_rec.abi3.so)
+    if so:
+        with open(so, "rb") as f:
+            g["GPUVET_NATIVE"] = {"gpuvet_rec.so": f.read()}
     for name in ("gpuvet_capture.py", "gpuvet_torch_worker.py"):
         with open(os.path.join(SRC, name)) as f:
             src = f.read()
