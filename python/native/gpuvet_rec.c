@@ -1,15 +1,15 @@
 /* gpuvet's capture recorder in C: the body of the recording dispatch mode's
  * __torch_dispatch__ (python/gpuvet_capture.py, make_recorder: dispatch_py) and
- * the bookkeeping of Tensors it does for every op (ref, send, remember, the first
- * checks of before_writes), written against CPython's stable ABI (3.8 and later),
+ * the bookkeeping of Tensors it does for every op (ref, send, remember, describe,
+ * before_writes), written against CPython's stable ABI (3.8 and later),
  * so one build loads into any CPython of the platform, whatever its PyTorch.
  *
  * It computes what the Python computes, branch for branch, with the same
  * objects (the Tensors object's dicts and lists, the Recorder's records and
  * parts). Where the Python does something rare, this calls the Python itself,
  * so the two cannot differ there: an op that may draw random numbers
- * (dispatch_py), a view's storage (storage_of), a write into a storage with a
- * waiting value (Tensors.before_writes), emptying the queue (Tensors.flush),
+ * (dispatch_py), a view's storage (storage_of), a storage key that fails
+ * (Tensors.before_writes), emptying the queue (Tensors.flush),
  * writing (Tensors.write), and any value other than None, bool, int, str, a
  * finite float, a tensor, a list, a tuple or a dict (encode).
  * docs/capture.md, "The recorder in C". */
@@ -41,7 +41,8 @@ static PyObject *s_known, *s_roles, *s_next, *s_budget, *s_any_device, *s_pendin
     *s_record_event, *s_dispatch_py, *s_send_seconds, *s_wait_seconds, *s_inputs,
     *s_launch, *s_cpu_ops, *s_outputs, *s_ok, *s_kind, *s_op, *s_i, *s_name, *s_module,
     *s_args, *s_kwargs, *s_tuple, *s_devices, *s_seconds, *s_mutated, *s_arg, *s_dollar_t,
-    *s_leaf, *s_aten, *s_empty;
+    *s_leaf, *s_aten, *s_empty, *s_copies, *s_tensor, *s_clone, *s_shape, *s_stride,
+    *s_key, *s_role;
 
 static double now(void)
 {
@@ -555,8 +556,168 @@ static PyObject *mutated_args(PyObject *writes, PyObject *args, PyObject *kwargs
     return out;
 }
 
-/* The first checks of Tensors.before_writes(name, written): nothing waits, or no
- * written storage holds a waiting value; otherwise the Python does it all. */
+/* the name of a device, remembered (device_name) */
+static PyObject *device_name(PyObject *d)
+{
+    PyObject *name = PyDict_GetItemWithError(g_device_names, d);
+    if (name) {
+        Py_INCREF(name);
+        return name;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    name = PyObject_Str(d);
+    if (name && PyDict_SetItem(g_device_names, d, name))
+        Py_CLEAR(name);
+    return name;
+}
+
+/* Tensors.describe(t, meta): a tensor message's header from (cid, role, dtype) */
+static PyObject *describe(PyObject *t, PyObject *meta)
+{
+    if (!PyTuple_Check(meta) || PyTuple_Size(meta) != 3) {
+        Py_INCREF(meta);
+        return meta;
+    }
+    PyObject *cid = PyTuple_GetItem(meta, 0), *role = PyTuple_GetItem(meta, 1),
+             *dt = PyTuple_GetItem(meta, 2);
+    PyObject *r, *shape = NULL, *stride = NULL, *dev = NULL, *dname = NULL, *d = NULL;
+    if (PyLong_Check(role)) {
+        r = PyUnicode_FromFormat("op:%S", role);
+    } else if (PyTuple_Check(role) && PyTuple_Size(role) == 2) {
+        r = PyUnicode_FromFormat("op:%S:%S", PyTuple_GetItem(role, 0), PyTuple_GetItem(role, 1));
+    } else {
+        r = role;
+        Py_INCREF(r);
+    }
+    PyObject *sh = r ? PyObject_GetAttr(t, s_shape) : NULL;
+    shape = sh ? PySequence_List(sh) : NULL;
+    Py_XDECREF(sh);
+    PyObject *st = shape ? PyObject_CallMethodObjArgs(t, s_stride, NULL) : NULL;
+    stride = st ? PySequence_List(st) : NULL;
+    Py_XDECREF(st);
+    dev = stride ? PyObject_GetAttr(t, s_device) : NULL;
+    dname = dev ? device_name(dev) : NULL;
+    d = dname ? PyDict_New() : NULL;
+    if (d && (PyDict_SetItem(d, s_ok, Py_True) || PyDict_SetItem(d, s_kind, s_tensor) ||
+              PyDict_SetItem(d, s_key, cid) || PyDict_SetItem(d, s_dtype, dt) ||
+              PyDict_SetItem(d, s_shape, shape) || PyDict_SetItem(d, s_device, dname) ||
+              PyDict_SetItem(d, s_stride, stride) || PyDict_SetItem(d, s_role, r)))
+        Py_CLEAR(d);
+    Py_XDECREF(r);
+    Py_XDECREF(shape);
+    Py_XDECREF(stride);
+    Py_XDECREF(dev);
+    Py_XDECREF(dname);
+    return d;
+}
+
+/* bytes of a tensor's elements: numel() * element_size() */
+static int nbytes_of(PyObject *t, long long *n)
+{
+    long long numel, es;
+    if (call_ll(t, s_numel, &numel) || call_ll(t, s_element_size, &es))
+        return -1;
+    *n = numel * es;
+    return 0;
+}
+
+/* The waiting values in the storages the op writes (their entries into hit) and
+ * those storages (keys): 0, 1 where a storage key fails (the Python's None), -1 */
+static int written_hits(PyObject *storages, PyObject *written, PyObject *keys, PyObject *hit)
+{
+    Py_ssize_t nv = PyList_Size(written);
+    for (Py_ssize_t i = 0; i < nv; i++) {
+        PyObject *v = PyList_GetItem(written, i);
+        long long es, k;
+        if (call_ll(v, s_element_size, &es) || !storage_key_fast(v, es, &k)) {
+            PyErr_Clear();
+            return 1;
+        }
+        PyObject *key = PyLong_FromLongLong(k);
+        if (!key)
+            return -1;
+        PyObject *held = PyDict_GetItemWithError(storages, key);
+        int seen = held ? PySequence_Contains(keys, key) : 0, bad = 0;
+        if (held && seen == 0) {
+            PyObject *entries = PyList_Check(held) && PyList_Size(held) == 2
+                                    ? PyList_GetItem(held, 1) : NULL;
+            PyObject *more = entries ? PySequence_InPlaceConcat(hit, entries) : NULL;
+            if (!entries)
+                PyErr_SetString(PyExc_TypeError, "a pending storage is not [bytes, entries]");
+            bad = !more || PyList_Append(keys, key);
+            Py_XDECREF(more);
+        }
+        Py_DECREF(key);
+        if (bad || seen < 0 || (!held && PyErr_Occurred()))
+            return -1;
+    }
+    return 0;
+}
+
+/* [n, [entry]]: a pending storage's slot */
+static PyObject *storage_slot(long long n, PyObject *entry)
+{
+    PyObject *nb = PyLong_FromLongLong(n), *entries = nb ? PyList_New(1) : NULL, *slot = NULL;
+    if (entries) {
+        Py_INCREF(entry);
+        PyList_SetItem(entries, 0, entry);
+        slot = PyList_New(2);
+    }
+    if (slot) {
+        Py_INCREF(nb);
+        PyList_SetItem(slot, 0, nb);
+        Py_INCREF(entries);
+        PyList_SetItem(slot, 1, entries);
+    }
+    Py_XDECREF(nb);
+    Py_XDECREF(entries);
+    return slot;
+}
+
+/* A waiting entry [t, meta, key] copied on the device before an op writes into its
+ * storage, as Tensors.before_writes does: described as it is now, the clone waits
+ * in its place, in a storage of its own. */
+static int copy_entry(PyObject *T, PyObject *storages, PyObject *p, long long *pending_bytes)
+{
+    PyObject *t = PyList_GetItem(p, 0), *desc = describe(t, PyList_GetItem(p, 1));
+    if (!desc || PyList_SetItem(p, 1, desc))
+        return -1;
+    PyObject *c = PyObject_CallMethodObjArgs(t, s_clone, NULL); /* t: p's until replaced */
+    if (!c)
+        return -1;
+    Py_INCREF(c);
+    if (PyList_SetItem(p, 0, c)) {
+        Py_DECREF(c);
+        return -1;
+    }
+    long long copies, es, k, n;
+    int ok = !attr_ll(T, s_copies, &copies) && !set_attr_ll(T, s_copies, copies + 1) &&
+             !call_ll(c, s_element_size, &es) && !nbytes_of(c, &n);
+    PyObject *key = NULL;
+    if (ok && storage_key_fast(c, es, &k)) {
+        key = PyLong_FromLongLong(k);
+    } else if (ok) {
+        key = Py_None; /* storage_key's None */
+        Py_INCREF(key);
+    }
+    Py_DECREF(c);
+    if (!key)
+        return -1;
+    Py_INCREF(key);
+    PyObject *slot = PyList_SetItem(p, 2, key) ? NULL : storage_slot(n, p);
+    int bad = !slot || PyDict_SetItem(storages, key, slot); /* a clone's storage is its own */
+    Py_XDECREF(slot);
+    Py_DECREF(key);
+    if (bad)
+        return -1;
+    *pending_bytes += n;
+    return set_attr_ll(T, s_pending_bytes, *pending_bytes);
+}
+
+/* Tensors.before_writes(name, written): a waiting value in a storage the op writes
+ * is copied on the device first (the queue is emptied where the copies would not
+ * fit, or for an op outside aten); where a storage key fails, the Python does it. */
 static int before_writes(PyObject *T, PyObject *name, PyObject *written)
 {
     PyObject *pending = PyObject_GetAttr(T, s_pending);
@@ -566,7 +727,6 @@ static int before_writes(PyObject *T, PyObject *name, PyObject *written)
     Py_DECREF(pending);
     if (waiting == 0)
         return 0;
-    int python = 0;
     int aten = PyUnicode_Tailmatch(name, s_aten, 0, PY_SSIZE_T_MAX, -1);
     if (aten < 0)
         return -1;
@@ -576,36 +736,42 @@ static int before_writes(PyObject *T, PyObject *name, PyObject *written)
         return r ? 0 : -1;
     }
     PyObject *storages = PyObject_GetAttr(T, s_pending_storages);
-    if (!storages)
-        return -1;
-    Py_ssize_t nv = PyList_Size(written);
-    for (Py_ssize_t i = 0; i < nv && !python; i++) {
-        PyObject *v = PyList_GetItem(written, i);
-        long long es, k;
-        if (call_ll(v, s_element_size, &es) || !storage_key_fast(v, es, &k)) {
-            PyErr_Clear();
-            python = 1; /* storage_key's None */
-            break;
-        }
-        PyObject *key = PyLong_FromLongLong(k);
-        if (!key) {
-            Py_DECREF(storages);
-            return -1;
-        }
-        int hit = PyDict_Contains(storages, key);
-        Py_DECREF(key);
-        if (hit < 0) {
-            Py_DECREF(storages);
-            return -1;
-        }
-        python = hit;
+    PyObject *keys = storages ? PyList_New(0) : NULL, *hit = keys ? PyList_New(0) : NULL;
+    int rc = hit ? written_hits(storages, written, keys, hit) : -1;
+    Py_ssize_t nh = rc == 0 ? PyList_Size(hit) : 0;
+    long long need = 0, pending_bytes = 0, budget = 0, n;
+    for (Py_ssize_t i = 0; rc == 0 && i < nh; i++) {
+        if (nbytes_of(PyList_GetItem(PyList_GetItem(hit, i), 0), &n))
+            rc = -1;
+        else
+            need += n;
     }
-    Py_DECREF(storages);
-    if (!python)
-        return 0;
-    PyObject *r = PyObject_CallMethodObjArgs(T, s_before_writes, name, written, NULL);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
+    if (rc == 0 && nh &&
+        (attr_ll(T, s_pending_bytes, &pending_bytes) || attr_ll(T, s_budget, &budget)))
+        rc = -1;
+    if (rc == 0 && nh && pending_bytes + need > budget) {
+        PyObject *r = PyObject_CallMethodObjArgs(T, s_flush, NULL);
+        rc = r ? 2 : -1; /* emptied: nothing waits to be copied */
+        Py_XDECREF(r);
+    }
+    for (Py_ssize_t i = 0; rc == 0 && i < nh; i++)
+        if (copy_entry(T, storages, PyList_GetItem(hit, i), &pending_bytes))
+            rc = -1;
+    /* the written storages now hold no waiting value; what they held is counted
+     * until the next flush (it lives on in the tensor written anyway) */
+    Py_ssize_t nk = rc == 0 && nh ? PyList_Size(keys) : 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < nk; i++)
+        if (PyDict_DelItem(storages, PyList_GetItem(keys, i)))
+            rc = -1;
+    Py_XDECREF(storages);
+    Py_XDECREF(keys);
+    Py_XDECREF(hit);
+    if (rc == 1) {
+        PyObject *r = PyObject_CallMethodObjArgs(T, s_before_writes, name, written, NULL);
+        Py_XDECREF(r);
+        return r ? 0 : -1;
+    }
+    return rc < 0 ? -1 : 0;
 }
 
 /* device_names(devs) */
@@ -617,14 +783,7 @@ static PyObject *device_names(PyObject *devs)
     Py_XDECREF(it);
     if (!d)
         return NULL;
-    PyObject *name = PyDict_GetItemWithError(g_device_names, d), *out = NULL;
-    if (name) {
-        Py_INCREF(name);
-    } else if (!PyErr_Occurred()) {
-        name = PyObject_Str(d);
-        if (name && PyDict_SetItem(g_device_names, d, name))
-            Py_CLEAR(name);
-    }
+    PyObject *name = device_name(d), *out = NULL;
     Py_DECREF(d);
     if (name) {
         out = PyList_New(1);
@@ -989,7 +1148,8 @@ static int setup_names(void)
         {&s_args, "args"}, {&s_kwargs, "kwargs"}, {&s_tuple, "tuple"},
         {&s_devices, "devices"}, {&s_seconds, "seconds"}, {&s_mutated, "mutated"},
         {&s_arg, "arg"}, {&s_dollar_t, "$t"}, {&s_leaf, "leaf"}, {&s_aten, "aten."},
-        {&s_empty, ""},
+        {&s_empty, ""}, {&s_copies, "copies"}, {&s_tensor, "tensor"}, {&s_clone, "clone"},
+        {&s_shape, "shape"}, {&s_stride, "stride"}, {&s_key, "key"}, {&s_role, "role"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!*names[i].p && !(*names[i].p = intern(names[i].s)))
