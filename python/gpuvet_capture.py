@@ -606,7 +606,15 @@ def encode(torch, tensors, v, role_hint, devs):
     return {"$repr": repr(v)}
 
 
-SCHEMA_FACTS = {}  # func -> ((index, name) of written arguments, draws random numbers)
+SCHEMA_FACTS = {}  # func -> ((index, name) of written arguments, draws random numbers,
+                  # name, UNMARKED_WRITES' entry or None)
+
+# operators that write arguments their schema does not mark as written (Tensor(a!)):
+# the batch norms update running_mean and running_var (their arguments 3 and 4) when
+# their argument 5, training, is true, without bumping the tensors' version counters
+# (torch 1.13 to 2.14): (index and name of the flag, the arguments written)
+UNMARKED_WRITES = dict((op, (5, "training", ((3, "running_mean"), (4, "running_var"))))
+                       for op in ("native_batch_norm", "cudnn_batch_norm", "miopen_batch_norm"))
 
 # operators that draw random numbers, also those without a Generator argument in their
 # schema in some torch (rand_like, dropout); any other op with one is checked too
@@ -619,11 +627,14 @@ RNG_OPS = frozenset((
 
 
 def schema_facts(func):
-    """(written arguments as (index, name), may draw random numbers, name) of an op."""
+    """(written arguments as (index, name), may draw random numbers, name, the
+    arguments it writes when a flag is set: UNMARKED_WRITES' entry, less those the
+    schema marks, or None) of an op."""
     f = SCHEMA_FACTS.get(func)
     if f is None:
         name = str(func)
-        writes, rng = [], name.split(".")[1] in RNG_OPS if "." in name else False
+        packet = name.split(".")[1] if "." in name else ""
+        writes, rng = [], packet in RNG_OPS
         try:
             for i, a in enumerate(func._schema.arguments):
                 if a.alias_info is not None and a.alias_info.is_write:
@@ -632,8 +643,23 @@ def schema_facts(func):
                     rng = True
         except AttributeError:
             rng = True  # unknown: check
-        f = SCHEMA_FACTS[func] = (tuple(writes), rng, name)
+        unmarked = UNMARKED_WRITES.get(packet) if name.startswith("aten.") else None
+        if unmarked:
+            more = tuple(w for w in unmarked[2] if w[0] not in [i for i, _ in writes])
+            unmarked = (unmarked[0], unmarked[1], more) if more else None
+        f = SCHEMA_FACTS[func] = (tuple(writes), rng, name, unmarked)
     return f
+
+
+def op_writes(facts, args, kwargs):
+    """The arguments (index, name) this call of the op writes: those its schema marks,
+    and its UNMARKED_WRITES where the flag is true in this call."""
+    writes, unmarked = facts[0], facts[3]
+    if unmarked:
+        i, flag, more = unmarked
+        if (args[i] if i < len(args) else kwargs.get(flag)) is True:
+            return writes + more
+    return writes
 
 
 def mutated_args(writes, args, kwargs):
@@ -860,7 +886,9 @@ def make_recorder(torch, wrap):
             devs = set()
             enc_args = encode(torch, t, args, "leaf", devs)
             enc_kwargs = encode(torch, t, kwargs, "leaf", devs) if kwargs else {}
-            writes, may_rng, name = schema_facts(func)
+            facts = schema_facts(func)
+            may_rng, name = facts[1], facts[2]
+            writes = op_writes(facts, args, kwargs)
             written = mutated_args(writes, args, kwargs) if writes else ()
             t.before_writes(name, [v for _, v in written])
             c1 = clock()
@@ -1148,6 +1176,45 @@ def model_roles(model, inputs):
     return roles
 
 
+BUFFER_COPY_LIMIT = 1 << 30  # bytes of buffers copied to tell whether forward changes them
+
+
+def buffer_copies(torch, model):
+    """[(name, buffer, copy)] of the model's buffers, to tell whether its forward
+    changes them (running statistics in training mode, counters, caches); [] where
+    it has none or they pass BUFFER_COPY_LIMIT (then not checked)."""
+    named = getattr(model, "named_buffers", None)
+    bufs = [(n, b) for n, b in (named() if named else []) if isinstance(b, torch.Tensor)]
+    if sum(b.numel() * b.element_size() for _, b in bufs) > BUFFER_COPY_LIMIT:
+        return []
+    with torch.no_grad():
+        return [(n, b, b.detach().clone()) for n, b in bufs]
+
+
+def same_values(torch, a, b):
+    """a and b hold the same values (NaN where the other has NaN)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+    return torch.equal(a, b)
+
+
+def changed_buffers(torch, copies):
+    """The copies (buffer_copies) of the buffers whose values are no longer the copy's."""
+    with torch.no_grad():
+        return [c for c in copies if not same_values(torch, c[1], c[2])]
+
+
+def put_back(torch, copies):
+    """Every buffer in copies back to the values copied (before a pass: each pass of
+    a model whose forward changes its buffers starts from the same state)."""
+    if copies:
+        with torch.no_grad():
+            for _, b, c in copies:
+                b.copy_(c)
+
+
 def gpu_segments(torch, worker):
     """(device memory segments PyTorch's allocator has taken from the driver so far,
     its retries after a failed allocation); None off the GPU."""
@@ -1196,7 +1263,7 @@ def next_budget(plain_peak, tried):
 
 
 def warm_up(torch, worker, model, call, inputs, roles, budget, any_device, stack, Recorder,
-            pool, plain_peak=None):
+            pool, plain_peak=None, reset=None):
     """Runs the forward recorded as the capture will (queue, copies on the device),
     with timing events and sending nothing, until a pass at the queue size the
     capture will use takes no new device memory from the driver (1 pass off the
@@ -1204,13 +1271,15 @@ def warm_up(torch, worker, model, call, inputs, roles, budget, any_device, stack
     is adapted first (next_budget), each pass's peak measured. Returns {"passes":
     n, "segments": new, "records": the last pass's op records, with their device
     times, "budget": the queue size, "sizes": [(size, peak, flushes)] of the
-    passes, "gpu_peak": the highest peak of a pass}."""
+    passes, "gpu_peak": the highest peak of a pass}. reset() runs before each pass."""
     passes, new, tried, top = 0, 0, [], 0
     most = (3 + (4 if plain_peak else 0)) if worker.is_gpu else 1
     while passes < most:
         seg0 = gpu_segments(torch, worker)
         if seg0 is not None:
             torch.cuda.reset_peak_memory_stats(worker.dev)
+        if reset is not None:
+            reset()  # (the buffers a forward changes, as before the first pass)
         dry = Tensors(torch, None, roles, budget, worker.sync, any_device=any_device, dry=True)
         for i, x in enumerate(inputs):
             dry.ref(x, "input:%d" % i)
@@ -1264,6 +1333,11 @@ def capture_model(worker, req, payload):
         if hasattr(model, "to"):
             model.to(dev)
         inputs = [x.to(dev) for x in inputs]
+        # a forward that changes the model's buffers (running statistics, counters)
+        # would start every pass from another state: those buffers are put back
+        # before each pass (reset), so every pass, the recorded one too, starts where
+        # the first did
+        copies = buffer_copies(torch, model)
         # the plain forward: a warm-up, then the best of ten (at least three, within
         # about a second: a launch-bound forward's time varies from pass to pass, and
         # the fastest is the baseline), and its memory
@@ -1272,7 +1346,14 @@ def capture_model(worker, req, payload):
             out = call_model(model, call, inputs)
             out_tensors(torch, out, path)
             worker.sync()
+            copies = changed_buffers(torch, copies)
+            updated = [c[0] for c in copies]
+
+            def reset():
+                put_back(torch, copies)
+            reset()
             while len(plain) < 3 or (len(plain) < 10 and sum(plain) < 1.0):
+                reset()
                 t0 = time.perf_counter()
                 call_model(model, call, inputs)
                 worker.sync()
@@ -1280,6 +1361,7 @@ def capture_model(worker, req, payload):
         mem = {}
         if worker.is_gpu:
             torch.cuda.reset_peak_memory_stats(dev)
+            reset()
             with torch.no_grad():
                 call_model(model, call, inputs)
             worker.sync()
@@ -1287,6 +1369,7 @@ def capture_model(worker, req, payload):
             torch.cuda.reset_peak_memory_stats(dev)
         base_rss = proc_rss_peak()
         if reset_rss_peak():
+            reset()
             with torch.no_grad():
                 call_model(model, call, inputs)
             mem["plain_rss_peak_bytes"] = proc_rss_peak()
@@ -1313,7 +1396,7 @@ def capture_model(worker, req, payload):
             pool = []
             w0 = time.perf_counter()
             warm = warm_up(torch, worker, model, call, inputs, roles, budget, bool(forced),
-                           stack, Recorder, pool, adapt)
+                           stack, Recorder, pool, adapt, reset)
             warm_seconds = time.perf_counter() - w0
             budget = warm["budget"]
             if worker.is_gpu:
@@ -1326,6 +1409,7 @@ def capture_model(worker, req, payload):
             # the recorded pass has no timing events (two per op were a third of its
             # cost): its GPU ops take their device times from the last warm-up pass
             rec = Recorder(worker, tensors, stack, pool, timed=not worker.is_gpu)
+            reset()
             torch.manual_seed(seed)
             rng_before = rng_state(torch, worker.is_gpu)
             seg0 = gpu_segments(torch, worker)
@@ -1400,6 +1484,7 @@ def capture_model(worker, req, payload):
                               "device_to_host_bytes": tensors.device_bytes},
                    "memory": mem, "rng_unattributed": rng_unattributed,
                    "opaque_modules": opaque_modules(torch, model),
+                   "buffers_updated": updated,
                    "describe": worker.describe()})
     except ModelError as e:
         chan.send({"ok": False, "status": "model-error", "error": str(e)})
@@ -1484,9 +1569,9 @@ def load_tensors(worker, req, payload):
     return tensors
 
 
-def written_positions(func):
-    """Where the op writes: argument indices and names (its schema's Tensor(a!))."""
-    return schema_facts(func)[0]
+def written_positions(func, args, kwargs):
+    """Where this call of the op writes: argument indices and names (op_writes)."""
+    return op_writes(schema_facts(func), args, kwargs)
 
 
 def run_chained(torch, func, op, live, device):
@@ -1495,7 +1580,8 @@ def run_chained(torch, func, op, live, device):
     are filed under the ids A recorded for them."""
     args = decode(torch, op["args"], live, device)
     kwargs = decode(torch, op.get("kwargs") or {}, live, device)
-    for i, name in written_positions(func):
+    writes = written_positions(func, args, kwargs)
+    for i, name in writes:
         if i < len(args) and isinstance(args[i], torch.Tensor):
             args[i] = args[i].clone()
         elif isinstance(kwargs.get(name), torch.Tensor):
@@ -1508,8 +1594,8 @@ def run_chained(torch, func, op, live, device):
         if isinstance(o, torch.Tensor) and isinstance(r, dict) and "$t" in r:
             live[r["$t"]] = o
     for m in op.get("mutated") or []:
-        i = [k for k, (pos, name) in enumerate(written_positions(func)) if name == m["arg"]]
-        pos, name = written_positions(func)[i[0]] if i else (None, m["arg"])
+        i = [k for k, (pos, name) in enumerate(writes) if name == m["arg"]]
+        pos, name = writes[i[0]] if i else (None, m["arg"])
         v = args[pos] if pos is not None and pos < len(args) else kwargs.get(name)
         if isinstance(v, torch.Tensor):
             live[m["$t"]] = v

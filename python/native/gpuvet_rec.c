@@ -521,6 +521,26 @@ static PyObject *encode(PyObject *T, PyObject *v, PyObject *hint, PyObject *devs
     return PyObject_CallFunctionObjArgs(g_encode, g_torch, T, v, hint, devs, NULL);
 }
 
+/* op_writes(facts, args, kwargs): the arguments this call writes, the schema's and
+ * the unmarked ones where their flag is True (new reference) */
+static PyObject *op_writes(PyObject *facts, PyObject *args, PyObject *kwargs)
+{
+    PyObject *writes = PyTuple_GetItem(facts, 0), *unmarked = PyTuple_GetItem(facts, 3);
+    if (unmarked != Py_None && PyTuple_Check(unmarked) && PyTuple_Size(unmarked) == 3) {
+        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GetItem(unmarked, 0));
+        if (i == -1 && PyErr_Occurred())
+            return NULL;
+        PyObject *flag = i < PyTuple_Size(args) ? PyTuple_GetItem(args, i)
+                         : PyDict_GetItemWithError(kwargs, PyTuple_GetItem(unmarked, 1));
+        if (!flag && PyErr_Occurred())
+            return NULL;
+        if (flag == Py_True)
+            return PySequence_Concat(writes, PyTuple_GetItem(unmarked, 2));
+    }
+    Py_INCREF(writes);
+    return writes;
+}
+
 /* mutated_args(writes, args, kwargs): [(name, tensor)] (new reference) */
 static PyObject *mutated_args(PyObject *writes, PyObject *args, PyObject *kwargs)
 {
@@ -795,7 +815,7 @@ static PyObject *device_names(PyObject *devs)
     return out;
 }
 
-/* The op's schema facts (writes, rng, name) as a new reference */
+/* The op's schema facts (writes, rng, name, unmarked) as a new reference */
 static PyObject *facts_of(PyObject *func)
 {
     PyObject *f = PyDict_GetItemWithError(g_facts, func);
@@ -806,9 +826,9 @@ static PyObject *facts_of(PyObject *func)
     if (PyErr_Occurred())
         return NULL;
     f = PyObject_CallFunctionObjArgs(g_schema_facts, func, NULL);
-    if (f && (!PyTuple_Check(f) || PyTuple_Size(f) != 3)) {
+    if (f && (!PyTuple_Check(f) || PyTuple_Size(f) != 4)) {
         Py_DECREF(f);
-        PyErr_SetString(PyExc_TypeError, "schema_facts did not return a triple");
+        PyErr_SetString(PyExc_TypeError, "schema_facts did not return four facts");
         return NULL;
     }
     return f;
@@ -1056,8 +1076,12 @@ static PyObject *dispatch(PyObject *self, PyObject *pargs)
     o.enc_kwargs = PyDict_Size(kwargs) ? encode(o.T, kwargs, s_leaf, o.devs) : PyDict_New();
     if (!o.enc_kwargs)
         goto out;
-    PyObject *writes = PyTuple_GetItem(o.facts, 0), *name = PyTuple_GetItem(o.facts, 2);
+    PyObject *name = PyTuple_GetItem(o.facts, 2);
+    PyObject *writes = op_writes(o.facts, args, kwargs);
+    if (!writes)
+        goto out;
     o.written = PyObject_IsTrue(writes) ? mutated_args(writes, args, kwargs) : PyList_New(0);
+    Py_DECREF(writes);
     if (!o.written)
         goto out;
     PyObject *wt = written_tensors(o.written);

@@ -201,6 +201,8 @@ static json_t *header_of(const struct gv_capture_opts *o, const json_t *done,
     json_object_set_new(h, "nondeterministic_ops", nondet);
     json_object_set_new(h, "rng_ops", rng);
     json_object_set_new(h, "opaque_modules", string_list(json_object_get(done, "opaque_modules")));
+    json_object_set_new(h, "buffers_updated",
+                        string_list(json_object_get(done, "buffers_updated")));
     json_object_set_new(h, "ops", json_integer((json_int_t)json_array_size(w->ops)));
     if (o->snapshot)
         json_object_set(h, "snapshot", o->snapshot);

@@ -250,6 +250,17 @@ static void print_summary(const json_t *h, const char *path)
             printf(" and %zu more", json_array_size(opaque) - 8);
         printf("\n");
     }
+    const json_t *bufs = json_object_get(h, "buffers_updated");
+    if (json_array_size(bufs)) {
+        printf("buffers the forward updates (each pass started from their values before the "
+               "first):");
+        size_t i;
+        json_t *e;
+        json_array_foreach(bufs, i, e) if (i < 8) printf(" %s", json_string_value(e));
+        if (json_array_size(bufs) > 8)
+            printf(" and %zu more", json_array_size(bufs) - 8);
+        printf("\n");
+    }
 }
 
 static int read_model(const char *spec, char **data, size_t *len, char sha[65], struct gv_err *err)

@@ -24,7 +24,10 @@
 #   - a torch.export program (.pt2) from sid's PyTorch: captured with module paths, bisected;
 #     under trixie's older PyTorch a clear error naming both versions; the same program
 #     saved by trixie's loads in sid's;
-#   - a model under torch.autocast (bfloat16): its casts and bfloat16 ops recorded, bisected.
+#   - a model under torch.autocast (bfloat16): its casts and bfloat16 ops recorded, bisected;
+#   - a forward that updates its buffers (training-mode batch norm, marked or not in the
+#     op's schema): the written statistics recorded and read as written, every pass from
+#     the same start, two captures identical, bisected unchanged (torch 1.13 and 2.14).
 set -euo pipefail
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
@@ -590,4 +593,46 @@ assert any(n == "_to_copy" and d == "bfloat16" for n, _, d in ops), ops
 assert dt[idx["header"]["outputs"][0]["$t"]] == "float32", idx["header"]["outputs"]
 PY
 bisect_unchanged amp.gvcap --python-root "$SID_TORCH"
+# 10. a forward that updates the model's buffers (a batch norm in training mode inside the
+# evaluated model): the statistics it writes, which torch 1.13's native_batch_norm does not
+# mark in its schema and 2.14's _native_batch_norm_legit does, are the op's mutated values
+# and the next op reads them as written; every pass starts from the buffers' first values,
+# so two captures are identical, and bisect's own run of the model is unchanged
+buffers_case() { # TAG ARGS...
+    local tag=$1
+    shift
+    cap "bn$tag-1.gvcap" stats.py:make "$@"
+    cap "bn$tag-2.gvcap" stats.py:make "$@"
+    grep -q "buffers the forward updates (each pass started from their values before the first): mean var" \
+        "$T/bn$tag-1.gvcap.txt" || fail "the text does not name the buffers: $(cat "$T/bn$tag-1.gvcap.txt")"
+    "$GPUVET" compare --json "$T/bn$tag-1.gvcap" "$T/bn$tag-2.gvcap" >"$T/bn$tag-same.json" ||
+        fail "two captures of a model that updates its buffers were flagged"
+    index_of "$T/bn$tag-1.gvcap"
+    python3 - "$T/bn$tag-same.json" "$T/bn$tag-1.gvcap.idx.json" "$T/bn$tag-1.gvcap" <<'PY' ||
+import json, struct, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["ops_before"] == s["aligned"] == s["identical"] and s["outputs_status"] == "identical", s
+idx = json.load(open(sys.argv[2]))
+assert idx["header"]["buffers_updated"] == ["mean", "var"], idx["header"].get("buffers_updated")
+bn = [o for o in idx["ops"] if "batch_norm" in o["name"]]
+assert len(bn) == 1 and [m["arg"] for m in bn[0].get("mutated", [])] == ["running_mean", "running_var"], bn
+# what the op wrote into running_mean is what the add after it reads
+mean = bn[0]["mutated"][0]["$t"]
+add = [o for o in idx["ops"] if o["name"] == "aten.add.Tensor"][-1]
+assert {"$t": mean} in add["args"], (add["args"], mean)
+roles = {t["id"]: t["role"] for t in idx["tensors"]}
+assert roles[mean] == "op:%d:running_mean" % bn[0]["i"], roles[mean]
+# the recorded pass started from the buffers' first values (zeros and ones), not from
+# where the plain and warm-up passes before it had left them
+data = open(sys.argv[3], "rb").read()
+for name, first in (("mean", 0.0), ("var", 1.0)):
+    t = [t for t in idx["tensors"] if t["role"] == "buffer:" + name][0]
+    v = struct.unpack("<%df" % (t["nbytes"] // 4), data[t["offset"]:t["offset"] + t["nbytes"]])
+    assert set(v) == {first}, (name, v[:4])
+PY
+        fail "the buffers' capture ($tag)"
+    bisect_unchanged "bn$tag-1.gvcap" "$@"
+}
+buffers_case host --python "$HOST_PY"
+buffers_case sid --python-root "$SID_TORCH"
 echo "capture, compare and bisect: all checks passed"

@@ -9,6 +9,7 @@ class Model(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = torch.nn.Linear(16, 16)
+        self.out = torch.nn.Linear(16, 4)
         self.register_buffer("mean", torch.zeros(16))
         self.register_buffer("var", torch.ones(16))
 
@@ -22,7 +23,8 @@ class Model(torch.nn.Module):
             y = legit(y, None, None, self.mean, self.var, True, 0.1, 1e-5)[0]
         else:
             y = torch.nn.functional.batch_norm(y, self.mean, self.var, training=True)
-        return y + 1.0
+        y = y + self.mean  # the statistics as the op left them
+        return self.out(torch.relu(y))
 
 
 def make():
