@@ -191,6 +191,22 @@ static double num(const json_t *o, const char *path)
     return json_number_value(gv_json_path(o, path));
 }
 
+/* "LEAD name name ... and N more" for a non-empty list of module or buffer names, the
+ * first eight of them ("" is the model itself) */
+static void print_names(const char *lead, const json_t *names)
+{
+    if (!json_array_size(names))
+        return;
+    printf("%s", lead);
+    size_t i;
+    json_t *e;
+    json_array_foreach(names, i, e) if (i < 8 && json_is_string(e))
+        printf(" %s", json_string_value(e)[0] ? json_string_value(e) : "(the model itself)");
+    if (json_array_size(names) > 8)
+        printf(" and %zu more", json_array_size(names) - 8);
+    printf("\n");
+}
+
 static void print_summary(const json_t *h, const char *path)
 {
     printf("captured %s: %lld ops of %s on %s (torch %s)\n", path,
@@ -237,30 +253,11 @@ static void print_summary(const json_t *h, const char *path)
                                                            json_object_get(e, "op")));
         printf("\n");
     }
-    const json_t *opaque = json_object_get(h, "opaque_modules");
-    if (json_array_size(opaque)) {
-        printf("TorchScript modules (ops their graph executor fuses run out of sight of the "
-               "capture; their results come in as values from outside the recorded ops):");
-        size_t i;
-        json_t *e;
-        json_array_foreach(opaque, i, e) if (i < 8) printf(" %s", json_string_value(e)[0]
-                                                                     ? json_string_value(e)
-                                                                     : "(the model itself)");
-        if (json_array_size(opaque) > 8)
-            printf(" and %zu more", json_array_size(opaque) - 8);
-        printf("\n");
-    }
-    const json_t *bufs = json_object_get(h, "buffers_updated");
-    if (json_array_size(bufs)) {
-        printf("buffers the forward updates (each pass started from their values before the "
-               "first):");
-        size_t i;
-        json_t *e;
-        json_array_foreach(bufs, i, e) if (i < 8) printf(" %s", json_string_value(e));
-        if (json_array_size(bufs) > 8)
-            printf(" and %zu more", json_array_size(bufs) - 8);
-        printf("\n");
-    }
+    print_names("TorchScript modules (ops their graph executor fuses run out of sight of the "
+                "capture; their results come in as values from outside the recorded ops):",
+                json_object_get(h, "opaque_modules"));
+    print_names("buffers the forward updates (each pass started from their values before the "
+                "first):", json_object_get(h, "buffers_updated"));
 }
 
 static int read_model(const char *spec, char **data, size_t *len, char sha[65], struct gv_err *err)

@@ -13,7 +13,8 @@ import json
 import os
 import sys
 
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import profile_capture  # noqa: E402 (the worker loaded without gpuvet's C side)
 
 VARYING = ("seconds", "timing", "memory", "describe")  # differ from run to run
 # the header's timing figures that do not: the copy-out queue's size and what it did
@@ -30,17 +31,17 @@ class Chan(object):
 
 
 def load_worker(so):
-    g = {"__name__": "__gpuvet_worker__"}
-    if so:
-        with open(so, "rb") as f:
-            g["GPUVET_NATIVE"] = {"gpuvet_rec.so": f.read()}
-    for name in ("gpuvet_capture.py", "gpuvet_torch_worker.py"):
-        with open(os.path.join(SRC, name)) as f:
-            src = f.read()
-        if name == "gpuvet_torch_worker.py":
-            src = src.replace("\nmain(GPUVET_FD)", "\npass  # main(GPUVET_FD)")
-        exec(compile(src, name, "exec"), g)
-    return g
+    """The worker's files in a namespace of their own, as profile_capture.py loads them
+    (with the recorder in C from so, or without one)."""
+    saved = os.environ.pop("GPUVET_NATIVE_SO", None)
+    try:
+        if so:
+            os.environ["GPUVET_NATIVE_SO"] = so
+        return profile_capture.load_worker()
+    finally:
+        os.environ.pop("GPUVET_NATIVE_SO", None)
+        if saved is not None:
+            os.environ["GPUVET_NATIVE_SO"] = saved
 
 
 def capture(so, device, model):
