@@ -899,9 +899,9 @@ def make_recorder(torch, wrap):
                 # device events time the op on the GPU without stopping it
                 if self.timed:
                     e0, e1 = self.event(), self.event()
-                    record(e0, self.stream())
+                    self.record_event(e0, self.stream())
                     out = func(*args, **kwargs)
-                    record(e1, self.stream())
+                    self.record_event(e1, self.stream())
                 else:
                     e0 = None
                     out = func(*args, **kwargs)

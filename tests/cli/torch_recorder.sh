@@ -7,6 +7,9 @@
 #     and memory figures; also with the GPU's copy-out queue forced onto the CPU (a queue
 #     of 1000 bytes, emptied again and again, and one that holds the whole pass) and
 #     with the copied values sent one at a time;
+#   - the GPU branch, which only a GPU takes, driven without one (--gpu-branch: the models
+#     on the meta device, stand-ins for the CUDA events): the same records, the same events
+#     taken and recorded in the same order, the same copies before in-place writes;
 #   - gpuvet torch capture runs the recorder in C by default and says so in its header,
 #     the test setting GPUVET_TEST_CAPTURE_RECORDER=python runs the Python one, and the
 #     two captures compare identical op for op;
@@ -27,42 +30,58 @@ export XDG_CACHE_HOME=$T/cache
 MODELS=(mlp.py:make inplace.py:make kwargs.py:make noisy.py:make paths.py:make
         structs.py:make encoder.py:make resnet18.py:make scripted10.py:make fallback.py:make
         stats.py:make)
+# the GPU branch on the meta device: not the models that move values between the CPU and
+# the device (fallback.py copies one to the CPU, which needs data; noisy.py indexes with a
+# CPU tensor, which torch 2.x refuses for a meta one)
+GPU_MODELS=()
+for m in "${MODELS[@]}"; do
+    [[ $m == fallback.py:make || $m == noisy.py:make ]] || GPU_MODELS+=("$m")
+done
 
-same() { # LABEL PYTHON-COMMAND... : recorder_same.py with every model, all must agree
-    local label=$1 out=$T/same-${1//[^a-z0-9]/_}.txt
-    shift
+same() { # LABEL N PYTHON-COMMAND... : recorder_same.py with N models, all must agree
+    local label=$1 want=$2 out=$T/same-${1//[^a-z0-9]/_}.txt
+    shift 2
     "$@" >"$out" 2>&1 || { cat "$out" >&2; fail "$label: the recorders differ (above)"; }
     local n
-    n=$(grep -c ': the same [0-9]* messages' "$out" || true)
-    [[ $n -eq ${#MODELS[@]} ]] || { cat "$out" >&2; fail "$label: $n of ${#MODELS[@]} models compared"; }
-    echo "$label: ${#MODELS[@]} models, the same messages"
+    n=$(grep -c ': the same [0-9]* messages\|: the same on the GPU branch' "$out" || true)
+    [[ $n -eq $want ]] || { cat "$out" >&2; fail "$label: $n of $want models compared"; }
+    echo "$label: $want models, the same"
 }
 
 # 1. host torch 1.13
-host_models=()
+host_models=() gpu_models=()
 for m in "${MODELS[@]}"; do host_models+=("$M/$m"); done
-same "torch 1.13" "$HOST_PY" "$GV_SRC/tests/cli/recorder_same.py" "$SO" cpu "${host_models[@]}"
-same "torch 1.13, queue 1000" env GPUVET_TEST_CAPTURE_QUEUE=1000 \
+for m in "${GPU_MODELS[@]}"; do gpu_models+=("$M/$m"); done
+N=${#MODELS[@]} NG=${#GPU_MODELS[@]}
+same "torch 1.13" "$N" "$HOST_PY" "$GV_SRC/tests/cli/recorder_same.py" "$SO" cpu "${host_models[@]}"
+same "torch 1.13, queue 1000" "$N" env GPUVET_TEST_CAPTURE_QUEUE=1000 \
     "$HOST_PY" "$GV_SRC/tests/cli/recorder_same.py" "$SO" cpu "${host_models[@]}"
-same "torch 1.13, queue 1e8, hold 1" env GPUVET_TEST_CAPTURE_QUEUE=100000000 \
+same "torch 1.13, queue 1e8, hold 1" "$N" env GPUVET_TEST_CAPTURE_QUEUE=100000000 \
     GPUVET_TEST_CAPTURE_HOLD=1 "$HOST_PY" "$GV_SRC/tests/cli/recorder_same.py" "$SO" cpu \
     "${host_models[@]}"
 
+# the GPU branch (timing events around each op, the device queue and its copies) without
+# a GPU: the models on the meta device, stand-ins for the events
+same "torch 1.13, the GPU branch" "$NG" "$HOST_PY" "$GV_SRC/tests/cli/recorder_same.py" \
+    --gpu-branch "$SO" "${gpu_models[@]}"
+
 # 2. the fixture roots' PyTorch (their own Python), the source and the build bound in
-in_root() { # ROOT QUEUE
-    local root=$1 queue=$2 mnt=/mnt/gpuvet-src bmnt=/mnt/gpuvet-build
+in_root() { # ROOT QUEUE [--gpu-branch]
+    local root=$1 queue=$2 mnt=/mnt/gpuvet-src bmnt=/mnt/gpuvet-build how="cpu"
     mkdir -p "$root$mnt" "$root$bmnt"
-    local models=""
-    for m in "${MODELS[@]}"; do models+=" $mnt/tests/cli/models/$m"; done
+    local models="" list=("${MODELS[@]}") so=$bmnt/gpuvet_rec.abi3.so
+    [[ ${3:-} == --gpu-branch ]] && how="" so="--gpu-branch $so" list=("${GPU_MODELS[@]}")
+    for m in "${list[@]}"; do models+=" $mnt/tests/cli/models/$m"; done
     unshare -m sh -c "mount --bind /proc '$root/proc' && mount --bind '$GV_SRC' '$root$mnt' &&
         mount --bind '$GV_BUILD' '$root$bmnt' &&
         chroot '$root' env GPUVET_TEST_CAPTURE_QUEUE='$queue' PYTHONWARNINGS=ignore \
-            python3 $mnt/tests/cli/recorder_same.py $bmnt/gpuvet_rec.abi3.so cpu $models"
+            python3 $mnt/tests/cli/recorder_same.py $so $how $models"
 }
 for root in "$TRIXIE_TORCH" "$SID_TORCH"; do
     v=$(deb_version "$root" python3-torch)
-    same "torch $v" in_root "$root" ""
-    same "torch $v, queue 1000" in_root "$root" 1000
+    same "torch $v" "$N" in_root "$root" ""
+    same "torch $v, queue 1000" "$N" in_root "$root" 1000
+    same "torch $v, the GPU branch" "$NG" in_root "$root" "" --gpu-branch
 done
 
 # 3. gpuvet torch capture: C by default, Python on request, the two identical
