@@ -1569,18 +1569,13 @@ def load_tensors(worker, req, payload):
     return tensors
 
 
-def written_positions(func, args, kwargs):
-    """Where this call of the op writes: argument indices and names (op_writes)."""
-    return op_writes(schema_facts(func), args, kwargs)
-
-
 def run_chained(torch, func, op, live, device):
     """One op of a span, on values computed earlier in the span: the arguments it
     writes are copied first (so earlier values stay as they were), and its results
     are filed under the ids A recorded for them."""
     args = decode(torch, op["args"], live, device)
     kwargs = decode(torch, op.get("kwargs") or {}, live, device)
-    writes = written_positions(func, args, kwargs)
+    writes = op_writes(schema_facts(func), args, kwargs)
     for i, name in writes:
         if i < len(args) and isinstance(args[i], torch.Tensor):
             args[i] = args[i].clone()

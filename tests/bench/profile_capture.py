@@ -37,9 +37,10 @@ class Chan(object):
             self.done = hdr
 
 
-def load_worker():
+def load_worker(so=None):
+    """The worker's files in a namespace of their own; so: the recorder in C
+    (BUILD/gpuvet_rec.abi3.so), which gpuvet sends with them, or None for none."""
     g = {"__name__": "__gpuvet_worker__"}
-    so = os.environ.get("GPUVET_NATIVE_SO")  # the recorder in C (BUILD/gpuvet_rec.abi3.so)
     if so:
         with open(so, "rb") as f:
             g["GPUVET_NATIVE"] = {"gpuvet_rec.so": f.read()}
@@ -328,7 +329,7 @@ def main(argv):
     device = argv[2] if len(argv) > 2 and not argv[2].startswith("--") else "cpu"
     top = int(argv[argv.index("--cprofile") + 1]) if "--cprofile" in argv else 0
     top_pass = int(argv[argv.index("--cprofile-pass") + 1]) if "--cprofile-pass" in argv else 0
-    g = load_worker()
+    g = load_worker(os.environ.get("GPUVET_NATIVE_SO"))
     chan = Chan()
     w = g["Worker"](chan)
     opened = w.open({"device": device})

@@ -37,22 +37,8 @@ class Chan(object):
         self.msgs.append((json.loads(json.dumps(hdr)), bytes(payload)))
 
 
-def load_worker(so):
-    """The worker's files in a namespace of their own, as profile_capture.py loads them
-    (with the recorder in C from so, or without one)."""
-    saved = os.environ.pop("GPUVET_NATIVE_SO", None)
-    try:
-        if so:
-            os.environ["GPUVET_NATIVE_SO"] = so
-        return profile_capture.load_worker()
-    finally:
-        os.environ.pop("GPUVET_NATIVE_SO", None)
-        if saved is not None:
-            os.environ["GPUVET_NATIVE_SO"] = saved
-
-
 def capture(so, device, model):
-    g = load_worker(so)
+    g = profile_capture.load_worker(so)
     chan = Chan()
     w = g["Worker"](chan)
     opened = w.open({"device": device})
@@ -124,7 +110,7 @@ def gpu_branch(so, model, budget):
     device (no data), the worker told it is a GPU, the events stand-ins; returns what
     the recorder did: the op records (times left out), the events it took and recorded
     in order, the parts it timed, its queue's counts."""
-    g = load_worker(so)
+    g = profile_capture.load_worker(so)
     w = g["Worker"](Chan())
     if not w.open({"device": "cpu"}).get("ok"):
         raise SystemExit("cannot open the CPU")
