@@ -7,7 +7,7 @@
 #        PYTHON tests/cli/recorder_same.py --gpu-branch RECORDER.so MODEL.py:FUNCTION...
 # --gpu-branch: the recorder's GPU branch (timing events, the device queue) run without a
 # GPU, the model on the meta device and stand-ins for the events (gpu_branch); a model that
-# moves values between the CPU and the device (fallback.py, noisy.py) cannot run there.
+# copies a value to the CPU (fallback.py) cannot run there.
 # GPUVET_TEST_CAPTURE_QUEUE=BYTES queues values on any device (as on a GPU), and
 # GPUVET_TEST_CAPTURE_HOLD as for the capture (here 1 GB unless set). The header's
 # counts of what the copy-out queue did must be the same too, and the order of the

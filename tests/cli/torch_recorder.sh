@@ -30,12 +30,11 @@ export XDG_CACHE_HOME=$T/cache
 MODELS=(mlp.py:make inplace.py:make kwargs.py:make noisy.py:make paths.py:make
         structs.py:make encoder.py:make resnet18.py:make scripted10.py:make fallback.py:make
         stats.py:make)
-# the GPU branch on the meta device: not the models that move values between the CPU and
-# the device (fallback.py copies one to the CPU, which needs data; noisy.py indexes with a
-# CPU tensor, which torch 2.x refuses for a meta one)
+# the GPU branch on the meta device: not fallback.py, which copies a value to the CPU
+# (that needs data, which a meta tensor has none of)
 GPU_MODELS=()
 for m in "${MODELS[@]}"; do
-    [[ $m == fallback.py:make || $m == noisy.py:make ]] || GPU_MODELS+=("$m")
+    [[ $m == fallback.py:make ]] || GPU_MODELS+=("$m")
 done
 
 same() { # LABEL N PYTHON-COMMAND... : recorder_same.py with N models, all must agree

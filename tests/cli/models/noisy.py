@@ -1,5 +1,7 @@
 # A model that draws random numbers in forward and uses an op that is not
-# deterministic on CUDA (index_add_): the capture must list both.
+# deterministic on CUDA (index_add_): the capture must list both. Every tensor
+# it makes is made on its input's device, so it runs on the CPU, a GPU and the
+# meta device alike.
 import torch
 
 
@@ -10,8 +12,8 @@ class Model(torch.nn.Module):
 
     def forward(self, x):
         y = self.fc(x) + 0.01 * torch.rand_like(x)
-        acc = torch.zeros(4, 32)
-        acc.index_add_(0, torch.tensor([0, 1, 2, 3, 0, 1, 2, 3]), y)
+        acc = x.new_zeros(4, 32)
+        acc.index_add_(0, torch.arange(8, device=x.device) % 4, y)
         return acc
 
 
