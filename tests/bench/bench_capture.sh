@@ -3,13 +3,19 @@
 # forward (time: the recorded forward without the time spent writing; memory: the GPU's
 # peak allocation and the worker's peak resident set), and bisect of the whole trace.
 # Targets on the H200: capture within 5x of the plain forward, memory within 1.5x,
-# bisect under 60 s. The verdict sets the capture's one recorded pass against the best
-# plain forward (the strict reading); the ratio to the median plain forward is printed
-# too, and the end runs profile_capture.py --emptying, which compares the same recorded
-# pass with the plain forward like for like (docs/capture.md).
-# usage: tests/bench/bench_capture.sh GPUVET [PYTHON] [DEVICE]   (default cuda:0)
+# bisect under 60 s. Each capture is its own process (the plain forward and the one
+# recorded pass both in it), and one process's ratio moves by a factor of two from run to
+# run, so N captures run (default 5) and the verdict takes their median ratio of the
+# recorded pass to the best plain forward; every capture's ratio is printed, against the
+# best and against the median plain forward, and memory must be within target in every
+# capture. The end runs profile_capture.py --emptying, which compares the same recorded
+# pass with the plain forward like for like in one process (docs/capture.md).
+# usage: tests/bench/bench_capture.sh [-n N] GPUVET [PYTHON] [DEVICE]   (default cuda:0)
 set -u
-G=${1:?usage: bench_capture.sh GPUVET [PYTHON] [DEVICE]}
+N=5
+if [[ ${1:-} == -n ]]; then N=${2:-}; shift 2; fi
+[[ $N =~ ^[1-9][0-9]*$ ]] || { echo "bench_capture: -n takes a count of captures" >&2; exit 2; }
+G=${1:?usage: bench_capture.sh [-n N] GPUVET [PYTHON] [DEVICE]}
 PY=${2:-$(command -v python3)}
 DEV=${3:-cuda:0}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,11 +23,11 @@ W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 export XDG_CACHE_HOME=$W/cache
 status=0
-for i in 1 2 3; do
+for ((i = 1; i <= N; i++)); do
     "$G" torch capture --model "$SRC/tests/cli/models/resnet18_224.py:make" --python "$PY" \
         --device "$DEV" -o "$W/r.gvcap" --json >"$W/h$i.json" 2>"$W/err" ||
         { echo "capture failed: $(tail -3 "$W/err")"; exit 1; }
-    python3 - "$W/h$i.json" <<'PY' || status=1
+    python3 - "$W/h$i.json" "$W/ratios" <<'PY' || status=1
 import json, sys
 h = json.load(open(sys.argv[1]))
 t, m = h["timing"], h["memory"]
@@ -34,16 +40,19 @@ line = ("capture of ResNet-18 b8: %d ops; plain forward %.2f ms (median %.2f ms)
         "%.1f ms for %.0f MB device-to-host)" % (
             h["ops"], plain * 1e3, median * 1e3, rec * 1e3, ratio, rec / median,
             t["capture_writing_seconds"] * 1e3, t["device_to_host_bytes"] / 1e6))
-ok = ratio <= 5
+with open(sys.argv[2], "a") as f:
+    f.write("%.6f %.6f\n" % (ratio, rec / median))
+ok = True  # (the speed is judged on the median of the captures, below)
 if "plain_gpu_peak_bytes" in m:
     gr = m["capture_gpu_peak_bytes"] / m["plain_gpu_peak_bytes"]
     line += "; GPU peak %.0f MB plain, %.0f MB capturing (%.2fx)" % (
         m["plain_gpu_peak_bytes"] / 1e6, m["capture_gpu_peak_bytes"] / 1e6, gr)
     ok = ok and gr <= 1.5
 if m.get("plain_rss_peak_bytes", -1) > 0:
+    rr = m["capture_rss_peak_bytes"] / m["plain_rss_peak_bytes"]
     line += "; worker RSS peak %.0f MB plain, %.0f MB capturing (%.2fx)" % (
-        m["plain_rss_peak_bytes"] / 1e6, m["capture_rss_peak_bytes"] / 1e6,
-        m["capture_rss_peak_bytes"] / m["plain_rss_peak_bytes"])
+        m["plain_rss_peak_bytes"] / 1e6, m["capture_rss_peak_bytes"] / 1e6, rr)
+    ok = ok and rr <= 1.5
 ov = t.get("capture_overhead_seconds") or {}
 line += "; where the time went: " + ", ".join("%s %.1f ms" % (k, v * 1e3) for k, v in ov.items())
 line += "; op time on the device %.2f ms" % (t.get("capture_ops_seconds", 0) * 1e3)
@@ -55,10 +64,22 @@ if "warmup_passes" in t:
 if "capture_new_gpu_segments" in m:
     line += "; cudaMalloc segments: %d in the warm-up, %d in the recorded pass (%d retries)" % (
         m["warmup_new_gpu_segments"], m["capture_new_gpu_segments"], m["capture_alloc_retries"])
-print(line + ("" if ok else "  MISSES A TARGET"))
+print(line + ("" if ok else "  MISSES THE MEMORY TARGET"))
 sys.exit(0 if ok else 1)
 PY
 done
+python3 - "$W/ratios" <<'PY' || status=1
+import statistics, sys
+rows = [tuple(map(float, line.split())) for line in open(sys.argv[1])]
+best, med = [r[0] for r in rows], [r[1] for r in rows]
+m = statistics.median(best)
+print("capture speed over %d captures: the recorded forward is %.2fx the best plain forward "
+      "at the median (range %.2f-%.2fx; %d of %d within 5x), %.2fx the median plain forward at "
+      "the median; target 5x%s" % (len(rows), m, min(best), max(best),
+                                    sum(1 for r in best if r <= 5), len(rows),
+                                    statistics.median(med), "" if m <= 5 else "  MISSES A TARGET"))
+sys.exit(0 if m <= 5 else 1)
+PY
 s=$(date +%s%N)
 "$G" torch bisect "$W/r.gvcap" --python "$PY" --device "$DEV" --json >"$W/b.json" 2>"$W/berr"
 rc=$?
