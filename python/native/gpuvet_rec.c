@@ -576,16 +576,24 @@ static PyObject *mutated_args(PyObject *writes, PyObject *args, PyObject *kwargs
     return out;
 }
 
+/* dict[key] into *out as a new reference: 1 where it is there, 0 where not, -1 on error */
+static int lookup(PyObject *dict, PyObject *key, PyObject **out)
+{
+    *out = PyDict_GetItemWithError(dict, key);
+    if (*out) {
+        Py_INCREF(*out);
+        return 1;
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* the name of a device, remembered (device_name) */
 static PyObject *device_name(PyObject *d)
 {
-    PyObject *name = PyDict_GetItemWithError(g_device_names, d);
-    if (name) {
-        Py_INCREF(name);
+    PyObject *name;
+    int found = lookup(g_device_names, d, &name);
+    if (found)
         return name;
-    }
-    if (PyErr_Occurred())
-        return NULL;
     name = PyObject_Str(d);
     if (name && PyDict_SetItem(g_device_names, d, name))
         Py_CLEAR(name);
@@ -818,13 +826,10 @@ static PyObject *device_names(PyObject *devs)
 /* The op's schema facts (writes, rng, name, unmarked) as a new reference */
 static PyObject *facts_of(PyObject *func)
 {
-    PyObject *f = PyDict_GetItemWithError(g_facts, func);
-    if (f) {
-        Py_INCREF(f);
+    PyObject *f;
+    int found = lookup(g_facts, func, &f);
+    if (found)
         return f;
-    }
-    if (PyErr_Occurred())
-        return NULL;
     f = PyObject_CallFunctionObjArgs(g_schema_facts, func, NULL);
     if (f && (!PyTuple_Check(f) || PyTuple_Size(f) != 4)) {
         Py_DECREF(f);
