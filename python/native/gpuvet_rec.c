@@ -177,6 +177,26 @@ static int storage_of(PyObject *t, PyObject **key, long long *n)
     return 0;
 }
 
+/* [n, [entry]]: a pending storage's slot */
+static PyObject *storage_slot(long long n, PyObject *entry)
+{
+    PyObject *nb = PyLong_FromLongLong(n), *entries = nb ? PyList_New(1) : NULL, *slot = NULL;
+    if (entries) {
+        Py_INCREF(entry);
+        PyList_SetItem(entries, 0, entry);
+        slot = PyList_New(2);
+    }
+    if (slot) {
+        Py_INCREF(nb);
+        PyList_SetItem(slot, 0, nb);
+        Py_INCREF(entries);
+        PyList_SetItem(slot, 1, entries);
+    }
+    Py_XDECREF(nb);
+    Py_XDECREF(entries);
+    return slot;
+}
+
 /* Tensors.send(t, role): the value's capture id (a new reference) */
 static PyObject *send(PyObject *T, PyObject *t, PyObject *role)
 {
@@ -292,26 +312,9 @@ static PyObject *send(PyObject *T, PyObject *t, PyObject *role)
         int bad = PyList_Append(pending, entry) || attr_ll(T, s_pending_bytes, &pending_bytes) ||
                   set_attr_ll(T, s_pending_bytes, pending_bytes + n);
         if (!bad && !held) {
-            PyObject *nb = PyLong_FromLongLong(n);
-            PyObject *entries = nb ? PyList_New(1) : NULL;
-            PyObject *slot = NULL;
-            if (entries) {
-                Py_INCREF(entry);
-                PyList_SetItem(entries, 0, entry);
-                slot = PyList_New(2);
-            }
-            if (slot) {
-                Py_INCREF(nb);
-                PyList_SetItem(slot, 0, nb);
-                Py_INCREF(entries);
-                PyList_SetItem(slot, 1, entries);
-                bad = PyDict_SetItem(storages, key, slot);
-            } else {
-                bad = 1;
-            }
+            PyObject *slot = storage_slot(n, entry);
+            bad = !slot || PyDict_SetItem(storages, key, slot);
             Py_XDECREF(slot);
-            Py_XDECREF(entries);
-            Py_XDECREF(nb);
         } else if (!bad) {
             PyObject *entries = PyList_Check(held) && PyList_Size(held) == 2
                                     ? PyList_GetItem(held, 1) : NULL;
@@ -681,26 +684,6 @@ static int written_hits(PyObject *storages, PyObject *written, PyObject *keys, P
             return -1;
     }
     return 0;
-}
-
-/* [n, [entry]]: a pending storage's slot */
-static PyObject *storage_slot(long long n, PyObject *entry)
-{
-    PyObject *nb = PyLong_FromLongLong(n), *entries = nb ? PyList_New(1) : NULL, *slot = NULL;
-    if (entries) {
-        Py_INCREF(entry);
-        PyList_SetItem(entries, 0, entry);
-        slot = PyList_New(2);
-    }
-    if (slot) {
-        Py_INCREF(nb);
-        PyList_SetItem(slot, 0, nb);
-        Py_INCREF(entries);
-        PyList_SetItem(slot, 1, entries);
-    }
-    Py_XDECREF(nb);
-    Py_XDECREF(entries);
-    return slot;
 }
 
 /* A waiting entry [t, meta, key] copied on the device before an op writes into its
