@@ -356,18 +356,19 @@ static int step_leftovers(json_t *plan, json_t **s, json_t *steps, const json_t 
         const char *path = json_string_value(json_object_get(e, "path"));
         if (!json_is_true(json_object_get(e, "unowned")) || !path || find_by_path(bl_items, path))
             continue;
-        int ok = gv_plan_dest_allowed("move_to_backup", path);
+        const char *bad = gv_plan_dest_allowed("move_to_backup", path) ? NULL : path;
         size_t j;
         json_t *l;
         json_array_foreach(json_object_get(e, "links"), j, l)
-            ok = ok && gv_plan_dest_allowed("move_to_backup", json_string_value(l));
-        if (!ok) {
-            char subject[96], e1[300];
-            snprintf(subject, sizeof subject, "libraries.items[%zu]", i);
+            if (!bad && !gv_plan_dest_allowed("move_to_backup", json_string_value(l)))
+                bad = json_string_value(l) ? json_string_value(l) : "(not a string)";
+        if (bad) {
+            char subject[96], e1[300], e2[300];
+            snprintf(subject, sizeof subject, "current libraries.items[%zu]", i);
             gv_plan_problemf(plan, subject, "move it aside by hand if it is a GPU library leftover",
-                             "not moved: '%s' (or one of its links) is not a GPU library file in "
-                             "a library directory",
-                             gv_plan_esc(path, e1, sizeof e1));
+                             "'%s' not moved: '%s' is not a GPU library file in a library "
+                             "directory",
+                             gv_plan_esc(path, e1, sizeof e1), gv_plan_esc(bad, e2, sizeof e2));
             continue;
         }
         json_t *st = step5(s, steps);
