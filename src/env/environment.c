@@ -161,19 +161,19 @@ static int shell_line(char *line, void *arg)
     return 0;
 }
 
-/* sha256 and size of a profile file, and its exact text when the one policy
+/* The exact text of a profile file, its sha256 and size, when the one policy
  * (gv_env_profile_restorable) lets a snapshot hold it and a plan write it
- * back; otherwise content_withheld says why, without quoting the file. */
+ * back; otherwise only content_withheld says why, without quoting the file.
+ * No digest or size then either: the file may hold a secret or a variable
+ * outside the allowlist, and a digest of a short file is a way to guess it. */
 static json_t *exact_text(const char *data, size_t len)
 {
     char hex[65], why[160];
+    if (!gv_env_profile_restorable(data, len, why, sizeof why))
+        return json_pack("{s:s}", "content_withheld", why);
     gv_sha256_buf_hex(data, len, hex);
-    json_t *o = json_pack("{s:s, s:I}", "sha256", hex, "size", (json_int_t)len);
-    if (gv_env_profile_restorable(data, len, why, sizeof why))
-        json_object_set_new(o, "content", json_stringn(data, len));
-    else
-        json_object_set_new(o, "content_withheld", json_string(why));
-    return o;
+    return json_pack("{s:s, s:I, s:s%}", "sha256", hex, "size", (json_int_t)len, "content", data,
+                     len);
 }
 
 /* The assignments of one shell file, or NULL when it sets nothing allowlisted. */

@@ -267,8 +267,8 @@ static void restore_profile(json_t *plan, json_t **s, json_t *steps, const json_
     if (!json_is_string(content)) {
         const char *withheld = json_string_value(json_object_get(e, "content_withheld"));
         char how[200];
-        snprintf(how, sizeof how, "restore it from the backup you made of the baseline (sha256 %s)",
-                 gv_plan_esc(sha ? sha : "not recorded", e2, 80));
+        snprintf(how, sizeof how, "restore it from the backup you made of the baseline%s%s%s",
+                 sha ? " (sha256 " : "", sha ? gv_plan_esc(sha, e2, 80) : "", sha ? ")" : "");
         gv_plan_problemf(plan, subject, how,
                          "%s changed, and the baseline holds no text for it to write back (%s)",
                          gv_plan_esc(path, e1, sizeof e1),
