@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/sha256.h"
 #include "base/json.h"
 #include "env/envpolicy.h"
 #include "env/probe.h"
@@ -160,22 +161,40 @@ static int shell_line(char *line, void *arg)
     return 0;
 }
 
+/* The exact text of a profile file, its sha256 and size, when the one policy
+ * (gv_env_profile_restorable) lets a snapshot hold it and a plan write it
+ * back; otherwise only content_withheld says why, without quoting the file.
+ * No digest or size then either: the file may hold a secret or a variable
+ * outside the allowlist, and a digest of a short file is a way to guess it. */
+static json_t *exact_text(const char *data, size_t len)
+{
+    char hex[65], why[160];
+    if (!gv_env_profile_restorable(data, len, why, sizeof why))
+        return json_pack("{s:s}", "content_withheld", why);
+    gv_sha256_buf_hex(data, len, hex);
+    return json_pack("{s:s, s:I, s:s%}", "sha256", hex, "size", (json_int_t)len, "content", data,
+                     len);
+}
+
 /* The assignments of one shell file, or NULL when it sets nothing allowlisted. */
 static json_t *scan_shell_file(const struct gv_probe_ctx *ctx, const char *path, json_t *errors)
 {
     char *data;
+    size_t len = 0;
     struct gv_err err = {0};
-    if (gv_sys_read(ctx, path, SHELL_FILE_MAX, &data, NULL, &err)) {
+    if (gv_sys_read(ctx, path, SHELL_FILE_MAX, &data, &len, &err)) {
         if (err.code != GV_E_NOTFOUND)
             json_array_append_new(errors, gv_json_str(err.msg));
         return NULL;
     }
+    json_t *exact = exact_text(data, len); /* before the line split changes data */
     struct shell_scan sc = {json_object(), json_array()};
     gv_sys_each_line(data, shell_line, &sc);
     free(data);
     if (!json_object_size(sc.sets) && !json_array_size(sc.withheld)) {
         json_decref(sc.sets);
         json_decref(sc.withheld);
+        json_decref(exact);
         return NULL;
     }
     json_t *o = json_object();
@@ -185,6 +204,8 @@ static json_t *scan_shell_file(const struct gv_probe_ctx *ctx, const char *path,
         json_object_set_new(o, "withheld", sc.withheld);
     else
         json_decref(sc.withheld);
+    json_object_update(o, exact);
+    json_decref(exact);
     return o;
 }
 

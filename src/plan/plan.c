@@ -13,6 +13,7 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "env/envpolicy.h"
 #include "plan/pkg.h"
 #include "plan/plan.h"
 
@@ -60,7 +61,7 @@ static void step_backup(json_t *steps, const json_t *current, const struct gv_pl
             const char *layout = json_string_value(json_object_get(in, "layout"));
             const char *prefix = json_string_value(json_object_get(in, "prefix"));
             if (kind && layout && prefix && !strcmp(kind, "rocm") && !strcmp(layout, "amd") &&
-                gv_valid_abs_path(prefix))
+                gv_valid_plain_path(prefix))
                 gv_plan_cmd(s, json_pack("{s:s}", "archive_tree", prefix));
         }
     }
@@ -71,15 +72,21 @@ static void step_backup(json_t *steps, const json_t *current, const struct gv_pl
 static const char *const wheel_names[] = {"torch", "torchvision", "torchaudio", "triton",
                                           "pytorch-triton-rocm", "pytorch-triton"};
 
-static const json_t *find_env(const json_t *snap, const char *prefix)
+/* The current machine's environment that is the baseline's environment be:
+ * the same prefix, or else the same site-packages directory. */
+static const json_t *find_env(const json_t *snap, const json_t *be)
 {
-    size_t i;
-    json_t *e;
-    json_array_foreach(gv_json_path(snap, "python.environments"), i, e)
-    {
-        const char *p = json_string_value(json_object_get(e, "prefix"));
-        if (p && !strcmp(p, prefix))
-            return e;
+    static const char *const keys[] = {"prefix", "site_packages"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *want = json_string_value(json_object_get(be, keys[k]));
+        size_t i;
+        json_t *e;
+        json_array_foreach(gv_json_path(snap, "python.environments"), i, e)
+        {
+            const char *p = json_string_value(json_object_get(e, keys[k]));
+            if (want && p && !strcmp(p, want))
+                return e;
+        }
     }
     return NULL;
 }
@@ -117,10 +124,9 @@ static int step_wheels(json_t *plan, json_t *steps, const json_t *baseline, cons
     json_array_foreach(gv_json_path(baseline, "python.environments"), i, be)
     {
         const char *prefix = json_string_value(json_object_get(be, "prefix"));
-        const char *interp = json_string_value(json_object_get(be, "interpreter"));
         if (!prefix || !pkg_version(be, "torch"))
             continue;
-        const json_t *ce = find_env(current, prefix);
+        const json_t *ce = find_env(current, be);
         json_t *argv = json_array();
         char index[256] = "";
         int have_index = index_for(pkg_version(be, "torch"), index, sizeof index);
@@ -146,15 +152,26 @@ static int step_wheels(json_t *plan, json_t *steps, const json_t *baseline, cons
             json_decref(argv);
             continue;
         }
+        /* The interpreter is the one this machine has for that environment,
+         * never a path the baseline names. */
+        const char *interp = ce ? json_string_value(json_object_get(ce, "interpreter")) : NULL;
+        char subject[64], e1[300];
+        snprintf(subject, sizeof subject, "python.environments[%zu]", i);
+        if (!ce || !gv_valid_plain_path(interp)) {
+            gv_plan_problemf(plan, subject,
+                             "install the baseline's wheel versions by hand with that "
+                             "environment's own python",
+                             ce ? "the environment '%s' has no usable interpreter on this machine"
+                                : "no Python environment of this machine matches '%s' (by prefix "
+                                  "or site-packages): its wheels are not restored",
+                             gv_plan_esc(prefix, e1, sizeof e1));
+            json_decref(argv);
+            continue;
+        }
         if (!s)
             s = gv_plan_step(steps, 4, "Framework wheels back to the baseline versions",
                          "The wheel is built against one ROCm/CUDA release and bundles its own "
                          "libraries: it must match the baseline, from the index of that build.");
-        if (!interp || !gv_valid_abs_path(interp)) {
-            gv_plan_problem(plan, prefix, "the baseline does not record this environment's interpreter",
-                        "run the pip command below with that environment's python");
-            interp = "python3";
-        }
         json_t *cmd = json_array();
         json_array_append_new(cmd, json_string(interp));
         json_array_append_new(cmd, json_string("-m"));
@@ -167,8 +184,8 @@ static int step_wheels(json_t *plan, json_t *steps, const json_t *baseline, cons
         json_array_extend(cmd, argv);
         json_decref(argv);
         gv_plan_cmd(s, json_pack("{s:o}", "argv", cmd));
-        gv_plan_note(s, "%s: wheel availability on %s is not checked offline", prefix,
-                 have_index ? index : "PyPI");
+        gv_plan_note(s, "%s: wheel availability on %s is not checked offline",
+                 gv_plan_esc(interp, e1, sizeof e1), have_index ? index : "PyPI");
     }
     return GV_OK;
 }
@@ -188,51 +205,20 @@ static const json_t *find_by_path(const json_t *arr, const char *path)
     return NULL;
 }
 
-static json_t *profile_lines(const json_t *entry, json_t *step)
-{
-    json_t *lines = json_array();
-    json_array_append_new(lines, json_string("# restored by gpuvet plan rollback"));
-    const char *name;
-    json_t *val;
-    json_object_foreach(json_object_get(entry, "sets"), name, val)
-    {
-        const char *v = json_string_value(val);
-        if (!v)
-            continue;
-        struct gv_buf b = {0};
-        gv_buf_printf(&b, "export %s=", name);
-        gv_sh_quote(&b, v);
-        char *line = gv_buf_take(&b);
-        json_array_append_new(lines, json_string(line));
-        free(line);
-    }
-    size_t i;
-    json_t *w;
-    json_array_foreach(json_object_get(entry, "withheld"), i, w)
-        gv_plan_note(step, "%s: %s was withheld from the snapshot (a secret): set it again by hand",
-                 json_string_value(json_object_get(entry, "path")), json_string_value(w));
-    return lines;
-}
-
-static int valid_env_name(const char *s)
-{
-    if (!s || !*s || (*s >= '0' && *s <= '9'))
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
-              *s == '_'))
-            return 0;
-    return 1;
-}
-
-static int same_sets(const json_t *a, const json_t *b)
-{
-    return json_equal(json_object_get(a, "sets"), json_object_get(b, "sets"));
-}
-
 static int same_dirs(const json_t *a, const json_t *b)
 {
     return json_equal(json_object_get(a, "dirs"), json_object_get(b, "dirs"));
+}
+
+/* Unchanged: the same recorded digest, or (older snapshots, no digest) the
+ * same recorded assignments. */
+static int same_profile(const json_t *a, const json_t *b)
+{
+    const char *x = json_string_value(json_object_get(a, "sha256"));
+    const char *y = json_string_value(json_object_get(b, "sha256"));
+    if (x && y)
+        return !strcmp(x, y);
+    return json_equal(json_object_get(a, "sets"), json_object_get(b, "sets"));
 }
 
 static json_t *step5(json_t **s, json_t *steps)
@@ -244,11 +230,86 @@ static json_t *step5(json_t **s, json_t *steps)
     return *s;
 }
 
-static int step_files(json_t *steps, const json_t *baseline, const json_t *current,
-                      struct gv_err *err)
+static const char restore_by_hand[] = "restore it by hand if you meant it";
+
+/* A variable the baseline records for this file that a plan never writes. */
+static const char *unwritable_var(const json_t *e)
 {
-    json_t *s = NULL;
-    int loader_changed = 0;
+    const char *name;
+    json_t *v;
+    json_object_foreach(json_object_get(e, "sets"), name, v)
+    {
+        if (gv_env_loads_code(name, strlen(name)) || !gv_env_recordable(name, strlen(name)))
+            return name;
+    }
+    return NULL;
+}
+
+/* One changed or missing profile file of the baseline: its recorded text,
+ * written back byte for byte and digest-checked; or a problem. */
+static void restore_profile(json_t *plan, json_t **s, json_t *steps, const json_t *e, size_t i)
+{
+    char subject[96], e1[300], e2[300], why[160];
+    const char *path = json_string_value(json_object_get(e, "path"));
+    const json_t *content = json_object_get(e, "content");
+    const char *sha = json_string_value(json_object_get(e, "sha256"));
+    const char *var = unwritable_var(e);
+    snprintf(subject, sizeof subject, "environment.profile_d[%zu]", i);
+    if (var) {
+        gv_plan_problemf(plan, subject, restore_by_hand,
+                         "%s: not restored: %s %s",
+                         gv_plan_esc(path, e1, sizeof e1), gv_plan_esc(var, e2, sizeof e2),
+                         gv_env_loads_code(var, strlen(var))
+                             ? "loads code into every process (or runs it in every shell)"
+                             : "is not a variable a snapshot records");
+        return;
+    }
+    if (!json_is_string(content)) {
+        const char *withheld = json_string_value(json_object_get(e, "content_withheld"));
+        char how[200];
+        snprintf(how, sizeof how, "restore it from the backup you made of the baseline%s%s%s",
+                 sha ? " (sha256 " : "", sha ? gv_plan_esc(sha, e2, 80) : "", sha ? ")" : "");
+        gv_plan_problemf(plan, subject, how,
+                         "%s changed, and the baseline holds no text for it to write back (%s)",
+                         gv_plan_esc(path, e1, sizeof e1),
+                         withheld ? gv_plan_esc(withheld, e2, sizeof e2)
+                                  : "a snapshot older than recorded content");
+        return;
+    }
+    const char *text = json_string_value(content);
+    size_t len = json_string_length(content);
+    json_t *size = json_object_get(e, "size");
+    if (!gv_plan_content_ok(text, len, sha, why, sizeof why) ||
+        (size && (!json_is_integer(size) || json_integer_value(size) != (json_int_t)len))) {
+        if (!why[0])
+            snprintf(why, sizeof why, "its length is not its recorded size");
+        strncat(subject, ".content", sizeof subject - strlen(subject) - 1);
+        gv_plan_problemf(plan, subject, restore_by_hand,
+                         "refusing the recorded text of %s: %s", gv_plan_esc(path, e1, sizeof e1),
+                         why);
+        return;
+    }
+    gv_plan_cmd(step5(s, steps), json_pack("{s:s, s:O, s:s, s:s}", "write_file", path, "content",
+                                           content, "sha256", sha, "mode", "0644"));
+}
+
+static void refuse_path(json_t *plan, const char *field, size_t i, const char *path,
+                        const char *what)
+{
+    char subject[96], e1[300];
+    snprintf(subject, sizeof subject, "%s[%zu].path", field, i);
+    gv_plan_problemf(plan, subject, restore_by_hand, "refusing '%s': %s",
+                     gv_plan_esc(path, e1, sizeof e1), what);
+}
+
+static const char profile_places[] =
+    "a plan writes profile settings only to /etc/environment and /etc/profile.d/NAME.sh";
+static const char loader_places[] =
+    "a plan writes loader configuration only to /etc/ld.so.conf.d/NAME.conf";
+
+static void step_profiles(json_t *plan, json_t **s, json_t *steps, const json_t *baseline,
+                          const json_t *current)
+{
     size_t i;
     json_t *e;
     const json_t *bp = gv_json_path(baseline, "environment.profile_d");
@@ -256,97 +317,162 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
     json_array_foreach(bp, i, e)
     {
         const char *path = json_string_value(json_object_get(e, "path"));
-        if (!gv_valid_abs_path(path))
-            return gv_err_set(err, GV_E_FORMAT, "baseline: refusing profile.d path '%s'",
-                              path ? path : "(none)");
-        const json_t *now = find_by_path(cp, path);
-        if (now && same_sets(e, now))
+        if (!gv_plan_dest_allowed("write_file", path) ||
+            gv_plan_dest(path) == GV_DEST_LOADER_CONF) {
+            refuse_path(plan, "environment.profile_d", i, path, profile_places);
             continue;
-        const char *name;
-        json_t *v;
-        json_object_foreach(json_object_get(e, "sets"), name, v) if (!valid_env_name(name))
-            return gv_err_set(err, GV_E_FORMAT, "baseline: refusing variable name '%s' in %s",
-                              name, path);
-        json_t *st = step5(&s, steps);
-        gv_plan_cmd(st, json_pack("{s:s, s:o, s:s}", "write_file", path, "lines",
-                              profile_lines(e, st), "mode", "0644"));
+        }
+        const json_t *now = find_by_path(cp, path);
+        if (!now || !same_profile(e, now))
+            restore_profile(plan, s, steps, e, i);
     }
     json_array_foreach(cp, i, e)
     {
         const char *path = json_string_value(json_object_get(e, "path"));
-        if (gv_valid_abs_path(path) && !find_by_path(bp, path))
-            gv_plan_cmd(step5(&s, steps), json_pack("{s:s}", "remove_file", path));
+        if (!path || find_by_path(bp, path))
+            continue;
+        if (gv_plan_dest(path) == GV_DEST_PROFILE_D)
+            gv_plan_cmd(step5(s, steps), json_pack("{s:s}", "remove_file", path));
+        else if (gv_plan_dest(path) == GV_DEST_ENVIRONMENT)
+            gv_plan_problem(plan, "/etc/environment",
+                            "it sets variables now that the baseline did not record",
+                            "edit it by hand, or restore it from the backup of the baseline");
     }
-    /* Leftovers: GPU library files no package owns that the baseline did not
-     * have (e.g. a 6.x library left in a 5.7 directory) are moved into the
-     * backup, with the symlinks that name them. */
+}
+
+/* Leftovers: GPU library files no package owns that the baseline did not
+ * have (e.g. a 6.x library left in a 5.7 directory) are moved into the
+ * backup, with the symlinks that name them; only GPU library files in a
+ * library directory (the destination policy). */
+static int step_leftovers(json_t *plan, json_t **s, json_t *steps, const json_t *baseline,
+                          const json_t *current)
+{
+    int moved = 0;
+    size_t i;
+    json_t *e;
     const json_t *bl_items = gv_json_path(baseline, "libraries.items");
     json_array_foreach(gv_json_path(current, "libraries.items"), i, e)
     {
         const char *path = json_string_value(json_object_get(e, "path"));
-        if (!json_is_true(json_object_get(e, "unowned")) || !gv_valid_abs_path(path) ||
-            find_by_path(bl_items, path))
+        if (!json_is_true(json_object_get(e, "unowned")) || !path || find_by_path(bl_items, path))
             continue;
-        json_t *st = step5(&s, steps);
+        const char *bad = gv_plan_dest_allowed("move_to_backup", path) ? NULL : path;
         size_t j;
         json_t *l;
         json_array_foreach(json_object_get(e, "links"), j, l)
+            if (!bad && !gv_plan_dest_allowed("move_to_backup", json_string_value(l)))
+                bad = json_string_value(l) ? json_string_value(l) : "(not a string)";
+        if (bad) {
+            char subject[96], e1[300], e2[300];
+            snprintf(subject, sizeof subject, "current libraries.items[%zu]", i);
+            gv_plan_problemf(plan, subject, "move it aside by hand if it is a GPU library leftover",
+                             "'%s' not moved: '%s' is not a GPU library file in a library "
+                             "directory",
+                             gv_plan_esc(path, e1, sizeof e1), gv_plan_esc(bad, e2, sizeof e2));
+            continue;
+        }
+        json_t *st = step5(s, steps);
+        json_array_foreach(json_object_get(e, "links"), j, l)
         {
             const char *lp = json_string_value(l);
-            if (gv_valid_abs_path(lp) && !find_by_path(bl_items, lp))
+            if (!find_by_path(bl_items, lp))
                 gv_plan_cmd(st, json_pack("{s:s}", "move_to_backup", lp));
         }
         gv_plan_cmd(st, json_pack("{s:s}", "move_to_backup", path));
         gv_plan_note(st, "%s is owned by no package and was not there at the baseline: moved to the "
                      "backup, not deleted",
                  path);
-        loader_changed = 1;
+        moved = 1;
     }
+    return moved;
+}
+
+/* The loader lines of one baseline file, or NULL (and a problem) when one
+ * is not a plain absolute directory. */
+static json_t *loader_lines(json_t *plan, const json_t *e, size_t i)
+{
+    json_t *lines = json_array();
+    size_t j;
+    json_t *d;
+    json_array_foreach(json_object_get(e, "dirs"), j, d)
+    {
+        const char *dir = json_string_value(d);
+        if (!gv_valid_plain_path(dir)) {
+            char subject[96], e1[300];
+            snprintf(subject, sizeof subject, "loader.conf_files[%zu].dirs[%zu]", i, j);
+            gv_plan_problemf(plan, subject, restore_by_hand,
+                             "refusing loader directory '%s': not a plain absolute directory",
+                             gv_plan_esc(dir, e1, sizeof e1));
+            json_decref(lines);
+            return NULL;
+        }
+        json_array_append_new(lines, json_string(dir));
+    }
+    return lines;
+}
+
+static int step_loader(json_t *plan, json_t **s, json_t *steps, const json_t *baseline,
+                       const json_t *current)
+{
+    int changed = 0;
+    size_t i;
+    json_t *e;
     const json_t *bl = gv_json_path(baseline, "loader.conf_files");
     const json_t *cl = gv_json_path(current, "loader.conf_files");
     json_array_foreach(bl, i, e)
     {
         const char *path = json_string_value(json_object_get(e, "path"));
-        if (!gv_valid_abs_path(path) || !strcmp(path, "/etc/ld.so.conf"))
+        if (!path || !strcmp(path, "/etc/ld.so.conf"))
             continue;
         const json_t *now = find_by_path(cl, path);
         if (now && same_dirs(e, now))
             continue;
         if (!gv_loader_conf_is_gpu(e) && !(now && gv_loader_conf_is_gpu(now)))
             continue; /* the C library's own file, say: not part of the GPU stack */
-        json_t *lines = json_array();
-        size_t j;
-        json_t *d;
-        json_array_foreach(json_object_get(e, "dirs"), j, d)
-        {
-            const char *dir = json_string_value(d);
-            if (!gv_valid_abs_path(dir)) {
-                json_decref(lines);
-                return gv_err_set(err, GV_E_FORMAT, "baseline: refusing loader directory '%s'",
-                                  dir ? dir : "(none)");
-            }
-            json_array_append_new(lines, json_string(dir));
+        if (gv_plan_dest(path) != GV_DEST_LOADER_CONF) {
+            refuse_path(plan, "loader.conf_files", i, path, loader_places);
+            continue;
         }
-        gv_plan_cmd(step5(&s, steps), json_pack("{s:s, s:o, s:s}", "write_file", path, "lines", lines,
-                                            "mode", "0644"));
-        loader_changed = 1;
+        json_t *lines = loader_lines(plan, e, i);
+        if (!lines)
+            continue;
+        gv_plan_cmd(step5(s, steps), json_pack("{s:s, s:o, s:s}", "write_file", path, "lines",
+                                               lines, "mode", "0644"));
+        changed = 1;
     }
     json_array_foreach(cl, i, e)
     {
         const char *path = json_string_value(json_object_get(e, "path"));
-        if (gv_valid_abs_path(path) && strcmp(path, "/etc/ld.so.conf") && !find_by_path(bl, path) &&
-            gv_loader_conf_is_gpu(e)) {
-            gv_plan_cmd(step5(&s, steps), json_pack("{s:s}", "remove_file", path));
-            loader_changed = 1;
+        if (!path || !strcmp(path, "/etc/ld.so.conf") || find_by_path(bl, path) ||
+            !gv_loader_conf_is_gpu(e))
+            continue;
+        if (gv_plan_dest(path) != GV_DEST_LOADER_CONF) {
+            refuse_path(plan, "current loader.conf_files", i, path, loader_places);
+            continue;
         }
+        gv_plan_cmd(step5(s, steps), json_pack("{s:s}", "remove_file", path));
+        changed = 1;
     }
+    return changed;
+}
+
+static void step_files(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current)
+{
+    json_t *s = NULL;
+    step_profiles(plan, &s, steps, baseline, current);
+    int loader_changed = step_leftovers(plan, &s, steps, baseline, current);
+    loader_changed |= step_loader(plan, &s, steps, baseline, current);
     const char *balt = gv_json_path_str(baseline, "stacks.alternatives.rocm.target");
     const char *calt = gv_json_path_str(current, "stacks.alternatives.rocm.target");
     if (balt && (!calt || strcmp(balt, calt))) {
-        if (!gv_valid_abs_path(balt))
-            return gv_err_set(err, GV_E_FORMAT, "baseline: refusing alternatives target '%s'",
-                              balt);
-        gv_plan_cmd(step5(&s, steps), gv_plan_argv("update-alternatives", "--set", "rocm", balt, NULL));
+        char e1[300];
+        if (!gv_valid_plain_path(balt))
+            gv_plan_problemf(plan, "stacks.alternatives.rocm.target", restore_by_hand,
+                             "refusing alternatives target '%s': not a plain absolute path",
+                             gv_plan_esc(balt, e1, sizeof e1));
+        else
+            gv_plan_cmd(step5(&s, steps),
+                        gv_plan_argv("update-alternatives", "--set", "rocm", balt, NULL));
     }
     if (loader_changed)
         gv_plan_cmd(step5(&s, steps), gv_plan_argv("ldconfig", NULL));
@@ -354,16 +480,15 @@ static int step_files(json_t *steps, const json_t *baseline, const json_t *curre
     const json_t *cld = gv_json_path(current, "loader.ld_library_path");
     if (!json_equal(bld, cld) && (bld || cld)) {
         json_t *st = step5(&s, steps);
-        char *b = bld ? json_dumps(bld, JSON_COMPACT) : strdup("unset");
-        char *c = cld ? json_dumps(cld, JSON_COMPACT) : strdup("unset");
+        char *b = bld ? json_dumps(bld, JSON_COMPACT | JSON_ENSURE_ASCII) : strdup("unset");
+        char *c = cld ? json_dumps(cld, JSON_COMPACT | JSON_ENSURE_ASCII) : strdup("unset");
         gv_plan_note(st,
                  "LD_LIBRARY_PATH was %s at the baseline and is %s now: it comes from a shell "
                  "startup file or a job script, which a plan cannot see; set it back there",
-                 b, c);
+                 b ? b : "?", c ? c : "?");
         free(b);
         free(c);
     }
-    return GV_OK;
 }
 
 /* ---- the whole plan -------------------------------------------------------- */
@@ -411,9 +536,7 @@ int gv_plan_rollback(const json_t *baseline, const json_t *current,
     rc = step_wheels(plan, steps, baseline, current, err);
     if (rc)
         goto fail;
-    rc = step_files(steps, baseline, current, err);
-    if (rc)
-        goto fail;
+    step_files(plan, steps, baseline, current);
     rc = gv_plan_driver(plan, steps, baseline, current, opts, err);
     if (rc)
         goto fail;

@@ -41,8 +41,33 @@ int gv_valid_rpm_name(const char *s);
 int gv_valid_pip_name(const char *s);     /* PEP 508 name */
 int gv_valid_pip_version(const char *s);  /* PEP 440, with a local label */
 int gv_valid_abs_path(const char *s);     /* absolute, no control characters, no ".." */
-/* Appends s to buf single-quoted for POSIX sh ('it'\''s'). */
+/* Appends s to buf single-quoted for POSIX sh ('it'\''s): the one quoting
+ * function of the renderers. Returns -1 (nothing appended) for NULL or a value
+ * with a newline or another control character other than tab. */
 struct gv_buf;
-void gv_sh_quote(struct gv_buf *buf, const char *s);
+int gv_sh_quote(struct gv_buf *buf, const char *s);
+
+/* The one destination policy: every file a plan writes, removes or moves
+ * aside is one of these, judged from its path alone. Paths must be plain
+ * (gv_valid_plain_path); NAME is a plain file name, not hidden. */
+enum gv_dest {
+    GV_DEST_NONE = 0,
+    GV_DEST_ENVIRONMENT = 1, /* /etc/environment */
+    GV_DEST_PROFILE_D = 2,   /* /etc/profile.d/NAME.sh */
+    GV_DEST_LOADER_CONF = 4, /* /etc/ld.so.conf.d/NAME.conf */
+    GV_DEST_GPU_LIBRARY = 8, /* a GPU library file or link (env/libnames) in a library dir */
+};
+enum gv_dest gv_plan_dest(const char *path);
+/* May a command of this kind ("write_file", "remove_file", "move_to_backup")
+ * touch path? Profile files are written, never /etc/environment removed;
+ * only GPU library files are moved aside. */
+int gv_plan_dest_allowed(const char *cmd, const char *path);
+/* Absolute and normalised: components of [A-Za-z0-9._+@-] only, no empty,
+ * "." or ".." component, no trailing '/'. Also what a loader directory must be. */
+int gv_valid_plain_path(const char *s);
+/* A profile file's recorded content may be written back: it passes
+ * gv_env_profile_restorable and its sha256 is the recorded one. */
+int gv_plan_content_ok(const char *content, size_t len, const char *sha256, char *why,
+                       size_t whysz);
 
 #endif

@@ -9,17 +9,18 @@
 
 static const char backup_token[] = "@BACKUP@";
 
-/* One word: "@BACKUP@/x" becomes "$backup"'/x', anything else is quoted. */
-static void word(struct gv_buf *b, const char *w)
+/* One word: "@BACKUP@/x" becomes "$backup"'/x', anything else is quoted.
+ * -1 when the word cannot be quoted (gv_sh_quote refuses it). */
+static int word(struct gv_buf *b, const char *w)
 {
+    if (!w)
+        return -1;
     if (!strncmp(w, backup_token, sizeof backup_token - 1)) {
         gv_buf_add(b, "\"$backup\"");
         w += sizeof backup_token - 1;
-        if (*w)
-            gv_sh_quote(b, w);
-        return;
+        return *w ? gv_sh_quote(b, w) : 0;
     }
-    gv_sh_quote(b, w);
+    return gv_sh_quote(b, w);
 }
 
 static int render_argv(struct gv_buf *b, const json_t *cmd)
@@ -32,7 +33,8 @@ static int render_argv(struct gv_buf *b, const json_t *cmd)
         json_array_foreach(lines, i, l)
         {
             gv_buf_add(b, " ");
-            gv_sh_quote(b, json_string_value(l) ? json_string_value(l) : "");
+            if (gv_sh_quote(b, json_string_value(l)))
+                return -1;
         }
         gv_buf_add(b, " | ");
     }
@@ -44,7 +46,8 @@ static int render_argv(struct gv_buf *b, const json_t *cmd)
             if (!((*p >= 'A' && *p <= 'Z') || *p == '_' || (*p >= '0' && *p <= '9')))
                 return -1;
         gv_buf_printf(b, "%s=", k);
-        gv_sh_quote(b, json_string_value(v) ? json_string_value(v) : "");
+        if (gv_sh_quote(b, json_string_value(v)))
+            return -1;
         gv_buf_add(b, " ");
     }
     size_t i;
@@ -55,21 +58,22 @@ static int render_argv(struct gv_buf *b, const json_t *cmd)
         return -1;
     if (optional) {
         gv_buf_add(b, "if command -v ");
-        gv_sh_quote(b, prog);
+        if (gv_sh_quote(b, prog))
+            return -1;
         gv_buf_add(b, " >/dev/null 2>&1; then\n    ");
     }
     json_array_foreach(json_object_get(cmd, "argv"), i, a)
     {
-        if (!json_string_value(a))
-            return -1;
         if (i)
             gv_buf_add(b, " ");
-        word(b, json_string_value(a));
+        if (word(b, json_string_value(a)))
+            return -1;
     }
     const char *out = json_string_value(json_object_get(cmd, "stdout"));
     if (out) {
         gv_buf_add(b, " > ");
-        word(b, out);
+        if (word(b, out))
+            return -1;
     }
     gv_buf_add(b, "\n");
     if (optional) {
@@ -77,8 +81,10 @@ static int render_argv(struct gv_buf *b, const json_t *cmd)
         struct gv_buf msg = {0};
         gv_buf_printf(&msg, "note: %s is not installed here; skipped", prog);
         char *m = gv_buf_take(&msg);
-        gv_sh_quote(b, m ? m : "note: skipped");
+        int rc = gv_sh_quote(b, m ? m : "note: skipped");
         free(m);
+        if (rc)
+            return -1;
         gv_buf_add(b, " >&2\nfi\n");
     }
     return 0;
@@ -99,15 +105,103 @@ static int render_check(struct gv_buf *b, const json_t *cmd)
     json_t *a;
     json_array_foreach(argv, i, a)
     {
-        if (!json_string_value(a))
-            return -1;
         if (i)
             gv_buf_add(b, " ");
-        word(b, json_string_value(a));
+        if (word(b, json_string_value(a)))
+            return -1;
     }
     gv_buf_add(b, " >/dev/null 2>&1; then\n    echo ");
-    gv_sh_quote(b, msg);
+    if (gv_sh_quote(b, msg))
+        return -1;
     gv_buf_add(b, " >&2\n    exit 1\nfi\n");
+    return 0;
+}
+
+/* The recorded text of a profile file, byte for byte: each line quoted on
+ * its own (no newline ever inside a quoted value), the last one without a
+ * newline when the file has none; then its sha256 must be the recorded one. */
+static int render_content(struct gv_buf *b, const char *tmp, const json_t *cmd)
+{
+    const json_t *c = json_object_get(cmd, "content");
+    const char *text = json_string_value(c), *sha = json_string_value(json_object_get(cmd, "sha256"));
+    size_t len = json_string_length(c);
+    char why[160];
+    if (!text || !gv_plan_content_ok(text, len, sha, why, sizeof why))
+        return -1;
+    size_t full = len;
+    while (full > 0 && text[full - 1] != '\n')
+        full--; /* text[0..full) are whole lines, text[full..len) a last one without '\n' */
+    /* the text is written as it was: $NAME stays unexpanded, on purpose */
+    gv_buf_add(b, "# shellcheck disable=SC2016\n{\n    :");
+    for (size_t at = 0; at < len;) {
+        int whole = at < full;
+        size_t end = whole ? (size_t)((const char *)memchr(text + at, '\n', full - at) - text) : len;
+        char *line = strndup(text + at, end - at);
+        if (at == 0 || at == full)
+            gv_buf_add(b, whole ? "\n    printf '%s\\n'" : "\n    printf '%s'");
+        gv_buf_add(b, " ");
+        int rc = line ? gv_sh_quote(b, line) : -1;
+        free(line);
+        if (rc)
+            return -1;
+        at = end + whole;
+    }
+    gv_buf_add(b, "\n} > ");
+    gv_sh_quote(b, tmp);
+    gv_buf_add(b, "\n");
+    gv_buf_add(b, "if ! printf '%s  %s\\n' ");
+    gv_sh_quote(b, sha);
+    gv_buf_add(b, " ");
+    gv_sh_quote(b, tmp);
+    gv_buf_add(b, " | sha256sum -c --status -; then\n    echo ");
+    struct gv_buf msg = {0};
+    gv_buf_printf(&msg, "gpuvet plan: %s is not the recorded text (sha256 %s); stopping", tmp, sha);
+    char *m = gv_buf_take(&msg);
+    int rc = m ? gv_sh_quote(b, m) : -1;
+    free(m);
+    gv_buf_add(b, " >&2\n    exit 1\nfi\n");
+    return rc;
+}
+
+/* {"write_file": P, "mode": M, and "content" + "sha256" (a profile file) or
+ * "lines" (a loader configuration: one plain directory a line)}. */
+static int render_write(struct gv_buf *b, const char *path, const json_t *cmd)
+{
+    const char *mode = json_string_value(json_object_get(cmd, "mode"));
+    if (!gv_plan_dest_allowed("write_file", path) || !mode || !*mode ||
+        strspn(mode, "01234567") != strlen(mode) || strlen(mode) > 4)
+        return -1;
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.gpuvet-new", path);
+    if (json_object_get(cmd, "content")) {
+        if (gv_plan_dest(path) == GV_DEST_LOADER_CONF || render_content(b, tmp, cmd))
+            return -1;
+    } else {
+        if (gv_plan_dest(path) != GV_DEST_LOADER_CONF)
+            return -1; /* a profile file is only ever written from its recorded text */
+        gv_buf_add(b, "printf '%s\\n'");
+        size_t i;
+        json_t *l;
+        json_array_foreach(json_object_get(cmd, "lines"), i, l)
+        {
+            if (!gv_valid_plain_path(json_string_value(l)))
+                return -1;
+            gv_buf_add(b, " ");
+            gv_sh_quote(b, json_string_value(l));
+        }
+        gv_buf_add(b, " > ");
+        gv_sh_quote(b, tmp);
+        gv_buf_add(b, "\n");
+    }
+    gv_buf_add(b, "chmod ");
+    gv_buf_add(b, mode);
+    gv_buf_add(b, " ");
+    gv_sh_quote(b, tmp);
+    gv_buf_add(b, "\nmv -f ");
+    gv_sh_quote(b, tmp);
+    gv_buf_add(b, " ");
+    gv_sh_quote(b, path);
+    gv_buf_add(b, "\n");
     return 0;
 }
 
@@ -125,7 +219,7 @@ static int render_cmd(struct gv_buf *b, const json_t *cmd)
         return 0;
     }
     if ((s = json_string_value(json_object_get(cmd, "mkdir_backup")))) {
-        if (!gv_valid_abs_path(s))
+        if (!gv_valid_plain_path(s))
             return -1;
         gv_buf_add(b, "backup=");
         gv_sh_quote(b, s);
@@ -140,7 +234,7 @@ static int render_cmd(struct gv_buf *b, const json_t *cmd)
         json_array_foreach(json_object_get(cmd, "backup_paths"), i, p)
         {
             s = json_string_value(p);
-            if (!gv_valid_abs_path(s))
+            if (!gv_valid_plain_path(s))
                 return -1;
             gv_buf_add(b, "if [ -e ");
             gv_sh_quote(b, s);
@@ -151,40 +245,17 @@ static int render_cmd(struct gv_buf *b, const json_t *cmd)
         return 0;
     }
     if ((s = json_string_value(json_object_get(cmd, "archive_tree")))) {
-        if (!gv_valid_abs_path(s) || !s[1])
+        if (!gv_valid_plain_path(s))
             return -1;
         gv_buf_add(b, "tar -C / -czf \"$backup\"/rocm-tree.tar.gz ");
         gv_sh_quote(b, s + 1);
         gv_buf_add(b, "\n");
         return 0;
     }
-    if ((s = json_string_value(json_object_get(cmd, "write_file")))) {
-        const char *mode = json_string_value(json_object_get(cmd, "mode"));
-        if (!gv_valid_abs_path(s) || !mode || strspn(mode, "01234567") != strlen(mode))
-            return -1;
-        gv_buf_add(b, "printf '%s\\n'");
-        size_t i;
-        json_t *l;
-        json_array_foreach(json_object_get(cmd, "lines"), i, l)
-        {
-            gv_buf_add(b, " ");
-            gv_sh_quote(b, json_string_value(l) ? json_string_value(l) : "");
-        }
-        gv_buf_add(b, " > ");
-        gv_sh_quote(b, s);
-        gv_buf_add(b, ".gpuvet-new\nchmod ");
-        gv_buf_add(b, mode);
-        gv_buf_add(b, " ");
-        gv_sh_quote(b, s);
-        gv_buf_add(b, ".gpuvet-new\nmv -f ");
-        gv_sh_quote(b, s);
-        gv_buf_add(b, ".gpuvet-new ");
-        gv_sh_quote(b, s);
-        gv_buf_add(b, "\n");
-        return 0;
-    }
+    if ((s = json_string_value(json_object_get(cmd, "write_file"))))
+        return render_write(b, s, cmd);
     if ((s = json_string_value(json_object_get(cmd, "move_to_backup")))) {
-        if (!gv_valid_abs_path(s))
+        if (!gv_plan_dest_allowed("move_to_backup", s))
             return -1;
         gv_buf_add(b, "if [ -e ");
         gv_sh_quote(b, s);
@@ -196,7 +267,7 @@ static int render_cmd(struct gv_buf *b, const json_t *cmd)
         return 0;
     }
     if ((s = json_string_value(json_object_get(cmd, "remove_file")))) {
-        if (!gv_valid_abs_path(s))
+        if (!gv_plan_dest_allowed("remove_file", s))
             return -1;
         gv_buf_add(b, "rm -f ");
         gv_sh_quote(b, s);
@@ -244,7 +315,10 @@ char *gv_plan_render_sh(const json_t *plan)
         json_array_foreach(json_object_get(step, "notes"), j, n)
             comment_lines(&b, "# note: ", json_string_value(n));
         gv_buf_add(&b, "echo ");
-        gv_sh_quote(&b, head);
+        if (gv_sh_quote(&b, head)) {
+            gv_buf_free(&b);
+            return NULL;
+        }
         gv_buf_add(&b, "\n");
         json_t *c;
         json_array_foreach(json_object_get(step, "commands"), j, c)

@@ -39,6 +39,28 @@ void gv_plan_note(json_t *step, const char *fmt, ...)
     json_array_append_new(json_object_get(step, "notes"), json_string(buf));
 }
 
+const char *gv_plan_esc(const char *s, char *out, size_t outsz)
+{
+    size_t o = 0;
+    if (!s)
+        s = "(none)";
+    for (; *s && o + 8 < outsz; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\\' || c == '\'')
+            o += (size_t)snprintf(out + o, outsz - o, "\\%c", c);
+        else if (c == '\n')
+            o += (size_t)snprintf(out + o, outsz - o, "\\n");
+        else if (c < 0x20 || c >= 0x7f)
+            o += (size_t)snprintf(out + o, outsz - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    if (*s && o + 4 <= outsz)
+        o += (size_t)snprintf(out + o, outsz - o, "...");
+    out[o < outsz ? o : outsz - 1] = '\0';
+    return out;
+}
+
 void gv_plan_problem(json_t *plan, const char *subject, const char *message, const char *how)
 {
     json_array_append_new(json_object_get(plan, "problems"),
@@ -65,4 +87,14 @@ int gv_loader_conf_is_gpu(const json_t *conf)
     json_array_foreach(json_object_get(conf, "dirs"), i, d) if (gv_gpu_path_hint(json_string_value(d)))
         return 1;
     return 0;
+}
+
+void gv_plan_problemf(json_t *plan, const char *subject, const char *how, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    gv_plan_problem(plan, subject, buf, how);
 }

@@ -239,7 +239,7 @@ expect "$S" "d['permissions']['render_group']" "{'exists': True, 'gid': 109}"
 expect "$S" "'user' in d['permissions'] or 'devices' in d['permissions']" False
 expect "$S" "sorted(d['permissions']['not_collected'])" "['devices', 'user']"
 expect "$S" "d['environment']['profile_d']" \
-    "[{'path': '/etc/profile.d/rocm.sh', 'sets': {'ROCM_PATH': '/opt/rocm-6.0.0'}, 'withheld': ['ROCM_API_KEY']}]"
+    "[{'path': '/etc/profile.d/rocm.sh', 'sets': {'ROCM_PATH': '/opt/rocm-6.0.0'}, 'withheld': ['ROCM_API_KEY'], 'content_withheld': 'line 2 assigns a secret'}]"
 expect "$S" "'process' in d" False
 echo "ok: permissions and profile.d under --root"
 

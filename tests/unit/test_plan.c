@@ -9,6 +9,8 @@
 
 static char tmpdir[256];
 
+#define ROCM_SH_SHA256 "3c57752faf56be7edfb742495e87d24b16c75b9d8227b14c41effb72905d3ce4"
+
 static json_t *pkg(const char *name, const char *ver)
 {
     return json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "name", name, "version", ver, "arch",
@@ -200,9 +202,12 @@ static void test_wheels_and_files(void)
         json_pack("{s:s, s:s, s:{s:{s:s}, s:{s:s}}}", "prefix", "/opt/venv", "interpreter",
                   "/opt/venv/bin/python3", "packages", "torch", "version", "2.3.0+rocm6.0",
                   "torchvision", "version", "0.17.2+rocm5.7"));
-    json_array_append_new(gv_json_path(base, "environment.profile_d"),
-                          json_pack("{s:s, s:{s:s}}", "path", "/etc/profile.d/rocm.sh", "sets",
-                                    "ROCM_PATH", "/opt/rocm-5.7.0"));
+    /* sha256 of "export ROCM_PATH=/opt/rocm-5.7.0\n" (sha256sum) */
+    json_array_append_new(
+        gv_json_path(base, "environment.profile_d"),
+        json_pack("{s:s, s:{s:s}, s:s, s:s}", "path", "/etc/profile.d/rocm.sh", "sets",
+                  "ROCM_PATH", "/opt/rocm-5.7.0", "content", "export ROCM_PATH=/opt/rocm-5.7.0\n",
+                  "sha256", ROCM_SH_SHA256));
     json_array_append_new(gv_json_path(cur, "environment.profile_d"),
                           json_pack("{s:s, s:{s:s}}", "path", "/etc/profile.d/rocm.sh", "sets",
                                     "ROCM_PATH", "/opt/rocm-6.0.0"));
@@ -219,7 +224,10 @@ static void test_wheels_and_files(void)
             argv_has(pip, "/opt/venv/bin/python3"));
     T_CHECK(pip && !argv_has(pip, "torchvision==0.17.2+rocm5.7")); /* unchanged */
     char *sh = gv_plan_render_sh(plan);
-    T_CHECK(sh && strstr(sh, "export ROCM_PATH='\\''/opt/rocm-5.7.0'\\''"));
+    /* the recorded text, byte for byte, then its digest checked */
+    T_CHECK(sh && strstr(sh, "printf '%s\\n' 'export ROCM_PATH=/opt/rocm-5.7.0'\n} > "
+                             "'/etc/profile.d/rocm.sh.gpuvet-new'"));
+    T_CHECK(sh && strstr(sh, ROCM_SH_SHA256));
     T_CHECK(sh && strstr(sh, "rm -f '/etc/profile.d/hip6.sh'"));
     free(sh);
     char *md = gv_plan_render_md(plan);
