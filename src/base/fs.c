@@ -236,10 +236,42 @@ void gv_test_stop_point(const char *stage, const char *path)
         raise(SIGSTOP);
 }
 
+/* Writes data to an existing file that is not a regular one (a terminal,
+ * /dev/null, /dev/stdout, a FIFO): renaming over it would replace the device
+ * node itself (as root, `-o /dev/null` used to leave a regular file there). */
+static int write_special(const char *path, const void *data, size_t len, struct gv_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return gv_err_set(err, GV_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : EIO;
+            close(fd);
+            return gv_err_set(err, GV_E_IO, "%s: write failed: %s", path, strerror(e));
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    if (close(fd) != 0)
+        return gv_err_set(err, GV_E_IO, "%s: close failed: %s", path, strerror(errno));
+    return GV_OK;
+}
+
 int gv_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
                     struct gv_err *err)
 {
     gv_test_stop_point("atomic-start", path);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            return gv_err_set(err, GV_E_USAGE, "%s: is a directory", path);
+        return write_special(path, data, len, err);
+    }
     char tmp[GV_PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp)
         return gv_err_set(err, GV_E_USAGE, "%s: path too long", path);
