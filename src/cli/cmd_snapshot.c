@@ -72,8 +72,10 @@ int cmd_snapshot(int argc, char **argv)
     if (pid && !live)
         return cli_usage("snapshot", "--pid inspects a running process and cannot be combined "
                                      "with --root");
-    struct gv_probe_ctx ctx = {.root = root, .live = live, .pid = pid, .envp = environ,
-                               .hash_files = hash};
+    /* Under --root the image's variables are its /etc/environment and
+     * profile.d files; this process's environment is not the image's. */
+    struct gv_probe_ctx ctx = {.root = root, .live = live, .pid = pid,
+                               .envp = live ? environ : NULL, .hash_files = hash};
     struct gv_err err = {0};
     json_t *doc;
     if (gv_snapshot_collect(&ctx, &doc, &err))
