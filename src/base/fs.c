@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -176,8 +177,9 @@ struct open_how_ {
     uint64_t resolve;
 };
 
-static int force_walk;     /* tests only: gv_root_test_force_walk */
-static int no_openat2;     /* the kernel has no openat2 (ENOSYS): stop asking */
+/* Read and set from the hashing threads too (src/env/filehash.c). */
+static atomic_int force_walk; /* tests only: gv_root_test_force_walk */
+static atomic_int no_openat2; /* the kernel has no openat2 (ENOSYS): stop asking */
 
 void gv_root_test_force_walk(int on) { force_walk = on; }
 
