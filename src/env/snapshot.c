@@ -4,11 +4,17 @@
 #include "base/json.h"
 #include "env/probe.h"
 
-/* Without a process environment (--root: gpuvet's own is not the image's),
- * the section says that its variables come from the image's files only. */
+/* Under --root the variables are the image's, never gpuvet's own: the
+ * command passes the root's /etc/environment as envp (env/rootenv.h), and
+ * the section's source says so. Without any envp the section says that its
+ * variables come from the image's files only. */
 static json_t *environment(const struct gv_probe_ctx *ctx)
 {
     json_t *s = gv_probe_environment(ctx);
+    if (ctx->envp && !ctx->live)
+        json_object_set_new(s, "source", json_string("/etc/environment of the root (variables: "
+                                                     "what a login there gets), "
+                                                     "/etc/profile.d/*.sh of the root"));
     if (ctx->envp || json_object_get(s, "variables"))
         return s;
     json_object_set_new(s, "source", json_string("/etc/environment, /etc/profile.d/*.sh of the "

@@ -6,7 +6,9 @@
 # to host files: the host files' text (a unique marker) must appear nowhere,
 # the snapshot must complete, and each entry must be what the root sees (the
 # root's own file of that name, or missing). And under --root the recorded
-# variables are the image's (/etc/environment), not this process's.
+# variables, and the LD_LIBRARY_PATH the loader resolves with, are the image's
+# (its /etc/environment, itself read inside the root when it is a link), never
+# those of the process running gpuvet.
 set -euo pipefail
 : "${GPUVET:?}" "${GV_TEST_TMP:?}"
 command -v python3 >/dev/null || { echo "skipped: python3 needed"; exit 77; }
@@ -26,6 +28,7 @@ printf 'export ROCM_PATH=/%s\nHIP_VISIBLE_DEVICES=%s\n' "$MARK" "$MARK" >"$H/sec
 printf 'Package: pkg-%s\nStatus: install ok installed\nVersion: 1.0-%s\nArchitecture: amd64\n\n' \
     "$MARK" "$MARK" >"$H/secret-dpkg"
 printf '/%s/inc\n' "$MARK" >"$H/gv.conf"
+printf 'LD_LIBRARY_PATH=/%s/lib\nHIP_VISIBLE_DEVICES=%s\n' "$MARK" "$MARK" >"$H/secret-env"
 have_cc=0
 if command -v gcc >/dev/null; then
     printf 'int f(void) { return 1; }\n' >"$tmp/f.c"
@@ -55,9 +58,30 @@ printf 'include %s%s/*.conf\ninclude %s/*.conf\n/usr/local/lib\n' "$up" "$H" "$H
     >"$B/etc/ld.so.conf.d/x.conf"
 ln -s "$H" "$B/etc/linkdir"
 
-for r in a b; do
+# root C: /etc/environment linked to a host file; the root's own file at that
+# path sets LD_LIBRARY_PATH, which must steer the loader to a library there
+C=$tmp/c
+mkdir -p "$C/etc" "$C/$H" "$C/opt/envlib" "$C/usr/lib/x86_64-linux-gnu" "$C/var/lib/dpkg"
+ln -s "$H/secret-env" "$C/etc/environment"
+cat >"$C/$H/secret-env" <<'EOF'
+# the image's login environment
+export LD_LIBRARY_PATH="/opt/envlib"
+HIP_VISIBLE_DEVICES=1
+AMD_SERIALIZE_KERNEL=3
+EOF
+printf 'Package: base-files\nStatus: install ok installed\nVersion: 12\nArchitecture: amd64\n\n' \
+    >"$C/var/lib/dpkg/status"
+if [[ $have_cc == 1 ]]; then
+    gcc -shared -fPIC -Wl,-soname,librocblas.so.4 "$tmp/f.c" -o "$C/usr/lib/x86_64-linux-gnu/librocblas.so.4"
+    cp "$C/usr/lib/x86_64-linux-gnu/librocblas.so.4" "$C/opt/envlib/librocblas.so.4"
+fi
+
+# allowlisted variables set only in this process (ROCR_VISIBLE_DEVICES and
+# LD_LIBRARY_PATH carry the marker) must not reach any --root snapshot
+for r in a b c; do
     rc=0
-    HSA_OVERRIDE_GFX_VERSION=9.9.9 timeout 120 "$GPUVET" snapshot --root "$tmp/$r" \
+    HSA_OVERRIDE_GFX_VERSION=9.9.9 ROCR_VISIBLE_DEVICES="$MARK" LD_LIBRARY_PATH="/opt/$MARK:/usr/lib" \
+        timeout 120 "$GPUVET" snapshot --root "$tmp/$r" \
         -o "$tmp/$r.json" >"$tmp/$r.out" 2>&1 || rc=$?
     if [[ $rc -ne 0 ]]; then
         echo "FAILED: snapshot --root $r exited $rc"; cat "$tmp/$r.out"; exit 1
@@ -69,10 +93,29 @@ for r in a b; do
     fi
 done
 
-python3 - "$tmp/a.json" "$tmp/b.json" "$have_cc" <<'PY'
+# verify and doctor snapshot a --root the same way: with this process's own
+# variables set, root C still matches its snapshot, and doctor judges C's
+for cmd in verify doctor; do
+    rc=0
+    args=(doctor --root "$C" --json)
+    [[ $cmd == verify ]] && args=(verify --baseline "$tmp/c.json" --root "$C" --json)
+    HSA_OVERRIDE_GFX_VERSION=9.9.9 AMD_LOG_LEVEL=4 LD_LIBRARY_PATH="/opt/$MARK:/usr/lib" \
+        timeout 120 "$GPUVET" "${args[@]}" >"$tmp/$cmd.json" 2>"$tmp/$cmd.err" || rc=$?
+    if [[ $cmd == verify && $rc -ne 0 ]] || [[ $rc -gt 1 ]]; then
+        echo "FAILED: $cmd --root exited $rc"; cat "$tmp/$cmd.json" "$tmp/$cmd.err"; exit 1
+    fi
+    if grep -qi "$MARK" "$tmp/$cmd.json" "$tmp/$cmd.err"; then
+        echo "FAILED: the marker (host files, this process's variables) reached $cmd --root"
+        exit 1
+    fi
+done
+
+python3 - "$tmp/a.json" "$tmp/b.json" "$tmp/c.json" "$have_cc" "$tmp/verify.json" \
+    "$tmp/doctor.json" <<'PY'
 import json, sys
-a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-have_cc = sys.argv[3] == "1"
+a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
+have_cc = sys.argv[4] == "1"
+verify, doctor = (json.load(open(p)) for p in sys.argv[5:7])
 bad = []
 def check(cond, what):
     if not cond:
@@ -102,11 +145,38 @@ prof = {p["path"]: p.get("sets", {}) for p in env.get("profile_d", [])}
 check("/etc/profile.d/rocm.sh" not in prof, "profile.d link out: not read, got %r" % prof)
 check(prof.get("/etc/environment", {}).get("ROCR_VISIBLE_DEVICES") == "3",
       "the root's /etc/environment is recorded, got %r" % prof)
-check("HSA_OVERRIDE_GFX_VERSION" not in json.dumps(env),
+check("HSA_OVERRIDE_GFX_VERSION" not in json.dumps(a),
       "this process's variable is not the image's: %r" % env.get("variables"))
-check(not env.get("variables"), "no process variables under --root: %r" % env.get("variables"))
-check("no process environment" in env.get("source", ""),
+check(env.get("variables") == {"ROCR_VISIBLE_DEVICES": "3"},
+      "variables under --root: the root's /etc/environment only, got %r" % env.get("variables"))
+check("/etc/environment of the root" in env.get("source", ""),
       "the source says so: %r" % env.get("source"))
+for name, doc in (("a", a), ("b", b)):
+    check("ld_library_path" not in doc["loader"],
+          "root %s: this process's LD_LIBRARY_PATH does not steer the loader, got %r" %
+          (name, doc["loader"].get("ld_library_path")))
+    check("variables" in doc["environment"],
+          "root %s: variables present (the root's, maybe none), got %r" % (name, doc["environment"]))
+
+cenv, clo = c["environment"], c["loader"]
+check(cenv.get("variables") == {"LD_LIBRARY_PATH": "/opt/envlib", "HIP_VISIBLE_DEVICES": "1",
+                                "AMD_SERIALIZE_KERNEL": "3"},
+      "/etc/environment -> host file: the root's file at that path, got %r" % cenv.get("variables"))
+check(clo.get("ld_library_path") == ["/opt/envlib"],
+      "the loader takes the root's LD_LIBRARY_PATH, got %r" % clo.get("ld_library_path"))
+check(clo["search_dirs"][0] == "/opt/envlib", "it is searched first: %r" % clo["search_dirs"])
+if have_cc:
+    got = clo["resolved"].get("librocblas.so.4", {})
+    check(got.get("via") == "LD_LIBRARY_PATH" and got.get("path") == "/opt/envlib/librocblas.so.4",
+          "librocblas.so.4 resolves through the root's LD_LIBRARY_PATH, got %r" % got)
+check(verify.get("stack_matches") is True and not verify.get("differences"),
+      "verify --root: the root matches its own snapshot whatever this process sets, got %r"
+      % verify)
+ev = [e for f in doctor["findings"] for e in f["evidence"]]
+check({"path": "environment.variables.AMD_SERIALIZE_KERNEL", "value": "3"} in ev,
+      "doctor --root judges the root's /etc/environment variables, got %r" % ev)
+check(not any(k in json.dumps(doctor) for k in ("AMD_LOG_LEVEL", "HSA_OVERRIDE_GFX_VERSION")),
+      "doctor --root: this process's variables are not the image's: %r" % doctor["findings"])
 
 blo = b["loader"]
 files = [c["path"] for c in blo.get("conf_files", [])]
@@ -116,5 +186,6 @@ check("/usr/local/lib" in blo.get("search_dirs", []), "x.conf was read: %r" % bl
 if bad:
     print("FAILED:\n  " + "\n  ".join(bad))
     sys.exit(1)
-print("ok: nothing of the host's files in either snapshot; each entry is the root's")
+print("ok: nothing of the host's files or this process's variables in the snapshots; "
+      "each entry, and the loader's LD_LIBRARY_PATH, is the root's")
 PY
