@@ -101,9 +101,9 @@ static void check_limits(void)
         memset(want, 0, big + 8);
         memcpy(want, "A=", 2);
         memset(want + 2, 'v', big);
-        T_EQ_STR(envp[0], want);
+        T_CHECK(!strcmp(envp[0], want)); /* not printed: 8 KiB */
         T_EQ_INT(strlen(envp[1]), big + 2);
-        T_EQ_STR(envp[2], "D=1");
+        T_CHECK(!strcmp(envp[2], "D=1"));
     }
     gv_rootenv_free(envp);
     /* names: 256 bytes kept, 257 skipped */
