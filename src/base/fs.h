@@ -3,8 +3,10 @@
 #ifndef GV_BASE_FS_H
 #define GV_BASE_FS_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "base/err.h"
@@ -26,12 +28,54 @@ int gv_read_line(const char *path, char *out, size_t outsz, struct gv_err *err);
 /* Symlink target (not resolved further). */
 int gv_readlink(const char *path, char *out, size_t outsz);
 
-/* Resolve a path inside root the way the kernel would inside a chroot:
- * symlinks are followed with absolute targets taken relative to root, at
- * most 40 links (loops give GV_E_FORMAT). out is the root-relative path
- * (starting with '/'). The final component need not exist if allow_missing. */
+/* ---- Paths inside a root (issue 31): the one way to open them ----
+ * A --root tree is a document: any symlink in it may point anywhere. Every
+ * reader of the inspected machine (src/env) opens, stats, lists and
+ * resolves through these, never through a joined host path. root NULL, ""
+ * or "/" is the live machine: plain open/stat/readlink of path, as ever.
+ * Otherwise path is resolved as a chroot into root would: absolute link
+ * targets restart at root, ".." stops at root, at most 40 links (ELOOP),
+ * procfs magic links (/proc/PID/fd/N, exe, cwd, root, ns) refused (ELOOP).
+ * The kernel does it (openat2 with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+ * where openat2 is missing or blocked (ENOSYS, EPERM) the same walk is done
+ * by hand, one component at a time with O_PATH | O_NOFOLLOW, from the
+ * directory already reached. Both give the same answers (tests/unit). */
+
+/* An fd of path inside root opened with flags (O_CLOEXEC added), or -1 with
+ * errno set (and err filled when not NULL). O_NOFOLLOW: the last component
+ * is not followed (with O_PATH: an fd of the link itself). */
+int gv_root_open(const char *root, const char *path, int flags, struct gv_err *err);
+/* gv_read_file of path inside root, through gv_root_open. */
+int gv_root_read_file(const char *root, const char *path, size_t max, char **data, size_t *len,
+                      struct gv_err *err);
+int gv_root_read_line(const char *root, const char *path, char *out, size_t outsz,
+                      struct gv_err *err);
+/* stat (nofollow: lstat) of path inside root: 0, or -1 with errno. */
+int gv_root_stat(const char *root, const char *path, struct stat *st, int nofollow);
+int gv_root_is_dir(const char *root, const char *path);  /* following links */
+int gv_root_is_file(const char *root, const char *path); /* regular, following links */
+int gv_root_exists(const char *root, const char *path);  /* lstat succeeds */
+/* The target of the symlink path inside root (not resolved further). */
+int gv_root_readlink(const char *root, const char *path, char *out, size_t outsz);
+/* opendir / scandir(3) of a directory inside root. */
+DIR *gv_root_opendir(const char *root, const char *path);
+int gv_root_scandir(const char *root, const char *path, struct dirent ***names,
+                    int (*filter)(const struct dirent *),
+                    int (*compar)(const struct dirent **, const struct dirent **));
+/* The path inside root that path resolves to, by the same walk. out is
+ * root-relative (starting with '/'). Components from the first missing one
+ * (or a non-directory) on are kept as written, ".." taken lexically. A loop
+ * gives GV_E_FORMAT. */
 int gv_root_realpath(const char *root, const char *path, char *out, size_t outsz,
                      struct gv_err *err);
+/* Tests only (tests/unit/test_rootopen.c): on, gv_root_open never calls
+ * openat2 and always walks by hand, so both ways can be compared. */
+void gv_root_test_force_walk(int on);
+
+/* Reads the regular file open as fd whole (see gv_read_file; name is for
+ * messages). fd is not closed. */
+int gv_read_fd(int fd, const char *name, size_t max, char **data, size_t *len,
+               struct gv_err *err);
 
 int gv_is_dir(const char *path);
 int gv_is_file(const char *path);   /* regular file, following links */

@@ -9,6 +9,7 @@
 #include "base/json.h"
 #include "cli/cli.h"
 #include "env/probe.h"
+#include "env/rootenv.h"
 #include "kb/kb.h"
 #include "kb/rules.h"
 
@@ -186,15 +187,17 @@ static int load(const char *snapshot, const char *root, json_t **doc)
     }
     if (!gv_is_dir(root))
         return cli_failf("--root %s: not a directory", root);
-    /* an image's processes do not inherit this shell: under --root only the
-     * image's own files (/etc/environment, profile.d) describe its environment */
-    static char *const no_env[] = {NULL};
+    /* an image's processes do not inherit this shell: under --root their
+     * variables are what a login there gets from the image's /etc/environment */
+    char **root_env = NULL;
     int live = strcmp(root, "/") == 0;
-    struct gv_probe_ctx ctx = {.root = root, .live = live, .pid = 0,
-                               .envp = live ? environ : no_env, .hash_files = 0};
-    if (gv_snapshot_collect(&ctx, doc, &err))
+    if (!live && gv_rootenv_read(root, &root_env, &err))
         return cli_fail(&err);
-    return GV_EXIT_OK;
+    struct gv_probe_ctx ctx = {.root = root, .live = live, .pid = 0,
+                               .envp = live ? environ : root_env, .hash_files = 0};
+    int failed = gv_snapshot_collect(&ctx, doc, &err);
+    gv_rootenv_free(root_env);
+    return failed ? cli_fail(&err) : GV_EXIT_OK;
 }
 
 int cmd_doctor(int argc, char **argv)

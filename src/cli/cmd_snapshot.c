@@ -7,6 +7,7 @@
 #include "base/json.h"
 #include "cli/cli.h"
 #include "env/probe.h"
+#include "env/rootenv.h"
 
 extern char **environ;
 
@@ -72,11 +73,18 @@ int cmd_snapshot(int argc, char **argv)
     if (pid && !live)
         return cli_usage("snapshot", "--pid inspects a running process and cannot be combined "
                                      "with --root");
-    struct gv_probe_ctx ctx = {.root = root, .live = live, .pid = pid, .envp = environ,
-                               .hash_files = hash};
+    /* Under --root the image's variables are what a login there gets from
+     * its /etc/environment; this process's environment is not the image's. */
     struct gv_err err = {0};
+    char **root_env = NULL;
+    if (!live && gv_rootenv_read(root, &root_env, &err))
+        return cli_fail(&err);
+    struct gv_probe_ctx ctx = {.root = root, .live = live, .pid = pid,
+                               .envp = live ? environ : root_env, .hash_files = hash};
     json_t *doc;
-    if (gv_snapshot_collect(&ctx, &doc, &err))
+    int failed = gv_snapshot_collect(&ctx, &doc, &err);
+    gv_rootenv_free(root_env);
+    if (failed)
         return cli_fail(&err);
     int rc = cli_emit_json(doc, output);
     if (cli_record_wanted(record) && cli_record(doc, output) && !rc)

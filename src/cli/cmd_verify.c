@@ -9,6 +9,7 @@
 #include "cli/child.h"
 #include "cli/cli.h"
 #include "env/probe.h"
+#include "env/rootenv.h"
 #include "num/compare.h"
 #include "plan/verify.h"
 #include "store/results.h"
@@ -225,10 +226,16 @@ int cmd_verify(int argc, char **argv)
     if (o.snapshot) {
         rc = gv_snapshot_load(o.snapshot, &current, &err);
     } else {
+        /* a root's variables are its /etc/environment's, not this process's */
         const char *r = o.root ? o.root : "/";
-        struct gv_probe_ctx ctx = {.root = r, .live = strcmp(r, "/") == 0, .envp = environ,
+        int live = strcmp(r, "/") == 0;
+        char **root_env = NULL;
+        rc = live ? GV_OK : gv_rootenv_read(r, &root_env, &err);
+        struct gv_probe_ctx ctx = {.root = r, .live = live, .envp = live ? environ : root_env,
                                    .hash_files = 1};
-        rc = gv_snapshot_collect(&ctx, &current, &err);
+        if (!rc)
+            rc = gv_snapshot_collect(&ctx, &current, &err);
+        gv_rootenv_free(root_env);
     }
     if (!rc)
         rc = gv_verify_stack(baseline, current, o.baseline, &report, &err);

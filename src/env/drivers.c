@@ -71,21 +71,16 @@ static json_t *dkms_packages(const json_t *packages)
  * next to the version directories; they are not versions). */
 static int real_dir(const struct gv_probe_ctx *ctx, const char *path)
 {
-    char host[GV_PATH_MAX];
     struct stat st;
-    return gv_sys_path(ctx, path, host, sizeof host) == 0 && lstat(host, &st) == 0 &&
-           S_ISDIR(st.st_mode);
+    return gv_root_stat(ctx->root, path, &st, 1) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* Sorted names of the subdirectories of a directory inside the root. */
 static json_t *subdirs(const struct gv_probe_ctx *ctx, const char *dir, int skip_build)
 {
-    char host[GV_PATH_MAX];
     struct dirent **names;
     json_t *arr = json_array();
-    if (gv_sys_path(ctx, dir, host, sizeof host))
-        return arr;
-    int n = scandir(host, &names, NULL, alphasort);
+    int n = gv_sys_scandir(ctx, dir, &names, NULL, alphasort);
     for (int i = 0; i < n; i++) {
         const char *nm = names[i]->d_name;
         char sub[GV_PATH_MAX];

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fs.h"
+
 enum {
     PT_LOAD_ = 1,
     PT_DYNAMIC_ = 2,
@@ -598,15 +600,24 @@ const uint8_t *gv_elf_section_data(const struct gv_elf_section *sec, const uint8
 
 int gv_elf_map_file(const char *path, struct gv_elf_map *m, struct gv_err *err)
 {
+    return gv_elf_map_rooted(NULL, path, m, err);
+}
+
+int gv_elf_map_rooted(const char *root, const char *rpath, struct gv_elf_map *m,
+                      struct gv_err *err)
+{
     m->data = NULL;
     m->size = 0;
+    char path[GV_PATH_MAX]; /* for messages */
+    if (gv_root_join(path, sizeof path, root, rpath) != 0)
+        snprintf(path, sizeof path, "%s", rpath);
     struct stat st;
-    if (stat(path, &st) != 0)
+    if (gv_root_stat(root, rpath, &st, 0) != 0)
         return gv_err_set(err, errno == ENOENT || errno == ENOTDIR ? GV_E_NOTFOUND : GV_E_IO,
                           "%s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
         return gv_err_set(err, GV_E_FORMAT, "%s: not a regular file", path);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    int fd = gv_root_open(root, rpath, O_RDONLY | O_NONBLOCK | O_NOCTTY, NULL);
     if (fd < 0)
         return gv_err_set(err, GV_E_IO, "%s: open: %s", path, strerror(errno));
     int rc = GV_OK;
@@ -640,9 +651,15 @@ void gv_elf_unmap(struct gv_elf_map *m)
 
 int gv_elf_read_file(const char *path, struct gv_elf_info *out, struct gv_err *err)
 {
+    return gv_elf_read_rooted(NULL, path, out, err);
+}
+
+int gv_elf_read_rooted(const char *root, const char *path, struct gv_elf_info *out,
+                       struct gv_err *err)
+{
     memset(out, 0, sizeof *out);
     struct gv_elf_map m;
-    int rc = gv_elf_map_file(path, &m, err);
+    int rc = gv_elf_map_rooted(root, path, &m, err);
     if (rc)
         return rc;
     rc = gv_elf_parse(m.data, m.size, path, out, err);

@@ -50,10 +50,16 @@ int gv_elf_parse(const uint8_t *data, size_t size, const char *what, struct gv_e
                  struct gv_err *err);
 /* Read and parse a file (mapped read-only; at most 4 GiB). */
 int gv_elf_read_file(const char *path, struct gv_elf_info *out, struct gv_err *err);
+/* The same for path inside root, opened through gv_root_open (src/base/fs.h):
+ * links resolve inside root. root NULL or "/": the live machine. */
+int gv_elf_read_rooted(const char *root, const char *path, struct gv_elf_info *out,
+                       struct gv_err *err);
 void gv_elf_free(struct gv_elf_info *info);
 /* Map a regular file read-only (FIFOs, devices, directories are refused
  * without blocking; files over 4 GiB give GV_E_FORMAT). */
 int gv_elf_map_file(const char *path, struct gv_elf_map *m, struct gv_err *err);
+int gv_elf_map_rooted(const char *root, const char *path, struct gv_elf_map *m,
+                      struct gv_err *err);
 void gv_elf_unmap(struct gv_elf_map *m);
 /* Bytes of a section inside the parsed image (NULL for SHT_NOBITS or an
  * empty section). data/size must be the image given to gv_elf_parse. */

@@ -1,11 +1,16 @@
 #include "env/filehash.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "base/sha256.h"
 
 struct run_ctx {
@@ -13,6 +18,52 @@ struct run_ctx {
     size_t n;
     atomic_size_t next;
 };
+
+/* The file is opened inside the job's root (gv_root_open), then streamed. */
+static int hash_job(struct gv_hash_job *j, struct gv_err *err)
+{
+    char name[GV_PATH_MAX];
+    if (gv_root_join(name, sizeof name, j->root, j->path) != 0)
+        snprintf(name, sizeof name, "%s", j->path);
+    int fd = gv_root_open(j->root, j->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, NULL);
+    if (fd < 0)
+        return gv_err_set(err, GV_E_IO, "%s: %s", name, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return gv_err_set(err, GV_E_FORMAT, "%s: not a regular file", name);
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    enum { BUF = 1 << 20 };
+    uint8_t *buf = malloc(BUF);
+    if (!buf) {
+        close(fd);
+        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", name);
+    }
+    struct gv_sha256 s;
+    gv_sha256_init(&s);
+    int rc = GV_OK;
+    for (;;) {
+        ssize_t r = read(fd, buf, BUF);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = gv_err_set(err, GV_E_IO, "%s: %s", name, strerror(errno));
+            break;
+        }
+        if (r == 0)
+            break;
+        gv_sha256_update(&s, buf, (size_t)r);
+    }
+    free(buf);
+    close(fd);
+    if (rc)
+        return rc;
+    uint8_t d[32];
+    gv_sha256_final(&s, d);
+    gv_sha256_hex(d, j->hex);
+    return GV_OK;
+}
 
 static void *worker(void *arg)
 {
@@ -23,7 +74,7 @@ static void *worker(void *arg)
             return NULL;
         struct gv_err e = {0};
         struct gv_hash_job *j = &rc->jobs[i];
-        j->rc = gv_sha256_file_hex(j->path, j->hex, &e);
+        j->rc = hash_job(j, &e);
         if (j->rc)
             snprintf(j->err, sizeof j->err, "%s", e.msg);
     }

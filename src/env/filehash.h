@@ -9,7 +9,8 @@
 #include "base/err.h"
 
 struct gv_hash_job {
-    const char *path; /* host path, owned by the caller */
+    const char *root; /* the inspected root (NULL: path is a host path) */
+    const char *path; /* path inside root (gv_root_open), owned by the caller */
     long long size;   /* for ordering, set by the caller */
     char hex[65];     /* the digest when rc == 0 */
     int rc;
@@ -34,9 +35,11 @@ int gv_filehash_threads(void);
  * are silent: it only ever saves time. */
 struct gv_hash_cache;
 struct gv_hash_cache *gv_hash_cache_open(void);
-/* 1 and out filled on a hit. path is a host path. */
-int gv_hash_cache_get(struct gv_hash_cache *c, const char *path, char out[65]);
-void gv_hash_cache_put(struct gv_hash_cache *c, const char *path, const char hex[65]);
+/* 1 and out filled on a hit. path is inside root (NULL: a host path); the
+ * entry is keyed by the host path it resolves to inside root. */
+int gv_hash_cache_get(struct gv_hash_cache *c, const char *root, const char *path, char out[65]);
+void gv_hash_cache_put(struct gv_hash_cache *c, const char *root, const char *path,
+                       const char hex[65]);
 /* Writes the cache back when it changed, and frees it. */
 void gv_hash_cache_close(struct gv_hash_cache *c);
 #define GV_HASH_CACHE_MIN_SIZE (1 << 20)

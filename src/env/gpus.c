@@ -69,10 +69,7 @@ static int kfd_line(char *line, void *arg)
 static json_t *kfd_for(const struct gv_probe_ctx *ctx, unsigned dom, unsigned bus, unsigned dev,
                        unsigned fn)
 {
-    char dir[GV_PATH_MAX];
-    if (gv_sys_path(ctx, KFD_NODES, dir, sizeof dir))
-        return NULL;
-    DIR *d = opendir(dir);
+    DIR *d = gv_root_opendir(ctx->root, KFD_NODES);
     if (!d)
         return NULL;
     long want = (long)((bus << 8) | (dev << 3) | fn);
@@ -142,10 +139,9 @@ static json_t *probe_device(const struct gv_probe_ctx *ctx, const char *addr)
     put_hex(o, "subsystem_vendor_id", read_hex(ctx, addr, "subsystem_vendor"), 4);
     put_hex(o, "subsystem_device_id", read_hex(ctx, addr, "subsystem_device"), 4);
     put_hex(o, "class", cls, 6);
-    char link[GV_PATH_MAX], host[GV_PATH_MAX], target[GV_PATH_MAX];
+    char link[GV_PATH_MAX], target[GV_PATH_MAX];
     snprintf(link, sizeof link, PCI_DIR "/%s/driver", addr);
-    if (gv_sys_path(ctx, link, host, sizeof host) == 0 &&
-        gv_readlink(host, target, sizeof target) == 0)
+    if (gv_sys_readlink(ctx, link, target, sizeof target) == 0)
         gv_json_put_str(o, "driver", gv_sys_base(target));
     unsigned dom, bus, dev, fn;
     if (vendor == 0x1002 && sscanf(addr, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4) {
@@ -163,10 +159,8 @@ json_t *gv_probe_gpus(const struct gv_probe_ctx *ctx)
     const char *reason;
     if (!gv_sys_have(ctx, PCI_DIR, &reason))
         return gv_section_missing(PCI_DIR, reason);
-    char dir[GV_PATH_MAX];
-    gv_sys_path(ctx, PCI_DIR, dir, sizeof dir);
     struct dirent **names;
-    int n = scandir(dir, &names, NULL, alphasort);
+    int n = gv_sys_scandir(ctx, PCI_DIR, &names, NULL, alphasort);
     if (n < 0)
         return gv_section_missing(PCI_DIR, "cannot list the directory");
     json_t *s = gv_section_new(PCI_DIR), *devs = json_array();

@@ -72,11 +72,25 @@ static int same_key(const json_t *entry, const json_t *key)
     return 1;
 }
 
-int gv_hash_cache_get(struct gv_hash_cache *c, const char *path, char out[65])
+/* The host path that path inside root resolves to (the cache's key), and
+ * its stat, both through the root's resolver. 0 on success. */
+static int resolve_key(const char *root, const char *path, char *real, size_t realsz,
+                       struct stat *st)
+{
+    if (!root || !root[0] || !strcmp(root, "/"))
+        return realpath(path, real) && stat(real, st) == 0 ? 0 : -1;
+    char rel[GV_PATH_MAX];
+    if (gv_root_realpath(root, path, rel, sizeof rel, NULL) != 0 ||
+        gv_root_join(real, realsz, root, rel) != 0 || gv_root_stat(root, rel, st, 0) != 0)
+        return -1;
+    return 0;
+}
+
+int gv_hash_cache_get(struct gv_hash_cache *c, const char *root, const char *path, char out[65])
 {
     char real[PATH_MAX];
     struct stat st;
-    if (!c || !realpath(path, real) || stat(real, &st) != 0)
+    if (!c || resolve_key(root, path, real, sizeof real, &st) != 0)
         return 0;
     json_t *e = json_object_get(c->entries, real);
     json_t *key = stat_key(&st);
@@ -90,11 +104,12 @@ int gv_hash_cache_get(struct gv_hash_cache *c, const char *path, char out[65])
     return 1;
 }
 
-void gv_hash_cache_put(struct gv_hash_cache *c, const char *path, const char hex[65])
+void gv_hash_cache_put(struct gv_hash_cache *c, const char *root, const char *path,
+                       const char hex[65])
 {
     char real[PATH_MAX];
     struct stat st;
-    if (!c || !realpath(path, real) || stat(real, &st) != 0)
+    if (!c || resolve_key(root, path, real, sizeof real, &st) != 0)
         return;
     json_t *key = stat_key(&st);
     if (!key)

@@ -65,9 +65,9 @@ static struct scan_dir *find_dir(struct scan *s, const char *dir)
 static struct scan_dir *add_dir(struct scan *s, const char *dir, const char *origin,
                                 const char *kind)
 {
-    char real[GV_PATH_MAX], host[GV_PATH_MAX];
+    char real[GV_PATH_MAX];
     if (gv_root_realpath(s->ctx->root, dir, real, sizeof real, NULL) != 0 ||
-        gv_host_path(host, sizeof host, s->ctx, real) != 0 || !gv_is_dir(host))
+        !gv_root_is_dir(s->ctx->root, real))
         return NULL;
     if (find_dir(s, real))
         return NULL;
@@ -105,12 +105,11 @@ static json_t *wheel_versions(struct scan *s, const char *parent)
         const char *dash = strchr(dn, '-');
         if (!dash)
             continue;
-        char version[128], rel[GV_PATH_MAX], host[GV_PATH_MAX];
+        char version[128], rel[GV_PATH_MAX];
         snprintf(version, sizeof version, "%.*s", (int)(dn + dl - 10 - dash - 1), dash + 1);
         snprintf(rel, sizeof rel, "%s/%s/RECORD", parent, dn);
         char *data;
-        if (gv_host_path(host, sizeof host, s->ctx, rel) != 0 ||
-            gv_read_file(host, 16 << 20, &data, NULL, NULL) != GV_OK)
+        if (gv_root_read_file(s->ctx->root, rel, 16 << 20, &data, NULL, NULL) != GV_OK)
             continue;
         gv_parse_record_libs(data, version, dn, map);
         free(data);
@@ -227,14 +226,14 @@ static void skip(struct scan *s, const char *path, const char *reason)
 /* A symlink named like a GPU library: fold it into the file it names. */
 static void scan_link(struct scan *s, struct scan_dir *sd, const char *path)
 {
-    char real[GV_PATH_MAX], host[GV_PATH_MAX];
+    char real[GV_PATH_MAX];
     struct gv_err err = {0};
     if (gv_root_realpath(s->ctx->root, path, real, sizeof real, &err) != 0) {
         skip(s, path, err.msg);
         return;
     }
     struct stat st;
-    if (gv_host_path(host, sizeof host, s->ctx, real) != 0 || stat(host, &st) != 0) {
+    if (gv_root_stat(s->ctx->root, real, &st, 0) != 0) {
         char why[GV_PATH_MAX + 64];
         snprintf(why, sizeof why, "broken symlink: %s does not exist", real);
         skip(s, path, why);
@@ -271,10 +270,10 @@ static void scan_dir(struct scan *s, struct scan_dir *sd)
         const struct gv_libname *ln = gv_libname_for_file(name);
         if (!ln)
             continue;
-        char path[GV_PATH_MAX], host[GV_PATH_MAX];
+        char path[GV_PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", strcmp(sd->dir, "/") ? sd->dir : "", name);
         struct stat st;
-        if (gv_host_path_link(host, sizeof host, s->ctx, path) != 0 || lstat(host, &st) != 0) {
+        if (gv_root_stat(s->ctx->root, path, &st, 1) != 0) {
             skip(s, path, "cannot stat");
             continue;
         }
@@ -290,10 +289,10 @@ static void scan_dir(struct scan *s, struct scan_dir *sd)
         const char *name = json_string_value(n);
         if (!gv_libname_for_file(name))
             continue;
-        char path[GV_PATH_MAX], host[GV_PATH_MAX];
+        char path[GV_PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", strcmp(sd->dir, "/") ? sd->dir : "", name);
         struct stat st;
-        if (gv_host_path_link(host, sizeof host, s->ctx, path) == 0 && lstat(host, &st) == 0 &&
+        if (gv_root_stat(s->ctx->root, path, &st, 1) == 0 &&
             S_ISLNK(st.st_mode))
             scan_link(s, sd, path);
     }
@@ -381,13 +380,14 @@ static void set_release(json_t *o, const struct item *it, const char *file)
     gv_json_set_str(o, "rocm_release", release);
 }
 
-static void set_elf(json_t *o, const char *host, int *ok_out, json_t **needed_out)
+static void set_elf(json_t *o, const char *root, const char *path, int *ok_out,
+                    json_t **needed_out)
 {
     struct gv_elf_info info;
     memset(&info, 0, sizeof info);
     struct gv_err err = {0};
     *needed_out = NULL;
-    *ok_out = gv_elf_read_file(host, &info, &err) == GV_OK;
+    *ok_out = gv_elf_read_rooted(root, path, &info, &err) == GV_OK;
     if (!*ok_out) {
         set_error(o, err.msg);
         return;
@@ -410,15 +410,13 @@ static void describe(struct scan *s, struct item *it, const struct gv_owner_map 
     gv_json_set_str(o, "path", it->path);
     gv_json_set_str(o, "origin", it->sd->origin);
     gv_json_set_str(o, "origin_kind", it->ln ? origin_kind(it) : "system");
-    char host[GV_PATH_MAX];
-    gv_host_path(host, sizeof host, s->ctx, it->path);
     int elf_ok;
     json_t *needed;
-    set_elf(o, host, &elf_ok, &needed);
+    set_elf(o, s->ctx->root, it->path, &elf_ok, &needed);
     const char *pkg = gv_owner_map_owner(owners, it->path);
     const char *pv = pkg ? json_string_value(json_object_get(versions, pkg)) : NULL;
     set_version(o, it, file, pv);
-    it->stat_ok = stat(host, &it->st) == 0;
+    it->stat_ok = gv_root_stat(s->ctx->root, it->path, &it->st, 0) == 0;
     if (it->stat_ok)
         json_object_set_new(o, "size", json_integer((json_int_t)it->st.st_size));
     gv_json_set_str(o, "package", pkg);
@@ -448,8 +446,7 @@ static int is_sparse(const struct stat *st)
 }
 
 /* One job per inode: job_of[i] is item i's job, SIZE_MAX for none. */
-static size_t plan_jobs(struct scan *s, struct gv_hash_job *jobs, char (*hosts)[GV_PATH_MAX],
-                        size_t *job_of)
+static size_t plan_jobs(struct scan *s, struct gv_hash_job *jobs, size_t *job_of)
 {
     size_t nj = 0;
     for (size_t i = 0; i < s->n_items; i++) {
@@ -469,8 +466,8 @@ static size_t plan_jobs(struct scan *s, struct gv_hash_job *jobs, char (*hosts)[
         }
         if (job_of[i] != SIZE_MAX)
             continue;
-        gv_host_path(hosts[nj], GV_PATH_MAX, s->ctx, it->path);
-        jobs[nj].path = hosts[nj];
+        jobs[nj].root = s->ctx->root;
+        jobs[nj].path = it->path;
         jobs[nj].size = (long long)it->st.st_size;
         job_of[i] = nj++;
     }
@@ -489,7 +486,7 @@ static void run_jobs(struct gv_hash_job *jobs, size_t nj)
     size_t nt = 0;
     for (size_t i = 0; i < nj; i++) {
         if (jobs[i].size >= GV_HASH_CACHE_MIN_SIZE &&
-            gv_hash_cache_get(cache, jobs[i].path, jobs[i].hex))
+            gv_hash_cache_get(cache, jobs[i].root, jobs[i].path, jobs[i].hex))
             continue;
         todo[nt++] = jobs[i];
     }
@@ -500,7 +497,7 @@ static void run_jobs(struct gv_hash_job *jobs, size_t nj)
             if (jobs[i].path == todo[t].path)
                 jobs[i] = todo[t];
         if (todo[t].rc == 0 && todo[t].size >= GV_HASH_CACHE_MIN_SIZE)
-            gv_hash_cache_put(cache, todo[t].path, todo[t].hex);
+            gv_hash_cache_put(cache, todo[t].root, todo[t].path, todo[t].hex);
     }
     free(todo);
     gv_hash_cache_close(cache);
@@ -511,10 +508,9 @@ static void hash_items(struct scan *s)
 {
     size_t n = s->n_items ? s->n_items : 1;
     struct gv_hash_job *jobs = calloc(n, sizeof *jobs);
-    char(*hosts)[GV_PATH_MAX] = calloc(n, GV_PATH_MAX);
     size_t *job_of = calloc(n, sizeof *job_of);
-    if (jobs && hosts && job_of) {
-        size_t nj = plan_jobs(s, jobs, hosts, job_of);
+    if (jobs && job_of) {
+        size_t nj = plan_jobs(s, jobs, job_of);
         run_jobs(jobs, nj);
         for (size_t i = 0; i < s->n_items; i++) {
             if (job_of[i] == SIZE_MAX)
@@ -527,7 +523,6 @@ static void hash_items(struct scan *s)
         }
     }
     free(jobs);
-    free(hosts);
     free(job_of);
 }
 

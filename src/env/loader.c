@@ -7,8 +7,10 @@
  * differs (ldconfig not run since a library or a conf file changed), the
  * loader's answer is reported with "stale_cache" and what ldconfig would give.
  * ldconfig is never run. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,41 +85,47 @@ struct conf_state {
 
 static void parse_conf(struct conf_state *st, const char *path, int depth);
 
-/* The root directory with glob(3) metacharacters escaped, so that only the
- * pattern from the conf file is a pattern. */
-static void glob_escape(const char *in, char *out, size_t outsz)
+/* glob(3) inside the root: its directory functions list and stat through
+ * the root's resolver (gv_root_opendir, gv_root_stat), so a pattern or a
+ * link in the root never reaches a host directory. glob has no context
+ * argument: the root is set per thread around the call. */
+static _Thread_local const char *glob_root;
+
+static void *glob_opendir(const char *path) { return gv_root_opendir(glob_root, path[0] ? path : "/"); }
+static struct dirent *glob_readdir(void *d) { return readdir(d); }
+static void glob_closedir(void *d) { closedir(d); }
+static int glob_stat(const char *path, struct stat *st) { return gv_root_stat(glob_root, path, st, 0); }
+static int glob_lstat(const char *path, struct stat *st) { return gv_root_stat(glob_root, path, st, 1); }
+
+static int glob_in_root(const char *root, const char *pattern, glob_t *g)
 {
-    size_t o = 0;
-    for (; *in && o + 2 < outsz; in++) {
-        if (strchr("*?[]\\", *in))
-            out[o++] = '\\';
-        out[o++] = *in;
-    }
-    out[o] = '\0';
+    memset(g, 0, sizeof *g);
+    g->gl_opendir = glob_opendir;
+    g->gl_readdir = glob_readdir;
+    g->gl_closedir = glob_closedir;
+    g->gl_stat = glob_stat;
+    g->gl_lstat = glob_lstat;
+    glob_root = root;
+    int rc = glob(pattern, GLOB_ALTDIRFUNC, NULL, g);
+    glob_root = NULL;
+    return rc;
 }
 
 /* include PATTERN...: globbed inside the root; a relative pattern is taken
  * relative to the including file's directory (as ldconfig does). */
 static void conf_include(struct conf_state *st, const char *from, char *args, int depth)
 {
-    char root[GV_PATH_MAX], eroot[2 * GV_PATH_MAX];
-    gv_sys_path(st->ctx, "/", root, sizeof root);
-    size_t rl = strlen(root);
-    if (rl > 0 && root[rl - 1] == '/')
-        root[--rl] = '\0';
-    glob_escape(root, eroot, sizeof eroot);
     for (char *save, *pat = strtok_r(args, " \t", &save); pat; pat = strtok_r(NULL, " \t", &save)) {
-        char rel[GV_PATH_MAX], host[3 * GV_PATH_MAX];
+        char rel[GV_PATH_MAX];
         if (pat[0] == '/')
             snprintf(rel, sizeof rel, "%s", pat);
-        else
-            snprintf(rel, sizeof rel, "%.*s/%s", (int)(gv_sys_base(from) - from) - 1, from, pat);
-        if (snprintf(host, sizeof host, "%s%s", eroot, rel) >= (int)sizeof host)
+        else if (snprintf(rel, sizeof rel, "%.*s/%s", (int)(gv_sys_base(from) - from) - 1, from,
+                          pat) >= (int)sizeof rel)
             continue;
         glob_t g;
-        if (glob(host, 0, NULL, &g) == 0)
+        if (glob_in_root(st->ctx->root, rel, &g) == 0)
             for (size_t i = 0; i < g.gl_pathc; i++)
-                parse_conf(st, g.gl_pathv[i] + rl, depth + 1);
+                parse_conf(st, g.gl_pathv[i], depth + 1);
         globfree(&g);
     }
 }
@@ -190,10 +198,10 @@ static json_t *split_list(const char *val, const char *seps)
 }
 
 /* An ELF shared object this machine's loader could load (class and machine). */
-static int loadable_elf(const char *host)
+static int loadable_elf(const char *root, const char *path)
 {
     unsigned char h[20];
-    int fd = open(host, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = gv_root_open(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, NULL);
     if (fd < 0)
         return 0;
     ssize_t n = read(fd, h, sizeof h);
@@ -230,19 +238,18 @@ static json_t *resolve(const struct gv_probe_ctx *ctx, const struct dirs *d, con
     for (size_t i = 0; i < d->n; i++) {
         if (!dir_in(d, i, from))
             continue;
-        char cand[GV_PATH_MAX], real[GV_PATH_MAX], host[GV_PATH_MAX];
+        char cand[GV_PATH_MAX], real[GV_PATH_MAX], first[GV_PATH_MAX];
         if (snprintf(cand, sizeof cand, "%s/%s", strcmp(d->path[i], "/") ? d->path[i] : "",
                      soname) >= (int)sizeof cand)
             continue;
         /* one lstat first, in the directory resolved inside the root: most
          * candidates do not exist */
-        if (!d->real[i] || gv_root_join(host, sizeof host, ctx->root, d->real[i]) ||
-            strlen(host) + strlen(soname) + 2 > sizeof host)
+        if (!d->real[i] || snprintf(first, sizeof first, "%s/%s", d->real[i], soname) >=
+                               (int)sizeof first)
             continue;
-        strcat(strcat(host, "/"), soname);
-        if (!gv_exists(host) || gv_root_realpath(ctx->root, cand, real, sizeof real, NULL) ||
-            gv_root_join(host, sizeof host, ctx->root, real) || !gv_is_file(host) ||
-            !loadable_elf(host))
+        if (!gv_root_exists(ctx->root, first) ||
+            gv_root_realpath(ctx->root, cand, real, sizeof real, NULL) ||
+            !gv_root_is_file(ctx->root, real) || !loadable_elf(ctx->root, real))
             continue;
         json_t *o = json_object();
         json_object_set_new(o, "found", json_true());
@@ -266,10 +273,9 @@ static json_t *from_cache(const struct gv_probe_ctx *ctx, const struct gv_ldcach
                           const char *soname)
 {
     const char *p = gv_ldcache_lookup(cache, soname, gv_ldcache_native_flags());
-    char real[GV_PATH_MAX], host[GV_PATH_MAX];
+    char real[GV_PATH_MAX];
     if (!p || p[0] != '/' || gv_root_realpath(ctx->root, p, real, sizeof real, NULL) ||
-        gv_root_join(host, sizeof host, ctx->root, real) || !gv_is_file(host) ||
-        !loadable_elf(host))
+        !gv_root_is_file(ctx->root, real) || !loadable_elf(ctx->root, real))
         return NULL;
     json_t *o = json_object();
     json_object_set_new(o, "found", json_true());
@@ -316,17 +322,16 @@ static json_t *resolve_soname(const struct gv_probe_ctx *ctx, const struct dirs 
 /* /etc/ld.so.cache of the root, or NULL with the reason in the section. */
 static uint8_t *read_cache(const struct gv_probe_ctx *ctx, struct gv_ldcache *cache, json_t *s)
 {
-    char host[GV_PATH_MAX];
     char *data = NULL;
     size_t len = 0;
     struct gv_err err = {0};
     json_t *o = json_object();
     json_object_set_new(o, "path", json_string("/etc/ld.so.cache"));
-    if (gv_root_join(host, sizeof host, ctx->root, "/etc/ld.so.cache") || !gv_exists(host)) {
+    if (!gv_root_exists(ctx->root, "/etc/ld.so.cache")) {
         json_object_set_new(o, "collected", json_false());
         json_object_set_new(o, "reason", json_string("no /etc/ld.so.cache (ldconfig never run "
                                                      "here): the directories' order is reported"));
-    } else if (gv_read_file(host, 256u << 20, &data, &len, &err) ||
+    } else if (gv_root_read_file(ctx->root, "/etc/ld.so.cache", 256u << 20, &data, &len, &err) ||
                gv_ldcache_parse((const uint8_t *)data, len, cache, &err)) {
         json_object_set_new(o, "collected", json_false());
         json_object_set_new(o, "reason", json_string(err.msg));

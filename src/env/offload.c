@@ -920,11 +920,17 @@ static int scan_sections(const char *path, const struct gv_elf_map *m,
 int gv_offload_scan_file_ex(const char *path, unsigned flags, struct gv_offload_targets *out,
                             const char **kind, struct gv_err *err)
 {
+    return gv_offload_scan_rooted(NULL, path, flags, out, kind, err);
+}
+
+int gv_offload_scan_rooted(const char *root, const char *path, unsigned flags,
+                           struct gv_offload_targets *out, const char **kind, struct gv_err *err)
+{
     memset(out, 0, sizeof *out);
     if (kind)
         *kind = NULL;
     struct gv_elf_map m;
-    int rc = gv_elf_map_file(path, &m, err);
+    int rc = gv_elf_map_rooted(root, path, &m, err);
     if (rc)
         return rc;
     struct gv_elf_info info;

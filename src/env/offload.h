@@ -67,6 +67,9 @@ int gv_offload_scan_hip_ex(const uint8_t *data, size_t size, unsigned flags,
                            struct gv_offload_targets *out, struct gv_err *err);
 int gv_offload_scan_file_ex(const char *path, unsigned flags, struct gv_offload_targets *out,
                             const char **kind, struct gv_err *err);
+/* The same for path inside root (gv_root_open: links resolve inside root). */
+int gv_offload_scan_rooted(const char *root, const char *path, unsigned flags,
+                           struct gv_offload_targets *out, const char **kind, struct gv_err *err);
 void gv_offload_free(struct gv_offload_targets *t);
 
 /* gfx name of an AMDGPU EF_AMDGPU_MACH value ("gfx90a"), NULL when unknown. */

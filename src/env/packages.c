@@ -123,9 +123,16 @@ static json_t *probe_rpm(const struct gv_probe_ctx *ctx, const char *rpm, const 
 {
     char source[GV_PATH_MAX + 128];
     snprintf(source, sizeof source, "%s --root %s --dbpath %s -qa", rpm, ctx->root, dbpath);
+    /* rpm opens ROOT + dbpath as a host path: hand it the database
+     * directory resolved inside the root, so that a link in the image (say
+     * /var/lib/rpm -> /var/lib/rpm-host) cannot lead rpm to a host
+     * directory. The files in that directory are rpm's to open. */
+    char real[GV_PATH_MAX];
     struct gv_pkg_list l;
     struct gv_err err = {0};
-    if (gv_rpm_query(ctx->root, dbpath, rpm, RPM_TIMEOUT_S, &l, &err))
+    if (gv_root_realpath(ctx->root, dbpath, real, sizeof real, &err))
+        return gv_section_missing(source, err.msg);
+    if (gv_rpm_query(ctx->root, real, rpm, RPM_TIMEOUT_S, &l, &err))
         return gv_section_missing(source, err.msg);
     json_t *s = list_json(&l, source, "rpm");
     gv_pkg_list_free(&l);

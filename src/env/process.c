@@ -88,7 +88,7 @@ static json_t *conflicts(json_t *mapped)
 
 json_t *gv_probe_process(const struct gv_probe_ctx *ctx)
 {
-    char maps[64], exe_link[64], exe[GV_PATH_MAX], host[GV_PATH_MAX];
+    char maps[64], exe_link[64], exe[GV_PATH_MAX];
     snprintf(maps, sizeof maps, "/proc/%d/maps", ctx->pid);
     snprintf(exe_link, sizeof exe_link, "/proc/%d/exe", ctx->pid);
     if (!ctx->live)
@@ -100,8 +100,7 @@ json_t *gv_probe_process(const struct gv_probe_ctx *ctx)
         return gv_section_missing(maps, err.code == GV_E_NOTFOUND ? "no such process" : err.msg);
     json_t *s = gv_section_new(maps), *mapped = json_array();
     json_object_set_new(s, "pid", json_integer(ctx->pid));
-    if (gv_sys_path(ctx, exe_link, host, sizeof host) == 0 &&
-        gv_readlink(host, exe, sizeof exe) == 0)
+    if (gv_sys_readlink(ctx, exe_link, exe, sizeof exe) == 0)
         json_object_set_new(s, "exe", gv_json_str(exe));
     for (char *save, *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char *p = maps_path(l);

@@ -18,14 +18,12 @@ struct finder {
 
 static int rooted_is_dir(const struct gv_probe_ctx *ctx, const char *path)
 {
-    char host[GV_PATH_MAX];
-    return gv_host_path(host, sizeof host, ctx, path) == 0 && gv_is_dir(host);
+    return gv_root_is_dir(ctx->root, path);
 }
 
 static int rooted_exists(const struct gv_probe_ctx *ctx, const char *path)
 {
-    char host[GV_PATH_MAX];
-    return gv_host_path_link(host, sizeof host, ctx, path) == 0 && gv_exists(host);
+    return gv_root_exists(ctx->root, path);
 }
 
 /* "python3", "python3.11", "python" (not "python3-config", "python3.11m"). */
@@ -55,9 +53,8 @@ static void python_version_of(const struct gv_probe_ctx *ctx, const char *pyname
     }
     if (!interp)
         return;
-    char host[GV_PATH_MAX], target[GV_PATH_MAX];
-    if (gv_host_path_link(host, sizeof host, ctx, interp) != 0 ||
-        gv_readlink(host, target, sizeof target) != 0)
+    char target[GV_PATH_MAX];
+    if (gv_root_readlink(ctx->root, interp, target, sizeof target) != 0)
         return;
     const char *base = strrchr(target, '/');
     base = base ? base + 1 : target;
@@ -160,20 +157,17 @@ static void add_conda(struct finder *f, const char *prefix)
 
 static void add_interpreter(struct finder *f, json_t *interps, const char *dir, const char *name)
 {
-    char path[GV_PATH_MAX], host[GV_PATH_MAX], target[GV_PATH_MAX], real[GV_PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
-        gv_host_path_link(host, sizeof host, f->ctx, path) != 0)
+    char path[GV_PATH_MAX], target[GV_PATH_MAX], real[GV_PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
         return;
     json_t *it = json_object();
     gv_json_set_str(it, "path", path);
-    if (gv_readlink(host, target, sizeof target) == 0)
+    if (gv_root_readlink(f->ctx->root, path, target, sizeof target) == 0)
         gv_json_set_str(it, "target", target);
     struct gv_err err = {0};
     if (gv_root_realpath(f->ctx->root, path, real, sizeof real, &err) == 0) {
-        char rhost[GV_PATH_MAX];
-        gv_host_path(rhost, sizeof rhost, f->ctx, real);
         gv_json_set_str(it, "resolved", real);
-        if (!gv_is_file(rhost))
+        if (!gv_root_is_file(f->ctx->root, real))
             gv_json_set_str(it, "error", "does not resolve to a regular file");
     } else {
         gv_json_set_str(it, "error", err.msg);
@@ -243,10 +237,8 @@ static json_t *home_dirs(const struct gv_probe_ctx *ctx)
 {
     json_t *homes = json_object();
     json_object_set_new(homes, "/root", json_true());
-    char host[GV_PATH_MAX];
     char *data;
-    if (gv_host_path(host, sizeof host, ctx, "/etc/passwd") == 0 &&
-        gv_read_file(host, 16 << 20, &data, NULL, NULL) == GV_OK) {
+    if (gv_root_read_file(ctx->root, "/etc/passwd", 16 << 20, &data, NULL, NULL) == GV_OK) {
         gv_parse_passwd_homes(data, homes);
         free(data);
     }

@@ -52,16 +52,17 @@ static int is_wanted(const char *norm)
     return 0;
 }
 
-/* Reads Name/Version from meta (a host path); falls back to the directory name. */
-static json_t *package_entry(const char *meta_host, const char *meta_rel, const char *dirname,
-                             size_t name_len)
+/* Reads Name/Version from meta (a path inside root); falls back to the
+ * directory name. */
+static json_t *package_entry(const char *root, const char *meta, const char *meta_rel,
+                             const char *dirname, size_t name_len)
 {
     json_t *e = json_object();
     char *data;
     size_t len;
     struct gv_err err = {0};
     char name[256], version[256];
-    if (gv_read_file(meta_host, 32 << 20, &data, &len, &err) == GV_OK) {
+    if (gv_root_read_file(root, meta, 32 << 20, &data, &len, &err) == GV_OK) {
         int rc = gv_parse_pkg_metadata(data, len, name, sizeof name, version, sizeof version);
         free(data);
         if (rc == 0) {
@@ -109,20 +110,19 @@ static void scan_packages(const struct gv_probe_ctx *ctx, const char *site, json
         normalize_name(dn, name_len, norm, sizeof norm);
         if (!is_wanted(norm) || json_object_get(pkgs, norm))
             continue;
-        char rel[GV_PATH_MAX], host[GV_PATH_MAX], meta[GV_PATH_MAX];
+        char rel[GV_PATH_MAX], meta[GV_PATH_MAX];
         snprintf(rel, sizeof rel, "%s/%s", site, dn);
-        gv_host_path(host, sizeof host, ctx, rel);
         /* dist-info/METADATA, egg-info/PKG-INFO, or an egg-info file itself */
-        const char *file = dist ? "METADATA" : gv_is_dir(host) ? "PKG-INFO" : NULL;
+        const char *file = dist ? "METADATA" : gv_root_is_dir(ctx->root, rel) ? "PKG-INFO" : NULL;
         char meta_rel[GV_PATH_MAX];
         if (file) {
-            snprintf(meta, sizeof meta, "%s/%s", host, file);
+            snprintf(meta, sizeof meta, "%s/%s", rel, file);
             snprintf(meta_rel, sizeof meta_rel, "%s/%s", dn, file);
         } else {
-            snprintf(meta, sizeof meta, "%s", host);
+            snprintf(meta, sizeof meta, "%s", rel);
             snprintf(meta_rel, sizeof meta_rel, "%s", dn);
         }
-        json_object_set_new(pkgs, norm, package_entry(meta, meta_rel, dn, name_len));
+        json_object_set_new(pkgs, norm, package_entry(ctx->root, meta, meta_rel, dn, name_len));
     }
     json_decref(names);
 }
@@ -144,17 +144,16 @@ static void bundled_libraries(const struct gv_probe_ctx *ctx, const char *libdir
         const struct gv_libname *ln = gv_libname_for_file(file);
         if (!ln)
             continue;
-        char rel[GV_PATH_MAX], host[GV_PATH_MAX];
+        char rel[GV_PATH_MAX];
         snprintf(rel, sizeof rel, "%s/%s", libdir, file);
-        gv_host_path(host, sizeof host, ctx, rel);
         json_t *e = json_object();
         gv_json_set_str(e, "name", ln->name);
         gv_json_set_str(e, "file", file);
         struct gv_elf_info info;
         struct gv_err err = {0};
-        if (!gv_is_file(host)) {
+        if (!gv_root_is_file(ctx->root, rel)) {
             gv_json_set_str(e, "error", "not a regular file (broken link?)");
-        } else if (gv_elf_read_file(host, &info, &err) == GV_OK) {
+        } else if (gv_elf_read_rooted(ctx->root, rel, &info, &err) == GV_OK) {
             gv_json_set_str(e, "soname", info.soname);
             gv_elf_free(&info);
         } else {
@@ -172,12 +171,11 @@ static json_t *gpu_targets(const struct gv_probe_ctx *ctx, const char *libdir, c
     int first = strcmp(build, "cuda") == 0 ? 1 : 0;
     for (int i = 0; i < 2; i++) {
         const char *f = files[(first + i) % 2];
-        char rel[GV_PATH_MAX], host[GV_PATH_MAX];
+        char rel[GV_PATH_MAX];
         snprintf(rel, sizeof rel, "%s/%s", libdir, f);
-        gv_host_path(host, sizeof host, ctx, rel);
-        if (!gv_exists(host))
+        if (!gv_root_exists(ctx->root, rel))
             continue;
-        if (!gv_is_file(host)) {
+        if (!gv_root_is_file(ctx->root, rel)) {
             snprintf(rel, sizeof rel, "torch/lib/%s", f);
             return gv_section_missing(rel, "not a regular file (or a broken link)");
         }
@@ -185,7 +183,8 @@ static json_t *gpu_targets(const struct gv_probe_ctx *ctx, const char *libdir, c
         const char *kind = NULL;
         struct gv_err err = {0};
         char source[GV_PATH_MAX + 32];
-        if (gv_offload_scan_file(host, &t, &kind, &err) != GV_OK) {
+        if (gv_offload_scan_rooted(ctx->root, rel, GV_OFFLOAD_QUICK, &t, &kind, &err) !=
+            GV_OK) {
             snprintf(source, sizeof source, "torch/lib/%s", f);
             return gv_section_missing(source, err.msg);
         }
@@ -210,19 +209,17 @@ static json_t *gpu_targets(const struct gv_probe_ctx *ctx, const char *libdir, c
 
 static json_t *torch_build(const struct gv_probe_ctx *ctx, const char *site)
 {
-    char rel[GV_PATH_MAX], host[GV_PATH_MAX];
+    char rel[GV_PATH_MAX];
     snprintf(rel, sizeof rel, "%s/torch", site);
-    gv_host_path(host, sizeof host, ctx, rel);
-    if (!gv_is_dir(host))
+    if (!gv_root_is_dir(ctx->root, rel))
         return NULL;
     json_t *t = json_object();
     snprintf(rel, sizeof rel, "%s/torch/version.py", site);
-    gv_host_path(host, sizeof host, ctx, rel);
     char *data;
     size_t len;
     struct gv_err err = {0};
     const char *build = "cpu";
-    if (gv_read_file(host, 1 << 20, &data, &len, &err) != GV_OK) {
+    if (gv_root_read_file(ctx->root, rel, 1 << 20, &data, &len, &err) != GV_OK) {
         gv_json_set_str(t, "error", err.msg);
     } else {
         json_t *vars = gv_parse_py_assignments(data, len);

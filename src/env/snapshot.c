@@ -4,6 +4,28 @@
 #include "base/json.h"
 #include "env/probe.h"
 
+/* Under --root the variables are the image's, never gpuvet's own: the
+ * command passes the root's /etc/environment as envp (env/rootenv.h), and
+ * the section's source says so. Without any envp the section says that its
+ * variables come from the image's files only. */
+static json_t *environment(const struct gv_probe_ctx *ctx)
+{
+    json_t *s = gv_probe_environment(ctx);
+    if (ctx->envp && !ctx->live)
+        json_object_set_new(s, "source", json_string("/etc/environment of the root (variables: "
+                                                     "what a login there gets), "
+                                                     "/etc/profile.d/*.sh of the root"));
+    if (ctx->envp || json_object_get(s, "variables"))
+        return s;
+    json_object_set_new(s, "source", json_string("/etc/environment, /etc/profile.d/*.sh of the "
+                                                 "root (no process environment)"));
+    json_t *nc = json_object();
+    json_object_set_new(nc, "variables", json_string("the process environment belongs to the "
+                                                     "running system; not read for --root"));
+    json_object_set_new(s, "not_collected", nc);
+    return s;
+}
+
 int gv_snapshot_collect(const struct gv_probe_ctx *ctx, json_t **out, struct gv_err *err)
 {
     json_t *doc = json_object();
@@ -28,7 +50,7 @@ int gv_snapshot_collect(const struct gv_probe_ctx *ctx, json_t **out, struct gv_
     json_object_set_new(doc, "packages", packages);
     json_object_set_new(doc, "python", python);
     json_object_set_new(doc, "loader", gv_probe_loader(ctx, libraries));
-    json_object_set_new(doc, "environment", gv_probe_environment(ctx));
+    json_object_set_new(doc, "environment", environment(ctx));
     json_object_set_new(doc, "permissions", gv_probe_permissions(ctx));
     if (ctx->pid)
         json_object_set_new(doc, "process", gv_probe_process(ctx));

@@ -16,28 +16,23 @@
 const char *const gv_multiarch_dirs[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
                                          "/usr/lib/powerpc64le-linux-gnu", "/usr/lib64", NULL};
 
-static int host_of(const struct gv_probe_ctx *ctx, const char *rel, char *host, size_t hsz)
-{
-    return gv_host_path(host, hsz, ctx, rel);
-}
-
+/* Every file of the root is reached through gv_root_* (src/base/fs.h):
+ * resolved inside the root, never on the host. */
 static int rel_is_dir(const struct gv_probe_ctx *ctx, const char *rel)
 {
-    char h[GV_PATH_MAX];
-    return host_of(ctx, rel, h, sizeof h) == 0 && gv_is_dir(h);
+    return gv_root_is_dir(ctx->root, rel);
 }
 
 static int rel_is_symlink(const struct gv_probe_ctx *ctx, const char *rel)
 {
-    char h[GV_PATH_MAX], t[GV_PATH_MAX];
-    return gv_host_path_link(h, sizeof h, ctx, rel) == 0 && gv_readlink(h, t, sizeof t) == 0;
+    char t[GV_PATH_MAX];
+    return gv_root_readlink(ctx->root, rel, t, sizeof t) == 0;
 }
 
 /* Reads the first line of root+rel into out; 0 on success. */
 static int read_rel_line(const struct gv_probe_ctx *ctx, const char *rel, char *out, size_t outsz)
 {
-    char h[GV_PATH_MAX];
-    if (host_of(ctx, rel, h, sizeof h) != 0 || gv_read_line(h, out, outsz, NULL) != GV_OK)
+    if (gv_root_read_line(ctx->root, rel, out, outsz, NULL) != GV_OK)
         return -1;
     return out[0] ? 0 : -1;
 }
@@ -45,8 +40,8 @@ static int read_rel_line(const struct gv_probe_ctx *ctx, const char *rel, char *
 /* {path, target, resolved[, error]} for a symlink such as /opt/rocm; NULL when absent. */
 static json_t *link_info(const struct gv_probe_ctx *ctx, const char *path)
 {
-    char h[GV_PATH_MAX], target[GV_PATH_MAX], real[GV_PATH_MAX];
-    if (gv_host_path_link(h, sizeof h, ctx, path) != 0 || gv_readlink(h, target, sizeof target) != 0)
+    char target[GV_PATH_MAX], real[GV_PATH_MAX];
+    if (gv_root_readlink(ctx->root, path, target, sizeof target) != 0)
         return NULL;
     json_t *o = json_object();
     gv_json_set_str(o, "path", path);
@@ -57,8 +52,7 @@ static json_t *link_info(const struct gv_probe_ctx *ctx, const char *path)
         return o;
     }
     gv_json_set_str(o, "resolved", real);
-    char rh[GV_PATH_MAX];
-    if (host_of(ctx, real, rh, sizeof rh) == 0 && !gv_exists(rh))
+    if (!gv_root_exists(ctx->root, real))
         gv_json_set_str(o, "error", "dangling: the link's target does not exist");
     return o;
 }
@@ -179,9 +173,9 @@ static json_t *real_lib_files(const struct gv_probe_ctx *ctx, const char *dir, c
     size_t i;
     json_t *n;
     json_array_foreach(names, i, n) {
-        char rel[GV_PATH_MAX], h[GV_PATH_MAX];
+        char rel[GV_PATH_MAX];
         snprintf(rel, sizeof rel, "%s/%s", dir, json_string_value(n));
-        if (host_of(ctx, rel, h, sizeof h) == 0 && !rel_is_symlink(ctx, rel) && gv_is_file(h))
+        if (!rel_is_symlink(ctx, rel) && gv_root_is_file(ctx->root, rel))
             json_array_append(out, n);
     }
     json_decref(names);
@@ -250,11 +244,18 @@ static void find_distro(const struct gv_probe_ctx *ctx, json_t *installs,
  * record (toolkits assembled from wheels), or the directory name. */
 static void cuda_version(const struct gv_probe_ctx *ctx, const char *prefix, json_t *inst)
 {
-    char rel[GV_PATH_MAX], h[GV_PATH_MAX];
+    char rel[GV_PATH_MAX], *text;
     snprintf(rel, sizeof rel, "%s/version.json", prefix);
-    json_t *doc;
-    if (host_of(ctx, rel, h, sizeof h) == 0 && gv_is_file(h) &&
-        gv_json_read_file(h, 1 << 20, &doc, NULL) == GV_OK) {
+    json_t *doc = NULL;
+    if (gv_root_read_file(ctx->root, rel, 1 << 20, &text, NULL, NULL) == GV_OK) {
+        doc = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+        free(text);
+    }
+    if (doc && !json_is_object(doc)) {
+        json_decref(doc);
+        doc = NULL;
+    }
+    if (doc) {
         const char *v = gv_json_path_str(doc, "cuda.version");
         if (v) {
             gv_json_set_str(inst, "version", v);
@@ -437,16 +438,16 @@ static void find_python_stacks(const struct gv_probe_ctx *ctx, json_t *installs)
 /* /var/lib/dpkg/alternatives/NAME: mode, link, slaves, then path/priority. */
 static json_t *alternatives(const struct gv_probe_ctx *ctx, const char *name)
 {
-    char etc[GV_PATH_MAX], db[GV_PATH_MAX], h[GV_PATH_MAX], target[GV_PATH_MAX];
+    char etc[GV_PATH_MAX], db[GV_PATH_MAX], target[GV_PATH_MAX];
     snprintf(etc, sizeof etc, "/etc/alternatives/%s", name);
     snprintf(db, sizeof db, "/var/lib/dpkg/alternatives/%s", name);
     json_t *o = json_object();
-    if (gv_host_path_link(h, sizeof h, ctx, etc) == 0 && gv_readlink(h, target, sizeof target) == 0) {
+    if (gv_root_readlink(ctx->root, etc, target, sizeof target) == 0) {
         gv_json_set_str(o, "target", target);
         gv_json_set_str(o, "link", etc);
     }
     char *data;
-    if (host_of(ctx, db, h, sizeof h) == 0 && gv_read_file(h, 1 << 20, &data, NULL, NULL) == 0) {
+    if (gv_root_read_file(ctx->root, db, 1 << 20, &data, NULL, NULL) == 0) {
         gv_json_set_str(o, "source", db);
         json_t *parsed = gv_dpkg_alternatives_parse(data);
         json_object_update(o, parsed);

@@ -154,8 +154,7 @@ static char *package_of_list_name(const char *name)
 
 struct gv_owner_map *gv_owner_map_load(const char *root)
 {
-    char dir[GV_PATH_MAX];
-    if (gv_rooted_host(dir, sizeof dir, root, "/var/lib/dpkg/info") != 0 || !gv_is_dir(dir))
+    if (!gv_root_is_dir(root, "/var/lib/dpkg/info"))
         return NULL;
     json_t *names = gv_list_dir(root, "/var/lib/dpkg/info", NULL);
     struct gv_owner_map *m = calloc(1, sizeof *m);
@@ -175,8 +174,8 @@ struct gv_owner_map *gv_owner_map_load(const char *root)
         m->pkgs[m->n_pkgs++] = pkg;
         char path[GV_PATH_MAX];
         char *data;
-        if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
-            gv_read_file(path, (size_t)64 << 20, &data, NULL, NULL) != GV_OK)
+        if (snprintf(path, sizeof path, "/var/lib/dpkg/info/%s", name) >= (int)sizeof path ||
+            gv_root_read_file(root, path, (size_t)64 << 20, &data, NULL, NULL) != GV_OK)
             continue;
         gv_owner_map_add_list(m, pkg, data);
         free(data);
@@ -244,10 +243,9 @@ json_t *gv_dpkg_status_versions(char *data)
 
 static json_t *dpkg_status_versions(const char *root)
 {
-    char path[GV_PATH_MAX];
     char *data;
-    if (gv_rooted_host(path, sizeof path, root, "/var/lib/dpkg/status") != 0 ||
-        gv_read_file(path, (size_t)256 << 20, &data, NULL, NULL) != GV_OK)
+    if (gv_root_read_file(root, "/var/lib/dpkg/status", (size_t)256 << 20, &data, NULL, NULL) !=
+        GV_OK)
         return NULL;
     json_t *out = gv_dpkg_status_versions(data);
     free(data);
@@ -310,12 +308,6 @@ json_t *gv_pkg_versions(const json_t *packages, const char *root, const char **s
 
 /* ---- small helpers ---- */
 
-static int is_live_root(const char *root)
-{
-    return !root || !root[0] || strcmp(root, "/") == 0;
-}
-
-
 int gv_version_from_filename(const char *file, char *out, size_t outsz)
 {
     const char *so = strstr(file, ".so.");
@@ -347,12 +339,7 @@ static int cmp_json_str(const void *a, const void *b)
 json_t *gv_list_dir(const char *root, const char *dir, const char *prefix)
 {
     json_t *arr = json_array();
-    char host[GV_PATH_MAX], real[GV_PATH_MAX];
-    if (!is_live_root(root) && gv_root_realpath(root, dir, real, sizeof real, NULL) == 0)
-        dir = real;
-    if (gv_root_join(host, sizeof host, root, dir) != 0)
-        return arr;
-    DIR *d = opendir(host);
+    DIR *d = gv_root_opendir(root, dir);
     if (!d)
         return arr;
     size_t n = 0, cap = 0;
@@ -385,42 +372,6 @@ json_t *gv_list_dir(const char *root, const char *dir, const char *prefix)
     }
     free(names);
     return arr;
-}
-
-/* root + path, with the directories of path resolved inside root first: an
- * absolute symlink in an image (/opt/rocm -> /opt/rocm-6.0.0) must lead to
- * the image's file, not the host's. The last component is kept as it is, so
- * lstat/readlink still see a link as a link. */
-int gv_rooted_host(char *out, size_t outsz, const char *root, const char *path)
-{
-    if (is_live_root(root))
-        return gv_root_join(out, outsz, root, path);
-    const char *slash = strrchr(path, '/');
-    if (!slash || slash == path)
-        return gv_root_join(out, outsz, root, path);
-    char dir[GV_PATH_MAX], real[GV_PATH_MAX], full[GV_PATH_MAX];
-    if ((size_t)(slash - path) >= sizeof dir)
-        return GV_E_USAGE;
-    memcpy(dir, path, (size_t)(slash - path));
-    dir[slash - path] = '\0';
-    if (gv_root_realpath(root, dir, real, sizeof real, NULL) != 0)
-        return GV_E_USAGE;
-    if (snprintf(full, sizeof full, "%s%s", strcmp(real, "/") ? real : "", slash) >= (int)sizeof full)
-        return GV_E_USAGE;
-    return gv_root_join(out, outsz, root, full);
-}
-
-int gv_host_path_link(char *out, size_t outsz, const struct gv_probe_ctx *ctx, const char *path)
-{
-    return gv_rooted_host(out, outsz, ctx->root, path);
-}
-
-int gv_host_path(char *out, size_t outsz, const struct gv_probe_ctx *ctx, const char *path)
-{
-    char real[GV_PATH_MAX];
-    if (!is_live_root(ctx->root) && gv_root_realpath(ctx->root, path, real, sizeof real, NULL) == 0)
-        path = real;
-    return gv_root_join(out, outsz, ctx->root, path);
 }
 
 const char *gv_ctx_getenv(const struct gv_probe_ctx *ctx, const char *name)

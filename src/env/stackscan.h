@@ -35,16 +35,6 @@ int gv_version_from_filename(const char *file, char *out, size_t outsz);
  * Always returns an array (empty when dir cannot be read). */
 json_t *gv_list_dir(const char *root, const char *dir, const char *prefix);
 
-/* Host path of a root-relative path. Under --root the directories of path are
- * resolved inside the root first (absolute links stay in the image); the last
- * component is not resolved, so lstat/readlink see links. A path that cannot
- * be resolved (a loop) is joined as it is. */
-int gv_rooted_host(char *out, size_t outsz, const char *root, const char *path);
-/* The same for ctx->root: _link keeps the last component (for lstat and
- * readlink), gv_host_path resolves it too (for stat, open, opendir). */
-int gv_host_path_link(char *out, size_t outsz, const struct gv_probe_ctx *ctx, const char *path);
-int gv_host_path(char *out, size_t outsz, const struct gv_probe_ctx *ctx, const char *path);
-
 /* Python environments found without running Python: an array of objects
  * {prefix, kind, interpreter?, python_version?, site_packages}, one per
  * site-packages directory, deduplicated by resolved path. *interpreters gets

@@ -15,32 +15,34 @@ int gv_sys_path(const struct gv_probe_ctx *ctx, const char *path, char *out, siz
 int gv_sys_read(const struct gv_probe_ctx *ctx, const char *path, size_t max, char **data,
                 size_t *len, struct gv_err *err)
 {
-    char p[GV_PATH_MAX];
-    *data = NULL;
-    if (gv_sys_path(ctx, path, p, sizeof p))
-        return gv_err_set(err, GV_E_USAGE, "%s: path too long under root %s", path, ctx->root);
-    return gv_read_file(p, max, data, len, err);
+    return gv_root_read_file(ctx->root, path, max, data, len, err);
 }
 
 int gv_sys_line(const struct gv_probe_ctx *ctx, const char *path, char *out, size_t outsz)
 {
-    char p[GV_PATH_MAX];
-    out[0] = '\0';
-    if (gv_sys_path(ctx, path, p, sizeof p))
-        return GV_E_USAGE;
-    return gv_read_line(p, out, outsz, NULL);
+    return gv_root_read_line(ctx->root, path, out, outsz, NULL);
 }
 
 int gv_sys_is_dir(const struct gv_probe_ctx *ctx, const char *path)
 {
-    char p[GV_PATH_MAX];
-    return gv_sys_path(ctx, path, p, sizeof p) == 0 && gv_is_dir(p);
+    return gv_root_is_dir(ctx->root, path);
 }
 
 int gv_sys_exists(const struct gv_probe_ctx *ctx, const char *path)
 {
-    char p[GV_PATH_MAX];
-    return gv_sys_path(ctx, path, p, sizeof p) == 0 && gv_exists(p);
+    return gv_root_exists(ctx->root, path);
+}
+
+int gv_sys_readlink(const struct gv_probe_ctx *ctx, const char *path, char *out, size_t outsz)
+{
+    return gv_root_readlink(ctx->root, path, out, outsz);
+}
+
+int gv_sys_scandir(const struct gv_probe_ctx *ctx, const char *dir, struct dirent ***names,
+                   int (*filter)(const struct dirent *),
+                   int (*compar)(const struct dirent **, const struct dirent **))
+{
+    return gv_root_scandir(ctx->root, dir, names, filter, compar);
 }
 
 int gv_sys_have(const struct gv_probe_ctx *ctx, const char *dir, const char **reason)

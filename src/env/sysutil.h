@@ -4,13 +4,17 @@
 #ifndef GV_ENV_SYSUTIL_H
 #define GV_ENV_SYSUTIL_H
 
+#include <dirent.h>
 #include <jansson.h>
 #include <stddef.h>
 
 #include "base/err.h"
 #include "env/probe.h"
 
-/* Host path of a path inside the inspected root. 0, or GV_E_USAGE if too long. */
+/* Host path of a path inside the inspected root, for messages only: never
+ * open it (a link in the root would be followed on the host). 0, or
+ * GV_E_USAGE if too long. Files in the root are read through the helpers
+ * below, which resolve inside the root (gv_root_open, src/base/fs.h). */
 int gv_sys_path(const struct gv_probe_ctx *ctx, const char *path, char *out, size_t outsz);
 /* Read a file inside the root, at most max bytes (see gv_read_file). */
 int gv_sys_read(const struct gv_probe_ctx *ctx, const char *path, size_t max, char **data,
@@ -20,6 +24,12 @@ int gv_sys_line(const struct gv_probe_ctx *ctx, const char *path, char *out, siz
 /* Whether a path inside the root is a directory / exists (lstat). */
 int gv_sys_is_dir(const struct gv_probe_ctx *ctx, const char *path);
 int gv_sys_exists(const struct gv_probe_ctx *ctx, const char *path);
+/* Symlink target of a path inside the root (not resolved further). */
+int gv_sys_readlink(const struct gv_probe_ctx *ctx, const char *path, char *out, size_t outsz);
+/* scandir(3) of a directory inside the root. */
+int gv_sys_scandir(const struct gv_probe_ctx *ctx, const char *dir, struct dirent ***names,
+                   int (*filter)(const struct dirent *),
+                   int (*compar)(const struct dirent **, const struct dirent **));
 
 /* Whether the kernel's /proc (or /sys) may be read: live, or --root DIR that
  * has DIR/proc/<probe> (resp. DIR/sys/<probe>). When not, *reason explains. */

@@ -2,7 +2,9 @@
 # gpuvet diff on AMD's /opt/rocm-X.Y.Z layout (tests/fixtures/amd-layout.sh): the same
 # machine with /opt/rocm switched from 5.7.0 to 6.0.0, then with a stray 6.0 library
 # left in the 5.7 directory, then with a profile.d file and LD_LIBRARY_PATH pointing at
-# 5.7. Expected changes are derived from how the fixture was built, not from gpuvet.
+# 5.7 (set in the image's /etc/environment: under --root the variables are the image's,
+# not this process's). Expected changes are derived from how the fixture was built, not
+# from gpuvet.
 set -euo pipefail
 : "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
 command -v gcc >/dev/null || { echo "skip: gcc is needed to build the fixture libraries"; exit 77; }
@@ -15,14 +17,18 @@ FX=$GV_SRC/tests/fixtures/amd-layout.sh
 "$FX" "$T/r60"
 "$FX" "$T/stray" --stray
 "$FX" "$T/ldpath" --ldpath
-snap() { # ROOT OUT [LD_LIBRARY_PATH]: a snapshot in a fixed, minimal environment
-    env -i PATH=/usr/bin:/bin ${3:+LD_LIBRARY_PATH=$3} "$GPUVET" snapshot --no-hash --root "$1" -o "$2"
+"$FX" "$T/ldenv"
+# what a login in this image gets from pam_env: LD_LIBRARY_PATH pointing at 5.7
+printf '# set by hand after the upgrade\nLD_LIBRARY_PATH="/opt/rocm-5.7.0/lib"\n' \
+    >"$T/ldenv/etc/environment"
+snap() { # ROOT OUT: a snapshot in a fixed, minimal environment
+    env -i PATH=/usr/bin:/bin "$GPUVET" snapshot --no-hash --root "$1" -o "$2"
 }
 snap "$T/r57" "$T/a.json"
 snap "$T/r60" "$T/b.json"
 snap "$T/stray" "$T/c.json"
 snap "$T/ldpath" "$T/d.json"
-snap "$T/r60" "$T/e.json" /opt/rocm-5.7.0/lib
+snap "$T/ldenv" "$T/e.json"
 
 d() { # A B OUT: diff --json, exit status must be 0 or 1
     local rc=0

@@ -199,7 +199,12 @@ echo "/opt/broken" >"$R/etc/ld.so.conf.d/00-broken.conf"
 printf '# ROCm\n/opt/rocm/lib\n/opt/rocm/lib64/\n' >"$R/etc/ld.so.conf.d/10-rocm.conf"
 echo "include /etc/ld.so.conf" >"$R/etc/extra.d/loop.conf"                 # include loop
 echo "/usr/local/lib" >"$R/etc/extra.d/zz.conf"
-run_loader() { env -i LD_LIBRARY_PATH="$1" "$GPUVET" snapshot --no-hash --root "$R" -o "$S" 2>"$S.err" || fail "snapshot failed"; }
+run_loader() { # LD_LIBRARY_PATH as the root's /etc/environment sets it (under --root
+    # the variables are the image's; this process's LD_LIBRARY_PATH must not count)
+    printf 'export LD_LIBRARY_PATH="%s"\n' "$1" >"$R/etc/environment"
+    env -i LD_LIBRARY_PATH=/usr/lib "$GPUVET" snapshot --no-hash --root "$R" -o "$S" 2>"$S.err" || fail "snapshot failed"
+    rm -f "$R/etc/environment"
+}
 timeout 60 env -i "$GPUVET" snapshot --no-hash --root "$R" -o "$S" || fail "loader snapshot failed or hung"
 expect "$S" "[c['path'] for c in d['loader']['conf_files']][:4]" \
     "['/etc/ld.so.conf', '/etc/ld.so.conf.d/00-broken.conf', '/etc/ld.so.conf.d/10-rocm.conf', '/etc/extra.d/loop.conf']"
@@ -247,6 +252,8 @@ echo "ok: permissions and profile.d under --root"
 rnd() { head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 s1=$(rnd); s2=$(rnd); s3=$(rnd); s4=$(rnd); s5=$(rnd)
 printf 'export ROCM_API_KEY=%s\nexport HSA_PASSWORD="%s"\nHF_TOKEN=%s\n' "$s5" "$s5" "$s5" >"$R/etc/profile.d/leak.sh"
+# the image's own variables (/etc/environment): an allowlisted secret is listed by name
+printf 'HSA_AUTH_TOKEN=%s\nHF_TOKEN="%s"\n' "$s4" "$s1" >"$R/etc/environment"
 for mode in stdout file; do
     if [[ $mode == stdout ]]; then
         HF_TOKEN=$s1 AWS_SECRET_ACCESS_KEY=$s2 DB_PASSWORD=$s3 HSA_AUTH_TOKEN=$s4 \
@@ -268,7 +275,7 @@ done
 expect "$T/sec.json" "'HF_TOKEN' in json.dumps(d) or 'AWS_SECRET' in json.dumps(d) or 'DB_PASSWORD' in json.dumps(d)" False
 expect "$T/sec.json" "d['environment']['withheld']" "['HSA_AUTH_TOKEN']"
 expect "$T/sec.json" "[p.get('withheld') for p in d['environment']['profile_d'] if p['path'].endswith('leak.sh')]" "[['ROCM_API_KEY', 'HSA_PASSWORD']]"
-rm -f "$R/etc/profile.d/leak.sh"
+rm -f "$R/etc/profile.d/leak.sh" "$R/etc/environment"
 echo "ok: no secret value in stdout, stderr or the file"
 
 # ---- bad input: FIFO, huge file, loops, unreadable directories ---------------------

@@ -2,8 +2,12 @@
  * ld.so.conf, profile.d and /etc/environment shell lines, /etc/group, KFD
  * node properties, PCI class, dpkg status) and the environment filter, run
  * through the real probes on a scratch --root. The first input byte picks the
- * file, the rest is its content. Checks: no crash/leak/hang, the section
- * serialises, and no value of a variable outside the allowlist appears. */
+ * file, the rest is its content. /etc/environment is also read as the root's
+ * environment (env/rootenv.h), as snapshot --root does, and given to the
+ * environment and loader probes as their envp. Checks: no crash/leak/hang,
+ * the section serialises, every parsed variable is NAME=VALUE with a shell
+ * name and a bounded value, and no value of a variable outside the allowlist
+ * appears. */
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +19,7 @@
 #include "base/json.h"
 #include "env/envpolicy.h"
 #include "env/probe.h"
+#include "env/rootenv.h"
 
 static char root[512];
 
@@ -149,6 +154,26 @@ static void check_env(const uint8_t *data, size_t size)
     free(buf);
 }
 
+/* The root's environment as snapshot --root reads it: each entry a shell
+ * name, '=', a value of at most GV_ROOTENV_VALUE_MAX bytes; names unique. */
+static char **root_environment(void)
+{
+    char **envp = NULL;
+    if (gv_rootenv_read(root, &envp, NULL) || !envp)
+        abort();
+    for (size_t i = 0; envp[i]; i++) {
+        const char *e = envp[i];
+        size_t n = strspn(e, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+        if (n == 0 || n > 256 || (e[0] >= '0' && e[0] <= '9') || e[n] != '=' ||
+            strlen(e + n + 1) > GV_ROOTENV_VALUE_MAX)
+            abort();
+        for (size_t j = 0; j < i; j++)
+            if (!strncmp(envp[j], e, n + 1))
+                abort(); /* a name twice */
+    }
+    return envp;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -165,10 +190,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *env0[] = {NULL};
     struct gv_probe_ctx ctx = {.root = root, .live = 0, .envp = env0};
     json_t *secs[4] = {NULL};
+    char **root_env = NULL;
     switch (which) {
     case 0: case 1: secs[0] = gv_probe_host(&ctx); break;
     case 2: secs[0] = gv_probe_loader(&ctx, NULL); break;
-    case 3: case 4: secs[0] = gv_probe_environment(&ctx); break;
+    case 3: secs[0] = gv_probe_environment(&ctx); break;
+    case 4:
+        secs[0] = gv_probe_environment(&ctx);
+        ctx.envp = root_env = root_environment();
+        secs[1] = gv_probe_environment(&ctx);
+        secs[2] = gv_probe_loader(&ctx, NULL);
+        break;
     case 5: secs[0] = gv_probe_permissions(&ctx); break;
     case 6: case 7: secs[0] = gv_probe_gpus(&ctx); break;
     default:
@@ -183,6 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(s);
         json_decref(secs[i]);
     }
+    gv_rootenv_free(root_env);
     char p[1024];
     snprintf(p, sizeof p, "%s%s", root, files[which]);
     if (which != 1 && which != 6 && which != 7)
