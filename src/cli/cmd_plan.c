@@ -9,6 +9,7 @@
 #include "base/json.h"
 #include "cli/cli.h"
 #include "env/probe.h"
+#include "env/rootenv.h"
 #include "plan/plan.h"
 
 extern char **environ;
@@ -114,9 +115,14 @@ int cmd_plan(int argc, char **argv)
         rc = gv_snapshot_load(from, &current, &err);
     } else {
         const char *r = root ? root : "/";
-        struct gv_probe_ctx ctx = {.root = r, .live = strcmp(r, "/") == 0, .envp = environ,
+        int live = strcmp(r, "/") == 0;
+        char **root_env = NULL;
+        rc = live ? GV_OK : gv_rootenv_read(r, &root_env, &err);
+        struct gv_probe_ctx ctx = {.root = r, .live = live, .envp = live ? environ : root_env,
                                    .hash_files = 0};
-        rc = gv_snapshot_collect(&ctx, &current, &err);
+        if (!rc)
+            rc = gv_snapshot_collect(&ctx, &current, &err);
+        gv_rootenv_free(root_env);
     }
     if (rc) {
         json_decref(baseline);

@@ -221,11 +221,8 @@ static json_t *profile_files(const struct gv_probe_ctx *ctx, json_t *errors)
     json_t *o = scan_shell_file(ctx, "/etc/environment", errors);
     if (o)
         json_array_append_new(arr, o);
-    char dir[GV_PATH_MAX];
     struct dirent **names;
-    if (gv_sys_path(ctx, "/etc/profile.d", dir, sizeof dir))
-        return arr;
-    int n = scandir(dir, &names, is_sh, alphasort);
+    int n = gv_sys_scandir(ctx, "/etc/profile.d", &names, is_sh, alphasort);
     for (int i = 0; i < n; i++) {
         char path[GV_PATH_MAX];
         snprintf(path, sizeof path, "/etc/profile.d/%s", names[i]->d_name);

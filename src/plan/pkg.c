@@ -124,6 +124,17 @@ static void deb_file_version(const char *v, char *out, size_t outsz)
     free(s);
 }
 
+/* The host path of a regular file inside root, its links resolved inside the
+ * root first (a link in the root's archive cache must not lead apt or dpkg-deb
+ * to a host file). 0 on success. */
+static int root_file_host(const char *root, const char *rel, char *host, size_t hostsz)
+{
+    char real[GV_PATH_MAX];
+    if (gv_root_realpath(root, rel, real, sizeof real, NULL) != 0 || !gv_root_is_file(root, real))
+        return -1;
+    return gv_root_join(host, hostsz, root, real);
+}
+
 int gv_apt_available(const char *root, const char *name, const char *version, const char *arch,
                      char *local, size_t localsz)
 {
@@ -163,7 +174,7 @@ int gv_apt_available(const char *root, const char *name, const char *version, co
     for (size_t i = 0; i < 2; i++) {
         char rel[GV_PATH_MAX], host[GV_PATH_MAX];
         snprintf(rel, sizeof rel, "/var/cache/apt/archives/%s_%s_%s.deb", name, fv, arches[i]);
-        if (gv_root_join(host, sizeof host, root, rel) == 0 && gv_is_file(host)) {
+        if (root_file_host(root, rel, host, sizeof host) == 0) {
             if (local)
                 snprintf(local, localsz, "%s", rel);
             return 1;
@@ -191,7 +202,7 @@ static int apt_simulate(const char *root, const json_t *specs, char *why, size_t
     json_array_foreach(specs, i, s)
     {
         const char *spec = json_string_value(s);
-        if (spec[0] == '/' && gv_root_join(hostpath, sizeof hostpath, root, spec) == 0)
+        if (spec[0] == '/' && root_file_host(root, spec, hostpath, sizeof hostpath) == 0)
             json_array_append_new(argv, json_string(hostpath));
         else
             json_array_append_new(argv, json_string(spec));
@@ -256,7 +267,7 @@ static void add_removed_deps(json_t *plan, const json_t *baseline, const json_t 
     for (size_t q = 0; q < json_array_size(specs); q++) {
         const char *spec = json_string_value(json_array_get(specs, q));
         char host[GV_PATH_MAX];
-        if (spec[0] != '/' || gv_root_join(host, sizeof host, o->root, spec) != 0)
+        if (spec[0] != '/' || root_file_host(o->root, spec, host, sizeof host) != 0)
             continue;
         char *argv[] = {(char *)"dpkg-deb", (char *)"-f", host, (char *)"Depends",
                         (char *)"Pre-Depends", NULL};
