@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "base/sha256.h"
 #include "capture/capture.h"
+#include "capture/gvcap.h"
 #include "cli/cli.h"
 #include "env/probe.h"
 
@@ -329,9 +330,10 @@ static void print_bisect(const json_t *d)
 {
     const json_t *sm = json_object_get(d, "summary");
     int modules = !strcmp(json_string_value(json_object_get(d, "strategy")), "modules");
+    char spec[600];
+    gv_cap_escape(json_string_value(gv_json_path(d, "model.spec")), spec, sizeof spec);
     printf("bisect of %s (%s), replayed %s here on its recorded inputs (%lld replays):\n",
-           json_string_value(json_object_get(d, "capture")),
-           json_string_value(gv_json_path(d, "model.spec")),
+           json_string_value(json_object_get(d, "capture")), spec,
            modules ? "module by module, then op by op inside the modules that changed"
                    : "op by op",
            (long long)json_integer_value(json_object_get(d, "replays")));
@@ -345,6 +347,11 @@ static void print_bisect(const json_t *d)
     printf("\n");
     size_t si;
     json_t *sp;
+    json_array_foreach(json_object_get(d, "ops"), si, sp) {
+        const char *why = json_string_value(json_object_get(sp, "why"));
+        if (why && !strncmp(why, "not an operator", 15)) /* why names it, escaped */
+            printf("  op %zu: %s\n", si, why);
+    }
     json_array_foreach(json_object_get(d, "spans"), si, sp) {
         const char *v = json_string_value(json_object_get(sp, "verdict"));
         const char *why = json_string_value(json_object_get(sp, "why"));
