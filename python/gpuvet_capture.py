@@ -10,6 +10,7 @@
 # and the same op in float64 on the CPU as the referee.
 import dataclasses
 import gc
+import hashlib
 import linecache
 import os
 import re
@@ -190,6 +191,13 @@ def load_model(torch, req, payload, seed):
     interpreter, e.g. inside a root filesystem) or a torch.export program (.pt2,
     its bytes the payload), whose recorded example inputs are used."""
     spec = req["model"]
+    want = req.get("file_sha256")
+    if want is not None:  # gpuvet read and checked these bytes: run nothing else
+        got = hashlib.sha256(bytes(payload) if spec.endswith(".pt2")
+                             else req["source"].encode("utf-8")).hexdigest()
+        if got != want:
+            raise ModelError("%s: the model's bytes here do not have the sha256 gpuvet checked "
+                             "(%s): not run" % (spec, want))
     torch.manual_seed(seed)
     if spec.endswith(".pt2"):
         export = getattr(torch, "export", None)
@@ -210,7 +218,7 @@ def load_model(torch, req, payload, seed):
         return (ep.module(),) + example_call(torch, args, kwargs, spec, "") + \
             (spec, "(exported program)")
     path, sep, fn = spec.rpartition(":")
-    if not sep or not path or not fn:
+    if not sep or not path or not fn.isidentifier():
         raise ModelError("--model %s: expected path/to/file.py:function or a .pt2 program" % spec)
     # the source goes into linecache under the file's name, so that what reads a model's
     # source through inspect (torch.jit.script, tracebacks) finds it where the file
