@@ -326,8 +326,20 @@ static int capture(int argc, char **argv)
 
 /* ---------- bisect ---------- */
 
+/* e's "module" for the text: escaped (a capture's strings are data), or "(the model
+ * itself)". */
+static const char *module_text(const json_t *e, char *buf, size_t n)
+{
+    const char *m = json_string_value(json_object_get(e, "module"));
+    if (!m || !m[0])
+        return "(the model itself)";
+    gv_cap_escape(m, buf, n);
+    return buf;
+}
+
 static void print_bisect(const json_t *d)
 {
+    char mod[600];
     const json_t *sm = json_object_get(d, "summary");
     int modules = !strcmp(json_string_value(json_object_get(d, "strategy")), "modules");
     char spec[600];
@@ -355,8 +367,7 @@ static void print_bisect(const json_t *d)
     json_array_foreach(json_object_get(d, "spans"), si, sp) {
         const char *v = json_string_value(json_object_get(sp, "verdict"));
         const char *why = json_string_value(json_object_get(sp, "why"));
-        printf("  module %s (ops %lld-%lld): %s%s%s\n",
-               json_string_value(json_object_get(sp, "module")),
+        printf("  module %s (ops %lld-%lld): %s%s%s\n", module_text(sp, mod, sizeof mod),
                (long long)json_integer_value(json_object_get(sp, "first_op")),
                (long long)json_integer_value(json_object_get(sp, "last_op")), v,
                why ? ": " : "", why ? why : "");
@@ -369,10 +380,7 @@ static void print_bisect(const json_t *d)
                cli_red(), cli_reset());
         json_array_foreach(cul, i, e) {
             printf("  op %lld %s in %s\n", (long long)json_integer_value(json_object_get(e, "op")),
-                   json_string_value(json_object_get(e, "name")),
-                   json_string_value(json_object_get(e, "module"))[0]
-                       ? json_string_value(json_object_get(e, "module"))
-                       : "(the model itself)");
+                   json_string_value(json_object_get(e, "name")), module_text(e, mod, sizeof mod));
             size_t k;
             json_t *o;
             json_array_foreach(json_object_get(e, "outputs"), k, o) {
@@ -392,9 +400,7 @@ static void print_bisect(const json_t *d)
         json_array_foreach(calls, i, e)
             printf("  op %lld in %s:\n    A:    %s\n    here: %s\n",
                    (long long)json_integer_value(json_object_get(e, "op_a")),
-                   json_string_value(json_object_get(e, "module"))[0]
-                       ? json_string_value(json_object_get(e, "module"))
-                       : "(the model itself)",
+                   module_text(e, mod, sizeof mod),
                    json_string_value(json_object_get(e, "call_a")),
                    json_string_value(json_object_get(e, "call_b")));
     }

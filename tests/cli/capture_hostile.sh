@@ -7,7 +7,7 @@
 #      op; aten.from_file.default, which opens a file; os.system.default, an unknown namespace;
 #      a name with a control byte): no marker, each op "not an operator: not replayed" (or
 #      not replayed for what it is) in the JSON and the text, exit 0 (nothing is flagged), over
-#      op-by-op and module-walk bisects;
+#      op-by-op and module-walk bisects; no raw control byte of a name or a module in the text;
 #   2. {"$dtype"/"$layout"/"$memory_format": "os" | "load" | "__class__"} in a real op's
 #      arguments: never decoded, "unknown dtype 'os': not replayed";
 #   3. the model spec pointed at a .env-like file (TOKEN=secret123, a NameError if run) and a
@@ -70,7 +70,7 @@ bisect() {
 # 1. an op chain that would run a shell command, and names that only look like operators
 edit a.gvcap chain.gvcap '
 ops = idx["ops"]
-def add(name, args, module="evil"):
+def add(name, args, module="evil\u001b[31m"):
     ops.append({"i": len(ops), "name": name, "module": module, "args": args, "kwargs": {},
                 "outputs": None, "tuple": False, "devices": [], "seconds": 0.0})
 add("__setattr__", ["pwn", {"$dtype": "os"}])
