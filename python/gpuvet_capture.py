@@ -10,6 +10,7 @@
 # and the same op in float64 on the CPU as the referee.
 import dataclasses
 import gc
+import hashlib
 import linecache
 import os
 import re
@@ -53,6 +54,39 @@ def dtype_name(torch, dt):
     return NAME_OF_DTYPE.get(dt)
 
 
+# The names a capture may give a dtype, a layout or a memory format ({"$dtype": ...} in
+# an op's arguments, a tensor's "dtype"). A document's name is looked up on torch only
+# when it is in its table, and used only when what torch has under it is of that kind:
+# no other attribute of torch is ever reached from a capture.
+TORCH_ENUMS = {
+    "dtype": frozenset((
+        "float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+        "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
+        "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool",
+        "complex32", "complex64", "complex128", "qint8", "quint8", "qint32", "quint4x2",
+        "quint2x4")),
+    "layout": frozenset(("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
+                         "sparse_bsc", "_mkldnn", "jagged")),
+    "memory_format": frozenset(("contiguous_format", "channels_last", "channels_last_3d",
+                                "preserve_format")),
+}
+
+
+def quoted(v):
+    """A document's value for a message: ASCII, escaped, quoted, at most 200 characters."""
+    return ascii(v)[:200]
+
+
+def torch_enum(torch, kind, name):
+    """torch.<name> for a dtype, layout or memory_format name from a capture (TORCH_ENUMS)."""
+    if not isinstance(name, str) or name not in TORCH_ENUMS[kind]:
+        raise Unsupported("unknown %s %s: not replayed" % (kind, quoted(name)))
+    v = getattr(torch, name, None)
+    if not isinstance(v, getattr(torch, kind)):
+        raise Unsupported("this torch has no %s %s: not replayed" % (kind, name))
+    return v
+
+
 def tensor_bytes(torch, t):
     """The tensor's values, C-contiguous, as a bytearray (no numpy)."""
     t = t.detach()
@@ -88,8 +122,8 @@ def load_state(torch, model, inputs, specs, payload, path):
     off = 0
     for spec in specs:
         n = int(spec["nbytes"])
-        t = torch.frombuffer(payload[off:off + n], dtype=getattr(torch, spec["dtype"])) \
-            if n else torch.zeros(0, dtype=getattr(torch, spec["dtype"]))
+        dt = torch_enum(torch, "dtype", spec["dtype"])
+        t = torch.frombuffer(payload[off:off + n], dtype=dt) if n else torch.zeros(0, dtype=dt)
         t = t.reshape(spec["shape"])
         off += n
         kind, _, name = spec["role"].partition(":")
@@ -157,6 +191,13 @@ def load_model(torch, req, payload, seed):
     interpreter, e.g. inside a root filesystem) or a torch.export program (.pt2,
     its bytes the payload), whose recorded example inputs are used."""
     spec = req["model"]
+    want = req.get("file_sha256")
+    if want is not None:  # gpuvet read and checked these bytes: run nothing else
+        got = hashlib.sha256(bytes(payload) if spec.endswith(".pt2")
+                             else req["source"].encode("utf-8")).hexdigest()
+        if got != want:
+            raise ModelError("%s: the model's bytes here do not have the sha256 gpuvet checked "
+                             "(%s): not run" % (spec, want))
     torch.manual_seed(seed)
     if spec.endswith(".pt2"):
         export = getattr(torch, "export", None)
@@ -177,7 +218,7 @@ def load_model(torch, req, payload, seed):
         return (ep.module(),) + example_call(torch, args, kwargs, spec, "") + \
             (spec, "(exported program)")
     path, sep, fn = spec.rpartition(":")
-    if not sep or not path or not fn:
+    if not sep or not path or not fn.isidentifier():
         raise ModelError("--model %s: expected path/to/file.py:function or a .pt2 program" % spec)
     # the source goes into linecache under the file's name, so that what reads a model's
     # source through inspect (torch.jit.script, tracebacks) finds it where the file
@@ -1503,13 +1544,13 @@ def decode(torch, v, tensors, device):
         if "$t" in v:
             return tensors[v["$t"]]
         if "$dtype" in v:
-            return getattr(torch, v["$dtype"])
+            return torch_enum(torch, "dtype", v["$dtype"])
         if "$device" in v:
             return torch.device(device if v["$device"] != "cpu" else "cpu")
         if "$memory_format" in v:
-            return getattr(torch, v["$memory_format"])
+            return torch_enum(torch, "memory_format", v["$memory_format"])
         if "$layout" in v:
-            return getattr(torch, v["$layout"])
+            return torch_enum(torch, "layout", v["$layout"])
         if "$float" in v:
             return float(v["$float"])
         if "$repr" in v:
@@ -1518,14 +1559,73 @@ def decode(torch, v, tensors, device):
     return v
 
 
+# An op's name in a capture: NAMESPACE.NAME.OVERLOAD (str() of an OpOverload), each part
+# an identifier, no part __x__ but the NAME of ATen's operator methods. The same grammar
+# as gv_cap_op_name_ok in src/capture/gvcap.c.
+OP_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
+DUNDER_OPS = frozenset(("__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__iand__",
+                        "__ior__", "__ixor__", "__ilshift__", "__irshift__"))
+
+
+def op_name_ok(name):
+    parts = name.split(".") if isinstance(name, str) else ()
+    if len(parts) != 3 or not all(OP_PART.match(p) for p in parts):
+        return False
+    return all(not (len(p) >= 4 and p.startswith("__") and p.endswith("__")) or
+               (k == 1 and p in DUNDER_OPS) for k, p in enumerate(parts))
+
+
+def dispatcher_op(torch, func):
+    """Whether the OpOverload func is an operator of PyTorch's dispatcher (what a
+    TorchDispatchMode records), not one of TorchScript's own (aten::save)."""
+    has = getattr(torch._C, "_dispatch_has_kernel", None)
+    try:
+        s = func._schema
+        return bool(has and has(s.name + ("." + s.overload_name if s.overload_name else "")))
+    except Exception:
+        return False
+
+
+def file_argument(func):
+    """The name of a string argument of func that names a file (aten::from_file's
+    filename), or None."""
+    try:
+        for a in func._schema.arguments:
+            if str(a.type) in ("str", "Optional[str]", "str?") and \
+                    ("file" in a.name or "path" in a.name):
+                return a.name
+    except Exception:
+        return "(schema unreadable)"
+    return None
+
+
 def op_of(torch, name):
-    """torch.ops.aten.convolution.default from "aten.convolution.default"."""
-    obj = torch.ops
-    for part in name.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            raise Unsupported("this torch has no operator %s" % name)
-    return obj
+    """torch.ops.aten.convolution.default from "aten.convolution.default": the only way
+    a capture's op name becomes something to call. Resolved part by part (the
+    namespace, its packet, the overload), each part checked first (op_name_ok) and
+    each step's result checked for its type; the result must be an OpOverload of the
+    dispatcher that takes no file name. Anything else is "not an operator"."""
+    ops = torch._ops
+    if not op_name_ok(name):
+        raise Unsupported("not an operator: not replayed (%s is not NAMESPACE.NAME.OVERLOAD)"
+                          % quoted(name))
+    ns, op, overload = name.split(".")
+    try:
+        space = getattr(torch.ops, ns)
+        packet = getattr(space, op) if isinstance(space, ops._OpNamespace) else None
+        func = getattr(packet, overload) if isinstance(packet, ops.OpOverloadPacket) else None
+    except Exception:  # no such operator here (older torch raise other than AttributeError)
+        raise Unsupported("this torch has no operator %s" % name)
+    if func is None:
+        raise Unsupported("this torch has no operator %s" % name)
+    if not isinstance(func, ops.OpOverload) or not dispatcher_op(torch, func):
+        raise Unsupported("not an operator: not replayed (%s is not an operator of PyTorch's "
+                          "dispatcher here)" % name)
+    arg = file_argument(func)
+    if arg:
+        raise Unsupported("not replayed: %s takes a file name (%s), which a capture may not "
+                          "give" % (name, arg))
+    return func
 
 
 def to_f64(torch, v):
@@ -1554,7 +1654,7 @@ def load_tensors(worker, req, payload):
     tensors, off = {}, 0
     for spec in req["tensors"]:
         n = int(spec["nbytes"])
-        dt = getattr(torch, spec["dtype"])
+        dt = torch_enum(torch, "dtype", spec["dtype"])
         data = payload[off:off + n]
         off += n
         t = torch.frombuffer(data, dtype=dt) if n else torch.zeros(0, dtype=dt)

@@ -208,6 +208,22 @@ static enum verdict ask_and_judge(const struct gv_cap *a, struct gv_device *dev,
 
 static const char *const rng_why = "it draws random numbers: a replay cannot give the same result";
 
+/* Whether op i of A names an operator (gv_cap_op_name_ok); if not, why into e:
+ * "not an operator: not replayed", with the name escaped. Nothing that fails
+ * this is ever sent to the worker. */
+static int is_operator(const json_t *op, json_t *e)
+{
+    const char *name = json_string_value(json_object_get(op, "name"));
+    if (gv_cap_op_name_ok(name))
+        return 1;
+    char esc[300];
+    gv_cap_escape(name, esc, sizeof esc);
+    json_object_set_new(e, "why", json_sprintf("not an operator: not replayed ('%s' is not "
+                                               "NAMESPACE.NAME.OVERLOAD)", esc));
+    json_object_set_new(e, "not_an_operator", json_true());
+    return 0;
+}
+
 /* One op replayed: its record in the report. */
 static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, enum verdict *v)
 {
@@ -216,6 +232,8 @@ static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, e
                           "module", str(op, "module"));
     json_object_set(e, "devices_a", json_object_get(op, "devices"));
     *v = V_SKIPPED;
+    if (!is_operator(op, e))
+        return e;
     if (json_is_true(json_object_get(op, "rng"))) {
         json_object_set_new(e, "why", json_string(rng_why));
         return e;
@@ -334,6 +352,10 @@ static const char *plan_span(const struct walk *w, size_t s, size_t e, json_t *e
     json_int_t first_made = -1;
     for (size_t i = s; i < e && !why; i++) {
         const json_t *op = json_array_get(a->ops, i);
+        if (!gv_cap_op_name_ok(json_string_value(json_object_get(op, "name")))) {
+            why = "it holds an op that is not an operator";
+            break;
+        }
         if (json_is_true(json_object_get(op, "rng"))) {
             why = rng_why;
             break;

@@ -43,6 +43,82 @@ size_t gv_cap_dtype_size(const char *dtype, int *num)
     return 0;
 }
 
+/* The operators whose NAME has the form __x__ (ATen's operator methods): the only
+ * ones with a dispatcher kernel, which a capture can record. */
+static const char *const dunder_ops[] = {"__and__",    "__or__",      "__xor__",  "__lshift__",
+                                         "__rshift__", "__iand__",    "__ior__",  "__ixor__",
+                                         "__ilshift__", "__irshift__"};
+
+#define OP_PART_MAX 128
+
+/* The length of the identifier [A-Za-z_][A-Za-z0-9_]* at s (up to '.' or the end),
+ * 0 when it is not one or is longer than OP_PART_MAX. */
+static size_t ident_len(const char *s)
+{
+    size_t n = 0;
+    for (; s[n] && s[n] != '.'; n++) {
+        unsigned char c = (unsigned char)s[n];
+        int alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+        if (n >= OP_PART_MAX || !(alpha || (n > 0 && c >= '0' && c <= '9')))
+            return 0;
+    }
+    return n;
+}
+
+static int is_dunder(const char *s, size_t n)
+{
+    return n >= 4 && !strncmp(s, "__", 2) && !strncmp(s + n - 2, "__", 2);
+}
+
+static int dunder_allowed(const char *s, size_t n)
+{
+    for (size_t i = 0; i < sizeof dunder_ops / sizeof dunder_ops[0]; i++)
+        if (strlen(dunder_ops[i]) == n && !strncmp(dunder_ops[i], s, n))
+            return 1;
+    return 0;
+}
+
+int gv_cap_op_name_ok(const char *name)
+{
+    if (!name)
+        return 0;
+    const char *p = name;
+    for (int part = 0; part < 3; part++) {
+        size_t n = ident_len(p);
+        if (!n || (is_dunder(p, n) && !(part == 1 && dunder_allowed(p, n))))
+            return 0;
+        p += n;
+        if (part < 2 && *p++ != '.')
+            return 0;
+    }
+    return *p == '\0';
+}
+
+void gv_cap_escape(const char *s, char *out, size_t n)
+{
+    if (!n)
+        return;
+    if (!s)
+        s = "(none)";
+    size_t w = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char piece[8];
+        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'' && c != '"')
+            snprintf(piece, sizeof piece, "%c", c);
+        else
+            snprintf(piece, sizeof piece, "\\x%02x", c);
+        size_t k = strlen(piece);
+        if (w + k + 4 > n) { /* room for "..." and the end */
+            snprintf(out + w, n - w, "%s", n - w > 3 ? "..." : "");
+            return;
+        }
+        memcpy(out + w, piece, k);
+        w += k;
+    }
+    out[w] = '\0';
+}
+
 static void put_le64(uint8_t *p, uint64_t v)
 {
     for (int i = 0; i < 8; i++)
@@ -359,10 +435,14 @@ int gv_cap_check_index(const json_t *index, uint64_t data_end, const char *what,
             return gv_err_set(err, GV_E_FORMAT, "%s: op %zu: missing name or out-of-order index",
                               what, i);
         if (check_ref(json_object_get(t, "args"), nt, 0) ||
-            check_ref(json_object_get(t, "outputs"), nt, 0))
-            return gv_err_set(err, GV_E_FORMAT, "%s: op %zu (%s) refers to a tensor that is "
-                              "not in the capture", what, i,
-                              json_string_value(json_object_get(t, "name")));
+            check_ref(json_object_get(t, "kwargs"), nt, 0) ||
+            check_ref(json_object_get(t, "mutated"), nt, 0) ||
+            check_ref(json_object_get(t, "outputs"), nt, 0)) {
+            char name[256];
+            gv_cap_escape(json_string_value(json_object_get(t, "name")), name, sizeof name);
+            return gv_err_set(err, GV_E_FORMAT, "%s: op %zu ('%s') refers to a tensor that is "
+                              "not in the capture", what, i, name);
+        }
     }
     const json_t *h = json_object_get(index, "header");
     if (check_ref(json_object_get(h, "inputs"), nt, 0) ||

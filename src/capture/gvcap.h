@@ -33,6 +33,18 @@
  * unknown. *num: the gv format its values decode with, -1 when not floating. */
 size_t gv_cap_dtype_size(const char *dtype, int *num);
 
+/* Whether name is an operator a capture can record and a replay may look up:
+ * NAMESPACE.NAME.OVERLOAD (str() of a torch OpOverload: "aten.convolution.default"),
+ * each part [A-Za-z_][A-Za-z0-9_]* of at most 128 bytes, no part of the form __x__
+ * except the NAME of ATen's operator methods (__and__, __lshift__, ...). Anything else
+ * in a capture is "not an operator" and never replayed; python/gpuvet_capture.py
+ * (op_of) applies the same grammar before it looks anything up. */
+int gv_cap_op_name_ok(const char *name);
+
+/* s (NULL: "(none)") for a message: printable ASCII kept, every other byte, the
+ * backslash and the quote as \xNN, cut to fit n bytes ("..." at the end). */
+void gv_cap_escape(const char *s, char *out, size_t n);
+
 /* ---------- writing ---------- */
 
 struct gv_cap_writer {

@@ -258,6 +258,8 @@ int gv_capture_run(const struct gv_backend *be, struct gv_device *dev,
     if (rc)
         return rc;
     json_t *req = json_pack("{s:s, s:s, s:i}", "op", "capture", "model", o->model, "seed", o->seed);
+    if (o->file_sha256) /* the worker runs the model's bytes only when they hash to this */
+        json_object_set_new(req, "file_sha256", json_string(o->file_sha256));
     size_t ml = strlen(o->model);
     int program = ml > 4 && !strcmp(o->model + ml - 4, ".pt2");
     struct gv_torch_part part = {o->file, o->file_len};

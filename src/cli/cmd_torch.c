@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "base/sha256.h"
 #include "capture/capture.h"
+#include "capture/gvcap.h"
 #include "cli/cli.h"
 #include "env/probe.h"
 
@@ -325,13 +326,26 @@ static int capture(int argc, char **argv)
 
 /* ---------- bisect ---------- */
 
+/* e's "module" for the text: escaped (a capture's strings are data), or "(the model
+ * itself)". */
+static const char *module_text(const json_t *e, char *buf, size_t n)
+{
+    const char *m = json_string_value(json_object_get(e, "module"));
+    if (!m || !m[0])
+        return "(the model itself)";
+    gv_cap_escape(m, buf, n);
+    return buf;
+}
+
 static void print_bisect(const json_t *d)
 {
+    char mod[600];
     const json_t *sm = json_object_get(d, "summary");
     int modules = !strcmp(json_string_value(json_object_get(d, "strategy")), "modules");
+    char spec[600];
+    gv_cap_escape(json_string_value(gv_json_path(d, "model.spec")), spec, sizeof spec);
     printf("bisect of %s (%s), replayed %s here on its recorded inputs (%lld replays):\n",
-           json_string_value(json_object_get(d, "capture")),
-           json_string_value(gv_json_path(d, "model.spec")),
+           json_string_value(json_object_get(d, "capture")), spec,
            modules ? "module by module, then op by op inside the modules that changed"
                    : "op by op",
            (long long)json_integer_value(json_object_get(d, "replays")));
@@ -345,11 +359,15 @@ static void print_bisect(const json_t *d)
     printf("\n");
     size_t si;
     json_t *sp;
+    json_array_foreach(json_object_get(d, "ops"), si, sp) {
+        const char *why = json_string_value(json_object_get(sp, "why"));
+        if (why && !strncmp(why, "not an operator", 15)) /* why names it, escaped */
+            printf("  op %zu: %s\n", si, why);
+    }
     json_array_foreach(json_object_get(d, "spans"), si, sp) {
         const char *v = json_string_value(json_object_get(sp, "verdict"));
         const char *why = json_string_value(json_object_get(sp, "why"));
-        printf("  module %s (ops %lld-%lld): %s%s%s\n",
-               json_string_value(json_object_get(sp, "module")),
+        printf("  module %s (ops %lld-%lld): %s%s%s\n", module_text(sp, mod, sizeof mod),
                (long long)json_integer_value(json_object_get(sp, "first_op")),
                (long long)json_integer_value(json_object_get(sp, "last_op")), v,
                why ? ": " : "", why ? why : "");
@@ -362,10 +380,7 @@ static void print_bisect(const json_t *d)
                cli_red(), cli_reset());
         json_array_foreach(cul, i, e) {
             printf("  op %lld %s in %s\n", (long long)json_integer_value(json_object_get(e, "op")),
-                   json_string_value(json_object_get(e, "name")),
-                   json_string_value(json_object_get(e, "module"))[0]
-                       ? json_string_value(json_object_get(e, "module"))
-                       : "(the model itself)");
+                   json_string_value(json_object_get(e, "name")), module_text(e, mod, sizeof mod));
             size_t k;
             json_t *o;
             json_array_foreach(json_object_get(e, "outputs"), k, o) {
@@ -385,9 +400,7 @@ static void print_bisect(const json_t *d)
         json_array_foreach(calls, i, e)
             printf("  op %lld in %s:\n    A:    %s\n    here: %s\n",
                    (long long)json_integer_value(json_object_get(e, "op_a")),
-                   json_string_value(json_object_get(e, "module"))[0]
-                       ? json_string_value(json_object_get(e, "module"))
-                       : "(the model itself)",
+                   module_text(e, mod, sizeof mod),
                    json_string_value(json_object_get(e, "call_a")),
                    json_string_value(json_object_get(e, "call_b")));
     }
@@ -406,20 +419,65 @@ static void print_bisect(const json_t *d)
         printf("\nno op is less accurate here, and no call changed\n");
 }
 
-/* The model's own run in B, on A's parameters and inputs, into path. */
+/* The model file capture a names, read once into *src, when its bytes are the ones
+ * a was captured from (header.model.file_sha256); else a note saying why the model
+ * is not run. The path is the spec's, as recorded (relative ones from the current
+ * directory): what makes it safe to run is the digest, so a capture from elsewhere
+ * can only name a file whose exact bytes were captured, never text that differs. */
+static int model_of_capture(const struct gv_cap *a, char **src, size_t *len, char sha[65],
+                            char *note, size_t notesz)
+{
+    const char *spec = json_string_value(gv_json_path(a->header, "model.spec"));
+    const char *want = json_string_value(gv_json_path(a->header, "model.file_sha256"));
+    char esc[600], why[1200];
+    gv_cap_escape(spec, esc, sizeof esc);
+    struct gv_err err = {0};
+    *src = NULL;
+    if (!spec) {
+        snprintf(note, notesz, "not run: the capture names no model");
+        return -1;
+    }
+    if (!want || strlen(want) != 64 || strspn(want, "0123456789abcdef") != 64) {
+        snprintf(note, notesz, "model %s: the capture records no sha256 of its file: the "
+                 "model was not run; ops replayed only", esc);
+        return -1;
+    }
+    if (read_model(spec, src, len, sha, &err)) {
+        gv_cap_escape(err.msg, why, sizeof why);
+        snprintf(note, notesz, "model %s cannot be read (%s): the model was not run; ops "
+                 "replayed only", esc, why);
+        return -1;
+    }
+    if (strcmp(sha, want) != 0) {
+        char file[4096];
+        size_t n = strlen(spec);
+        const char *colon = strrchr(spec, ':');
+        snprintf(file, sizeof file, "%.*s",
+                 (int)(n > 4 && !strcmp(spec + n - 4, ".pt2") ? n : (size_t)(colon - spec)), spec);
+        gv_cap_escape(file, esc, sizeof esc);
+        snprintf(note, notesz, "model file %s differs from the capture (sha256 %.12s... vs "
+                 "%.12s... in the capture): the model was not run; ops replayed only", esc, sha,
+                 want);
+        free(*src);
+        *src = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The model's own run in B, on A's parameters and inputs, into path: only the
+ * bytes model_of_capture read and checked are sent to the worker. */
 static int run_model_here(const struct gv_backend *be, struct gv_device *dev,
                           const struct gv_cap *a, const char *path, int *have, char *note,
                           size_t notesz)
 {
     *have = 0;
-    const char *spec = json_string_value(gv_json_path(a->header, "model.spec"));
-    struct gv_err err = {0};
     char *src = NULL, sha[65];
     size_t len = 0;
-    if (!spec || read_model(spec, &src, &len, sha, &err)) {
-        snprintf(note, notesz, "not run: %s", spec ? err.msg : "the capture names no model");
+    if (model_of_capture(a, &src, &len, sha, note, notesz))
         return GV_OK;
-    }
+    const char *spec = json_string_value(gv_json_path(a->header, "model.spec"));
+    struct gv_err err = {0};
     json_t *h = NULL;
     struct gv_capture_opts co = {spec, (int)json_integer_value(json_object_get(a->header, "seed")),
                                  0, path, NULL, src, len, sha, a};

@@ -2,13 +2,67 @@
  * the index document and its validation, and the tensors it points to, on the
  * input taken as a whole .gvcap file. What the reader promises: every tensor
  * entry it accepts lies inside the data, its size matches dtype x shape, and
- * every tensor an op names exists. */
+ * every tensor an op names exists; an op name gv_cap_op_name_ok accepts is
+ * NAMESPACE.NAME.OVERLOAD of plain identifiers with no __x__ part but ATen's
+ * operator methods (what bisect may send to the worker), and gv_cap_escape
+ * writes only printable ASCII within its buffer. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture/gvcap.h"
+
+/* The op-name grammar, written again from its definition in gvcap.h. */
+static int ident(const char *s, size_t n)
+{
+    if (n == 0 || n > 128 || (s[0] >= '0' && s[0] <= '9'))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", s[i]) ||
+            !s[i])
+            return 0;
+    return 1;
+}
+
+static void check_op_name(const char *name)
+{
+    int ok = gv_cap_op_name_ok(name);
+    if (!name) {
+        if (ok)
+            abort();
+        return;
+    }
+    const char *d1 = strchr(name, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+    int want = d1 && d2 && !strchr(d2 + 1, '.');
+    const char *part[3] = {name, d1 ? d1 + 1 : NULL, d2 ? d2 + 1 : NULL};
+    size_t len[3] = {d1 ? (size_t)(d1 - name) : 0, d2 ? (size_t)(d2 - d1 - 1) : 0,
+                     d2 ? strlen(d2 + 1) : 0};
+    static const char *const methods[] = {"__and__", "__or__", "__xor__", "__lshift__",
+                                          "__rshift__", "__iand__", "__ior__", "__ixor__",
+                                          "__ilshift__", "__irshift__"};
+    for (int k = 0; k < 3 && want; k++) {
+        want = ident(part[k], len[k]);
+        int dunder = len[k] >= 4 && !strncmp(part[k], "__", 2) &&
+                     !strncmp(part[k] + len[k] - 2, "__", 2);
+        int method = 0;
+        for (size_t m = 0; k == 1 && m < sizeof methods / sizeof methods[0]; m++)
+            method |= strlen(methods[m]) == len[k] && !strncmp(methods[m], part[k], len[k]);
+        if (dunder && !method)
+            want = 0;
+    }
+    if (ok != want)
+        abort();
+    char esc[40];
+    memset(esc, 'x', sizeof esc);
+    gv_cap_escape(name, esc, sizeof esc);
+    size_t n = strnlen(esc, sizeof esc);
+    if (n == sizeof esc)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        if (esc[i] < 0x20 || esc[i] > 0x7e)
+            abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -41,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             volatile uint8_t sink = nb ? data[at + nb - 1] : 0;
             (void)sink;
         }
+        json_array_foreach(json_object_get(idx, "ops"), i, t)
+            check_op_name(json_string_value(json_object_get(t, "name")));
     } else if (!err.msg[0]) {
         abort();
     }
