@@ -2,6 +2,7 @@
  * operation that changed found by replaying it in another environment (bisect).
  * gpuvet compare A.gvcap B.gvcap compares two captures (cmd_compare.c). */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,10 @@ static const char usage[] =
     "\n"
     "      --model SPEC      path/to/file.py:function (returns (model, inputs) or\n"
     "                        (model, args, kwargs); inputs: a tensor, a tuple or a dict)\n"
-    "                        or a torch.export program (.pt2)\n"
+    "                        or a torch.export program (.pt2); bisect: run this file\n"
+    "                        as the model (its sha256 must be the capture's) where the\n"
+    "                        capture's own lies outside the current directory and the\n"
+    "                        capture's\n"
     "      --python PY       the interpreter (as for check --device torch:...)\n"
     "      --python-root DIR the interpreter lives in this root filesystem\n"
     "      --device D        cuda:N or cpu (default: cuda:0 where a GPU is present)\n"
@@ -419,15 +423,54 @@ static void print_bisect(const json_t *d)
         printf("\nno op is less accurate here, and no call changed\n");
 }
 
-/* The model file capture a names, read once into *src, when its bytes are the ones
- * a was captured from (header.model.file_sha256); else a note saying why the model
- * is not run. The path is the spec's, as recorded (relative ones from the current
- * directory): what makes it safe to run is the digest, so a capture from elsewhere
- * can only name a file whose exact bytes were captured, never text that differs. */
-static int model_of_capture(const struct gv_cap *a, char **src, size_t *len, char sha[65],
-                            char *note, size_t notesz)
+/* The file of a model spec (path/to/file.py:function, or a .pt2), into file. */
+static void spec_file(const char *spec, char *file, size_t filesz)
 {
-    const char *spec = json_string_value(gv_json_path(a->header, "model.spec"));
+    size_t n = strlen(spec);
+    const char *colon = strrchr(spec, ':');
+    int pt2 = n > 4 && !strcmp(spec + n - 4, ".pt2");
+    snprintf(file, filesz, "%.*s", (int)(pt2 || !colon ? n : (size_t)(colon - spec)), spec);
+}
+
+/* 1 when the real path of file lies inside the real directory dir. */
+static int file_under(const char *file, const char *dir)
+{
+    char rf[PATH_MAX], rd[PATH_MAX];
+    if (!realpath(file, rf) || !realpath(dir, rd))
+        return 0;
+    size_t n = strlen(rd);
+    return !strncmp(rf, rd, n) && (rf[n] == '/' || (n == 1 && rd[0] == '/'));
+}
+
+/* Where bisect may take the model from without being told: the file a capture
+ * names must lie in the current directory or the capture's own directory (a
+ * colleague's capture sent with its model.py), never anywhere on the machine
+ * (a capture could otherwise name any installed file whose bytes are known,
+ * a setup.py or a module with side effects, and the digest would match). */
+static int model_where_allowed(const char *spec, const char *capture)
+{
+    char file[4096], dir[4096];
+    spec_file(spec, file, sizeof file);
+    snprintf(dir, sizeof dir, "%s", capture);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    return file_under(file, ".") || file_under(file, dir);
+}
+
+/* The model file capture a names (or the user's --model, user_spec), read once
+ * into *src, when its bytes are the ones a was captured from
+ * (header.model.file_sha256); else a note saying why the model is not run. A
+ * recorded path is used only inside the current directory or the capture's
+ * (model_where_allowed); --model names any file. Either way the digest decides:
+ * text that differs from what was captured never runs. */
+static int model_of_capture(const struct gv_cap *a, const char *user_spec, char **src,
+                            size_t *len, char sha[65], char *note, size_t notesz)
+{
+    const char *spec = user_spec ? user_spec
+                                 : json_string_value(gv_json_path(a->header, "model.spec"));
     const char *want = json_string_value(gv_json_path(a->header, "model.file_sha256"));
     char esc[600], why[1200];
     gv_cap_escape(spec, esc, sizeof esc);
@@ -442,6 +485,11 @@ static int model_of_capture(const struct gv_cap *a, char **src, size_t *len, cha
                  "model was not run; ops replayed only", esc);
         return -1;
     }
+    if (!user_spec && !model_where_allowed(spec, a->path)) {
+        snprintf(note, notesz, "model %s lies outside the current directory and the capture's: "
+                 "the model was not run; ops replayed only (name it with --model to run it)", esc);
+        return -1;
+    }
     if (read_model(spec, src, len, sha, &err)) {
         gv_cap_escape(err.msg, why, sizeof why);
         snprintf(note, notesz, "model %s cannot be read (%s): the model was not run; ops "
@@ -450,10 +498,7 @@ static int model_of_capture(const struct gv_cap *a, char **src, size_t *len, cha
     }
     if (strcmp(sha, want) != 0) {
         char file[4096];
-        size_t n = strlen(spec);
-        const char *colon = strrchr(spec, ':');
-        snprintf(file, sizeof file, "%.*s",
-                 (int)(n > 4 && !strcmp(spec + n - 4, ".pt2") ? n : (size_t)(colon - spec)), spec);
+        spec_file(spec, file, sizeof file);
         gv_cap_escape(file, esc, sizeof esc);
         snprintf(note, notesz, "model file %s differs from the capture (sha256 %.12s... vs "
                  "%.12s... in the capture): the model was not run; ops replayed only", esc, sha,
@@ -468,15 +513,16 @@ static int model_of_capture(const struct gv_cap *a, char **src, size_t *len, cha
 /* The model's own run in B, on A's parameters and inputs, into path: only the
  * bytes model_of_capture read and checked are sent to the worker. */
 static int run_model_here(const struct gv_backend *be, struct gv_device *dev,
-                          const struct gv_cap *a, const char *path, int *have, char *note,
-                          size_t notesz)
+                          const struct gv_cap *a, const char *user_spec, const char *path,
+                          int *have, char *note, size_t notesz)
 {
     *have = 0;
     char *src = NULL, sha[65];
     size_t len = 0;
-    if (model_of_capture(a, &src, &len, sha, note, notesz))
+    if (model_of_capture(a, user_spec, &src, &len, sha, note, notesz))
         return GV_OK;
-    const char *spec = json_string_value(gv_json_path(a->header, "model.spec"));
+    const char *spec = user_spec ? user_spec
+                                 : json_string_value(gv_json_path(a->header, "model.spec"));
     struct gv_err err = {0};
     json_t *h = NULL;
     struct gv_capture_opts co = {spec, (int)json_integer_value(json_object_get(a->header, "seed")),
@@ -526,7 +572,7 @@ static int bisect(int argc, char **argv)
         keep = tmp;
     }
     int have_b = 0;
-    run_model_here(be, dev, &a, keep, &have_b, note, sizeof note);
+    run_model_here(be, dev, &a, o.model, keep, &have_b, note, sizeof note);
     if (have_b && gv_cap_open(keep, &b, &err)) {
         snprintf(note, sizeof note, "its capture cannot be read: %s", err.msg);
         have_b = 0;

@@ -81,7 +81,7 @@ print("capture speed over %d captures: the recorded forward is %.2fx the best pl
 sys.exit(0 if m <= 5 else 1)
 PY
 s=$(date +%s%N)
-"$G" torch bisect "$W/r.gvcap" --python "$PY" --device "$DEV" --json >"$W/b.json" 2>"$W/berr"
+"$G" torch bisect "$W/r.gvcap" --model "$SRC/tests/cli/models/resnet18_224.py:make" --python "$PY" --device "$DEV" --json >"$W/b.json" 2>"$W/berr"
 rc=$?
 ms=$(( ($(date +%s%N) - s) / 1000000 ))
 python3 - "$W/b.json" "$ms" "$rc" <<'PY' || status=1
@@ -93,7 +93,7 @@ print("bisect of the whole trace (%d ops, replay with a float64 CPU referee, and
 sys.exit(0 if ms < 60000 else 1)
 PY
 s=$(date +%s%N)
-"$G" torch bisect "$W/r.gvcap" --python "$PY" --device "$DEV" --strategy modules --json \
+"$G" torch bisect "$W/r.gvcap" --model "$SRC/tests/cli/models/resnet18_224.py:make" --python "$PY" --device "$DEV" --strategy modules --json \
     >"$W/bm.json" 2>"$W/berr"
 rc=$?
 ms=$(( ($(date +%s%N) - s) / 1000000 ))

@@ -15,6 +15,9 @@
 #      capture"), the ops are replayed, and secret123 is nowhere in stdout, stderr, the
 #      bisect JSON or its `gpuvet report` page;
 #   4. the unedited capture bisects as before: every op identical, the model run here.
+#   5. a capture naming a file with the recorded digest outside the current directory and
+#      the capture's: not run (so a capture cannot pick an installed file with side effects
+#      whose bytes it knows), unless the user names it with --model.
 set -euo pipefail
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
@@ -180,4 +183,21 @@ assert d["summary"]["identical"] == len(d["ops"]) > 3, d["summary"]
 assert "model_run_note" not in d, d["model_run_note"]
 assert d["outputs_status"] == "identical" and d["call_changes"] == [], d
 PY
+# 5. a capture naming a file elsewhere on the machine whose bytes it knows (as it could
+#    name an installed setup.py): its digest matches, but it lies outside the current
+#    directory and the capture's, so it is not run unless the user names it with --model
+O=$GV_TEST_TMP/capture_hostile_elsewhere
+rm -rf "$O" && mkdir -p "$O"
+sed "1i open('$O/ran', 'w').close()" m.py >"$O/side.py"
+sha=$(sha256sum "$O/side.py" | cut -c1-64)
+edit a.gvcap far.gvcap 'idx["header"]["model"]["spec"] = "'"$O"'/side.py:make"; idx["header"]["model"]["file_sha256"] = "'"$sha"'"'
+bisect far.gvcap far --strategy ops
+[[ $rc == 0 ]] || fail "bisect of the capture naming $O/side.py exited $rc: $(cat far.err)"
+[[ ! -e $O/ran ]] || fail "bisect ran a model file outside the current directory and the capture's"
+grep -q "lies outside the current directory and the capture's" far.txt ||
+    fail "the text does not say why the model was not run: $(cat far.txt)"
+bisect far.gvcap far-named --strategy ops --model "$O/side.py:make"
+[[ $rc == 0 && -e $O/ran ]] || fail "bisect --model $O/side.py (digest matching) did not run it: $(cat far-named.err)"
+rm -rf "$O"
+
 echo "capture_hostile: all parts passed"

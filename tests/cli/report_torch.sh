@@ -20,7 +20,10 @@ T=$GV_TEST_TMP/report_torch
 rm -rf "$T" && mkdir -p "$T/shots" "$T/gelu"
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
-M=$GV_SRC/tests/cli/models
+# bisect runs a capture's model only from the current directory or the capture's own
+# (docs/security.md): the models are copied beside the captures
+cp -r "$GV_SRC/tests/cli/models" "$T/models"
+M=$T/models
 CHECK=(python3 "$GV_SRC/tests/report/check_page.py")
 cat >gelu/sitecustomize.py <<'PY'
 import torch.nn.functional as F

@@ -33,9 +33,12 @@ set -euo pipefail
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
 torch_roots
-M=$GV_SRC/tests/cli/models
 T=$GV_TEST_TMP/torch_capture
 rm -rf "$T" && mkdir -p "$T"
+# bisect runs a capture's model only from the current directory or the capture's own
+# (docs/security.md): the models are copied beside the captures
+cp -r "$GV_SRC/tests/cli/models" "$T/models"
+M=$T/models
 export XDG_CACHE_HOME=$T/cache
 cap() { # OUT MODEL ARGS... : capture on the CPU
     local out=$1 model=$2

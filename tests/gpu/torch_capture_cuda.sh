@@ -27,7 +27,10 @@ mkdir -p "$out"
 PY=${GV_TORCH_PYTHON:-$(command -v python3)}
 "$PY" -c 'import torch, sys; sys.exit(0 if torch.version.cuda and torch.cuda.is_available() else 1)' \
     2>/dev/null || { echo "skipped: $PY has no CUDA build of torch that sees the GPU"; exit 77; }
-M=$GV_SRC/tests/cli/models
+# bisect runs a capture's model only from the current directory or the capture's own
+# (docs/security.md): the models are copied beside the captures
+rm -rf "$out/models" && cp -r "$GV_SRC/tests/cli/models" "$out/models"
+M=$out/models
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 cap() { # OUT MODEL ARGS...
