@@ -1,5 +1,6 @@
 # Sourced by the torch_*.sh tests: the real PyTorch builds they run.
-#   HOST_PY         /usr/bin/python3 with Debian's python3-torch (installed by make test)
+#   HOST_PY         /usr/bin/python3 with Debian's python3-torch (installed by make test);
+#                   GV_HOST_PY names another (the GPU machine's PyTorch, to run a CPU test there)
 #   TRIXIE_TORCH    root with trixie's python3-torch 2.6 (tests/fixtures/debian-rocm.sh torch)
 #   SID_TORCH       the same root upgraded to sid (python3-torch 2.14)
 # torch_roots builds/finds the roots; it needs root and debootstrap on a cold cache.
@@ -8,7 +9,7 @@
 # for gpuvet afterwards still finds the roots the other tests built
 export GV_FIXTURE_CACHE=${GV_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuvet-fixtures}
 fail() { echo "FAIL: $*" >&2; exit 1; }
-HOST_PY=/usr/bin/python3
+HOST_PY=${GV_HOST_PY:-/usr/bin/python3}
 host_torch() {
     "$HOST_PY" -c 'import torch' 2>/dev/null ||
         fail "$HOST_PY cannot import torch: make test installs Debian's python3-torch (scripts/install-deps.sh --test)"
