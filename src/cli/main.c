@@ -48,6 +48,7 @@ static int finish_stdout(int rc)
 int main(int argc, char **argv)
 {
     cli_term_init();
+    cli_guard_output();
     /* tests kill gpuvet at exact points of its own (base/fs.h, cmd_check.c) */
     gv_test_stop_points(getenv("GPUVET_TEST_STOP_AT"), getenv("GPUVET_TEST_STOP_FILE"));
     if (argc < 2) {
