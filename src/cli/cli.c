@@ -224,9 +224,12 @@ void cli_guard_output(void)
     atexit(guard_finish);
 }
 
-/* Error messages are one line: every control character escaped, \n too. */
-static void put_message(const char *head, const char *msg, const char *tail)
+/* Error messages are one line: every control character escaped, \n too; and
+ * never a password (gv_redact). */
+static void put_message(const char *head, const char *text, const char *tail)
 {
+    char msg[4096];
+    gv_redact(text, msg, sizeof msg);
     struct gv_buf b = {0};
     gv_buf_add(&b, head);
     cli_escape(&b, msg, strlen(msg), 0);

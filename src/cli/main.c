@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "base/fs.h"
 #include "cli/cli.h"
 
@@ -45,8 +46,37 @@ static int finish_stdout(int rc)
     return rc;
 }
 
+/* A password on the command line (--db postgresql://u:PASS@host/db, a
+ * password=... parameter) would stay readable in /proc/PID/cmdline and ps for
+ * the whole run: each such argument is copied for the command and its bytes in
+ * the process's argument area are overwritten with the redacted form. */
+static void scrub_argv(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        size_t n = strlen(argv[i]);
+        size_t sz = 2 * n + 16;
+        char *red = malloc(sz);
+        if (!red)
+            continue;
+        gv_redact(argv[i], red, sz);
+        char *copy = strcmp(red, argv[i]) ? strdup(argv[i]) : NULL;
+        if (copy) {
+            size_t m = strlen(red);
+            if (m <= n) {
+                memcpy(argv[i], red, m);
+                memset(argv[i] + m, 0, n - m);
+            } else {
+                memset(argv[i], '*', n);
+            }
+            argv[i] = copy; /* the command's own; lives as long as the process */
+        }
+        free(red);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    scrub_argv(argc, argv);
     cli_term_init();
     cli_guard_output();
     /* tests kill gpuvet at exact points of its own (base/fs.h, cmd_check.c) */
