@@ -398,6 +398,31 @@ int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
 
 /* ---------- opening, schema ---------- */
 
+int gv_hdb_wait_ms(void)
+{
+    const char *e = getenv("GPUVET_DB_TIMEOUT");
+    char *end;
+    double s = e && *e ? strtod(e, &end) : 30.0;
+    if (!e || !*e || *end || !(s >= 0) || s > 86400)
+        s = 30.0;
+    return (int)(s * 1000);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Transient failures are retried RETRIES times, but never past the wait the
+ * user allows (GPUVET_DB_TIMEOUT): a database another process keeps locked is
+ * reported as such, not waited on for hours. */
+static int may_retry(int attempt, double t0)
+{
+    return attempt < RETRIES && now_ms() - t0 < gv_hdb_wait_ms();
+}
+
 static void backoff(int attempt)
 {
     unsigned ms = 1u << (attempt < 8 ? attempt : 8); /* 1 .. 256 ms */
@@ -496,6 +521,7 @@ static int migrate_once(struct gv_history *h, struct gv_err *err)
 
 static int prepare_schema(struct gv_history *h, int create, struct gv_err *err)
 {
+    double t0 = now_ms();
     for (int attempt = 0;; attempt++) {
         int v = 0;
         int rc = read_version(h, &v, err);
@@ -515,7 +541,7 @@ static int prepare_schema(struct gv_history *h, int create, struct gv_err *err)
             rc = migrate_once(h, err);
         if (!rc)
             return GV_OK;
-        if (!h->ops->retriable(h->conn) || attempt >= RETRIES)
+        if (!h->ops->retriable(h->conn) || !may_retry(attempt, t0))
             return rc;
         backoff(attempt);
     }
@@ -537,12 +563,13 @@ int gv_history_open(const char *url, int create, struct gv_history **out, struct
         path += 7;
     else if (!strncmp(path, "file:", 5))
         path += 5;
+    double t0 = now_ms();
     for (int attempt = 0;; attempt++) {
         if (is_pg_url(where))
             rc = gv_hdb_pg_open(where, h->name, &h->ops, &h->conn, err);
         else
             rc = gv_hdb_sqlite_open(path, create, h->name, &h->ops, &h->conn, err);
-        if (rc != GV_E_TIMEOUT || attempt >= RETRIES)
+        if (rc != GV_E_TIMEOUT || !may_retry(attempt, t0))
             break;
         backoff(attempt);
     }
@@ -708,16 +735,19 @@ int gv_history_record(struct gv_history *h, const json_t *doc, const char *sourc
     int dummy_new;
     if (!is_new)
         is_new = &dummy_new;
+    double t0 = now_ms();
+    int tries = 0;
     for (int attempt = 0; !rc; attempt++) {
         rc = record_once(h, c, source, &p, run, is_new, err);
-        if (!rc || h->in_bulk || !h->ops->retriable(h->conn) || attempt >= RETRIES)
+        tries = attempt + 1;
+        if (!rc || h->in_bulk || !h->ops->retriable(h->conn) || !may_retry(attempt, t0))
             break;
         rc = GV_OK;
         gv_err_clear(err);
         backoff(attempt);
     }
     if (rc && err && h->ops->retriable(h->conn))
-        gv_err_prefix(err, "gave up after %d tries", RETRIES);
+        gv_err_prefix(err, "gave up after %d tries", tries);
     unpack_free(&p);
     free(c);
     return rc;
