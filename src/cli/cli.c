@@ -12,6 +12,7 @@
 #include "base/utf8.h"
 #include "env/probe.h"
 #include "kb/pypick.h"
+#include "store/results.h"
 
 extern char **environ;
 
@@ -318,4 +319,17 @@ void cli_choose_python(const char *python, const char *python_root, int want_gpu
     if (note && notesz)
         snprintf(note, notesz, "interpreter %s", why);
     fprintf(stderr, "gpuvet: torch device: using %s\n", why);
+}
+
+int cli_results_load(const char *path, struct gv_results *res, struct gv_err *err)
+{
+    int rc = gv_json_load_file_begin(path, err);
+    if (rc) {
+        memset(res, 0, sizeof *res);
+        return rc;
+    }
+    rc = gv_json_load_end(path, gv_results_load(path, res, err), err);
+    if (rc == GV_E_NOMEM)
+        gv_results_free(res);
+    return rc;
 }

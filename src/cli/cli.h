@@ -130,6 +130,9 @@ int cli_history_last_good(const char *machine, char *path, size_t pathsz);
 /* "2026-11-30" or "2026-11-30T10:00:00Z" (history --since, matrix --since) as
  * ISO-8601 UTC in out; -1 when it is neither. */
 int cli_parse_since(const char *in, char *out, size_t n);
+/* gv_results_load within the memory budget for documents (base/json.h): a
+ * document too large for it is GV_E_NOMEM naming path. */
+int cli_results_load(const char *path, struct gv_results *res, struct gv_err *err);
 /* The text form of a snapshot diff document (cmd_diff.c). */
 void cli_diff_print(const struct json_t *doc);
 

@@ -6,6 +6,7 @@
 
 #include "base/err.h"
 #include "base/fs.h"
+#include "base/json.h"
 #include "cli/cli.h"
 
 struct command {
@@ -78,6 +79,11 @@ int main(int argc, char **argv)
 {
     scrub_argv(argc, argv);
     cli_term_init();
+    /* tests only: a small budget for documents, so a test of the limit needs
+     * no gigabytes (base/json.h; README, "Exit codes") */
+    const char *budget = getenv("GPUVET_TEST_JSON_BUDGET_MB");
+    if (budget && *budget)
+        gv_json_set_budget((size_t)strtoull(budget, NULL, 10) << 20);
     cli_guard_output();
     /* tests kill gpuvet at exact points of its own (base/fs.h, cmd_check.c) */
     gv_test_stop_points(getenv("GPUVET_TEST_STOP_AT"), getenv("GPUVET_TEST_STOP_FILE"));
