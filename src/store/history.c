@@ -913,6 +913,14 @@ static int doc_row(void *ud, int n, const struct gv_hv *v)
                            "is not a complete zstd frame", d->h->name, d->run);
         return 1;
     }
+    char what[1100];
+    snprintf(what, sizeof what, "history database %s: run %lld", d->h->name, d->run);
+    if (size + gv_json_held() > gv_json_budget()) { /* its text alone does not fit */
+        d->rc = gv_err_set(d->err, GV_E_NOMEM, "%s: the document needs more than %llu MB of "
+                           "memory to load (limit %zu MB)", what, size >> 20,
+                           gv_json_budget() >> 20);
+        return 1;
+    }
     char *buf = malloc(size + 1);
     if (!buf) {
         d->rc = gv_err_set(d->err, GV_E_NOMEM, "out of memory");
@@ -929,10 +937,16 @@ static int doc_row(void *ud, int n, const struct gv_hv *v)
                            "does not match its sha256", d->h->name, d->run);
     } else {
         json_error_t je;
+        gv_json_load_begin(got); /* within the memory budget for documents */
         d->doc = json_loadb(buf, got, 0, &je);
-        if (!d->doc)
+        if (gv_json_load_end(what, GV_OK, d->err) == GV_E_NOMEM) {
+            json_decref(d->doc);
+            d->doc = NULL;
+            d->rc = GV_E_NOMEM;
+        } else if (!d->doc) {
             d->rc = gv_err_set(d->err, GV_E_FORMAT, "history database %s: run %lld: its "
                                "document is not JSON: %s", d->h->name, d->run, je.text);
+        }
     }
     free(buf);
     return d->rc ? 1 : 0;

@@ -36,6 +36,17 @@ expect_limit big.json verify --baseline big.json --snapshot "$D/after.json"
 expect_limit big.json verify --baseline "$D/before.json" --snapshot big.json
 expect_limit bigres.json compare bigres.json bigres.json
 
+# a document kept in the history database is loaded within the budget as well
+python3 - "$D/before.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["x"] = [{}] * 350000
+json.dump(d, open("bigsnap.json", "w"), separators=(",", ":"))
+PY
+GPUVET_TEST_JSON_BUDGET_MB= "$GPUVET" history import --db h.db bigsnap.json >out.txt 2>err.txt ||
+    fail "import without the small budget: $(cat err.txt)"
+expect_limit "history database h.db: run 1" history show 1 --json --db h.db
+
 # ordinary documents load under the same budget
 rc=0
 "$GPUVET" diff "$D/before.json" "$D/after.json" >out.txt 2>err.txt || rc=$?
