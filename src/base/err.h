@@ -32,6 +32,12 @@ int gv_err_set(struct gv_err *err, int code, const char *fmt, ...)
 int gv_err_prefix(struct gv_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void gv_err_clear(struct gv_err *err);
+/* Copies text to out with every secret it can recognise written as ***: the
+ * password of a URL's user:password@ part ("postgresql://u:***@h/db") and the
+ * value of a password=... parameter or key=value pair. gv_err_set and
+ * gv_err_prefix pass every message through it; src/cli its other messages and
+ * its own argv. */
+void gv_redact(const char *text, char *out, size_t outsz);
 const char *gv_status_name(int code);
 
 #endif

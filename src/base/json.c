@@ -1,7 +1,10 @@
 #include "base/json.h"
 
+#include <malloc.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "base/fs.h"
@@ -61,21 +64,135 @@ int gv_json_write_file(const char *path, const json_t *doc, struct gv_err *err)
     return rc;
 }
 
+/* ---------- the memory budget ---------- */
+
+/* What malloc holds for a block: its usable size and the chunk header. No
+ * header of our own, so that strings jansson returns (json_dumps) may still be
+ * freed with free(); those are counted and never uncounted, which only errs on
+ * the safe side. */
+#define CHUNK_OVERHEAD 16
+
+static atomic_llong held;           /* bytes of all jansson allocations alive */
+static atomic_size_t budget = GV_JSON_BUDGET_DEFAULT;
+static _Thread_local int armed;     /* a load is running on this thread */
+static _Thread_local size_t armed_extra;
+static _Thread_local int refused;   /* an allocation of that load was refused */
+static _Thread_local long long held_before;
+
+static void *counted_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        return NULL;
+    long long sz = (long long)malloc_usable_size(p) + CHUNK_OVERHEAD;
+    long long now = atomic_fetch_add(&held, sz) + sz;
+    if (armed && (unsigned long long)now + armed_extra > atomic_load(&budget)) {
+        atomic_fetch_sub(&held, sz);
+        free(p);
+        refused = 1;
+        return NULL;
+    }
+    return p;
+}
+
+static void counted_free(void *p)
+{
+    if (!p)
+        return;
+    atomic_fetch_sub(&held, (long long)malloc_usable_size(p) + CHUNK_OVERHEAD);
+    free(p);
+}
+
+/* Before main and before any JSON value exists: every value is counted. */
+__attribute__((constructor)) static void count_json_memory(void)
+{
+    json_set_alloc_funcs(counted_malloc, counted_free);
+}
+
+void gv_json_set_budget(size_t bytes)
+{
+    atomic_store(&budget, bytes ? bytes : GV_JSON_BUDGET_DEFAULT);
+}
+
+size_t gv_json_budget(void)
+{
+    return atomic_load(&budget);
+}
+
+size_t gv_json_held(void)
+{
+    long long h = atomic_load(&held);
+    return h > 0 ? (size_t)h : 0;
+}
+
+void gv_json_load_begin(size_t extra)
+{
+    armed = 1;
+    armed_extra = extra;
+    refused = 0;
+    held_before = (long long)gv_json_held();
+}
+
+int gv_json_load_end(const char *what, int rc, struct gv_err *err)
+{
+    armed = 0;
+    if (!refused)
+        return rc;
+    refused = 0;
+    size_t mb = 1 << 20, lim = gv_json_budget();
+    size_t before = held_before > 0 ? (size_t)held_before : 0;
+    size_t room = lim > before + armed_extra ? lim - before - armed_extra : 0;
+    if (before >= mb)
+        return gv_err_set(err, GV_E_NOMEM,
+                          "%s: the document needs more than %zu MB of memory to load (limit %zu MB "
+                          "for all the documents a command holds, %zu MB of it held by those "
+                          "loaded before); is it a gpuvet document of the right kind?",
+                          what, (room + armed_extra) / mb, lim / mb, before / mb);
+    return gv_err_set(err, GV_E_NOMEM,
+                      "%s: the document needs more than %zu MB of memory to load (limit %zu MB); "
+                      "is it a gpuvet document of the right kind?",
+                      what, (room + armed_extra) / mb, lim / mb);
+}
+
+int gv_json_load_file_begin(const char *path, struct gv_err *err)
+{
+    struct stat sb;
+    size_t size = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? (size_t)sb.st_size : 0;
+    size_t lim = gv_json_budget(), before = gv_json_held(), mb = 1 << 20;
+    if (size && size + before > lim)
+        return gv_err_set(err, GV_E_NOMEM,
+                          "%s: the document needs more than %zu MB of memory to load (limit %zu MB "
+                          "for all the documents a command holds, %zu MB of it in use); is it a "
+                          "gpuvet document of the right kind?",
+                          path, size / mb, lim / mb, before / mb);
+    gv_json_load_begin(size); /* the text is held while the parse runs */
+    return GV_OK;
+}
+
 int gv_json_read_file(const char *path, size_t max, json_t **doc, struct gv_err *err)
 {
     *doc = NULL;
-    char *data;
-    size_t len;
-    int rc = gv_read_file(path, max, &data, &len, err);
+    int rc = gv_json_load_file_begin(path, err);
     if (rc)
         return rc;
+    char *data;
+    size_t len;
+    rc = gv_read_file(path, max, &data, &len, err);
+    if (rc)
+        return gv_json_load_end(path, rc, err);
     if (len == 0) {
         free(data);
+        gv_json_load_end(path, GV_OK, err);
         return gv_err_set(err, GV_E_FORMAT, "%s: empty file", path);
     }
     json_error_t je;
     json_t *d = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
     free(data);
+    rc = gv_json_load_end(path, d ? GV_OK : GV_E_FORMAT, err);
+    if (rc == GV_E_NOMEM) {
+        json_decref(d);
+        return rc;
+    }
     if (!d)
         return gv_err_set(err, GV_E_FORMAT, "%s: not valid JSON (line %d, column %d: %s)", path,
                           je.line, je.column, je.text);

@@ -25,8 +25,30 @@ int gv_json_write_file(const char *path, const json_t *doc, struct gv_err *err);
 /* Serialise to a malloc'ed string (indent 2, trailing newline). */
 char *gv_json_dump(const json_t *doc);
 
-/* Read a JSON document of at most max bytes; errors name file, line, column. */
+/* Read a JSON document of at most max bytes; errors name file, line, column.
+ * The load is bounded by the memory budget below. */
 int gv_json_read_file(const char *path, size_t max, json_t **doc, struct gv_err *err);
+
+/* Memory for documents (issue 31, docs/security.md). Every jansson allocation
+ * of the process is counted (bytes held by JSON values). While a load is armed
+ * on this thread, an allocation that would take that count, plus `extra` bytes
+ * the loader holds besides (the file's text), above the budget fails: the
+ * parse stops cleanly and frees what it built. The budget is for everything
+ * the process holds at once, so the second document of diff, compare or verify
+ * gets what the first left. gv_json_read_file arms itself; other loaders are
+ * wrapped in gv_json_load_begin/end. */
+#define GV_JSON_BUDGET_DEFAULT ((size_t)640 << 20)
+void gv_json_set_budget(size_t bytes); /* 0: the default */
+size_t gv_json_budget(void);
+size_t gv_json_held(void); /* bytes now held by JSON values */
+void gv_json_load_begin(size_t extra);
+/* gv_json_load_begin for a loader that reads path whole: GV_E_NOMEM (the same
+ * message) at once when its text alone does not fit in what is left. */
+int gv_json_load_file_begin(const char *path, struct gv_err *err);
+/* Ends the load. When the budget stopped it: err says "WHAT: the document needs
+ * more than N MB of memory to load (limit ...)" and GV_E_NOMEM is returned;
+ * else rc. */
+int gv_json_load_end(const char *what, int rc, struct gv_err *err);
 
 /* Check doc["schema"] == name and doc["schema_version"] is readable by this
  * build (== version). Messages say which file and what was found. */

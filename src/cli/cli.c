@@ -1,14 +1,18 @@
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "env/probe.h"
 #include "kb/pypick.h"
+#include "store/results.h"
 
 extern char **environ;
 
@@ -29,9 +33,222 @@ const char *cli_bold(void) { return gv_term.color ? "\033[1m" : ""; }
 const char *cli_dim(void) { return gv_term.color ? "\033[2m" : ""; }
 const char *cli_reset(void) { return gv_term.color ? "\033[0m" : ""; }
 
+/* ---------- what reaches the terminal ---------- */
+
+/* The sequences gpuvet itself writes (colours, the progress line's "clear");
+ * passed through only to a terminal. A document can hold them too: the most
+ * they do is colour or clear the current line. */
+static const char *const own_seqs[] = {"\033[31m", "\033[33m", "\033[32m", "\033[1m",
+                                       "\033[2m",  "\033[0m",  "\r\033[K"};
+
+/* 1: s[0..n) is one of own_seqs; 2: a proper prefix of one; 0: neither. */
+static int own_seq(const char *s, size_t n, size_t *len)
+{
+    int prefix = 0;
+    for (size_t i = 0; i < sizeof own_seqs / sizeof own_seqs[0]; i++) {
+        size_t l = strlen(own_seqs[i]);
+        if (n >= l && !memcmp(s, own_seqs[i], l)) {
+            *len = l;
+            return 1;
+        }
+        if (n < l && !memcmp(s, own_seqs[i], n))
+            prefix = 1;
+    }
+    return prefix ? 2 : 0;
+}
+
+/* The bytes a UTF-8 sequence starting with lead has (0: not a lead byte). */
+static size_t utf8_want(unsigned char lead)
+{
+    return lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3
+         : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+}
+
+/* s[0..n) may be the start of a UTF-8 sequence that the next write completes. */
+static int utf8_cut(const unsigned char *s, size_t n)
+{
+    size_t want = utf8_want(s[0]);
+    if (!want || n >= want)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return 1;
+}
+
+static unsigned utf8_cp(const unsigned char *s, size_t len)
+{
+    unsigned c = len == 2 ? s[0] & 0x1f : len == 3 ? s[0] & 0x0f : s[0] & 0x07;
+    for (size_t i = 1; i < len; i++)
+        c = c << 6 | (s[i] & 0x3f);
+    return c;
+}
+
+/* C1 controls, line/paragraph separators and the bidirectional overrides:
+ * valid UTF-8 that moves or hides what a terminal shows. */
+static int cp_hidden(unsigned c)
+{
+    return (c >= 0x80 && c <= 0x9f) || c == 0x2028 || c == 0x2029 ||
+           (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
+size_t cli_escape(struct gv_buf *out, const char *s, size_t n, int flags)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned char b = u[i];
+        size_t len = 1;
+        if (b >= 0x20 && b < 0x7f) {
+            size_t j = i;
+            while (j < n && u[j] >= 0x20 && u[j] < 0x7f)
+                j++;
+            gv_buf_addn(out, s + i, j - i);
+            i = j;
+            continue;
+        }
+        if ((b == '\033' || b == '\r') && (flags & CLI_ESC_OWN)) {
+            int k = own_seq(s + i, n - i, &len);
+            if (k == 2 && (flags & CLI_ESC_MORE))
+                return i;
+            if (k == 1) {
+                gv_buf_addn(out, s + i, len);
+                i += len;
+                continue;
+            }
+            len = 1;
+        }
+        if (b < 0x80) {
+            if ((b == '\n' || b == '\t') && (flags & CLI_ESC_LINES))
+                gv_buf_addn(out, s + i, 1);
+            else if (b == '\n' || b == '\t' || b == '\r')
+                gv_buf_add(out, b == '\n' ? "\\n" : b == '\t' ? "\\t" : "\\r");
+            else
+                gv_buf_printf(out, "\\x%02x", b);
+            i++;
+            continue;
+        }
+        len = gv_utf8_len(u + i, n - i);
+        if (!len && (flags & CLI_ESC_MORE) && utf8_cut(u + i, n - i))
+            return i;
+        if (!len)
+            gv_buf_printf(out, "\\x%02x", b);
+        else if (cp_hidden(utf8_cp(u + i, len)))
+            gv_buf_printf(out, "\\u%04x", utf8_cp(u + i, len));
+        else
+            gv_buf_addn(out, s + i, len);
+        i += len ? len : 1;
+    }
+    return n;
+}
+
+/* stdout and stderr: every byte goes through cli_escape on its way to the fd,
+ * whichever printf wrote it, so text from a document never reaches the
+ * terminal raw. A UTF-8 sequence or one of our own sequences cut by a buffer
+ * boundary waits for the next write. */
+struct guard {
+    int fd, flags;
+    char held[8];
+    size_t nheld;
+};
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int guard_emit(struct guard *g, const char *buf, size_t size, int more)
+{
+    struct gv_buf in = {0}, out = {0};
+    gv_buf_addn(&in, g->held, g->nheld);
+    gv_buf_addn(&in, buf, size);
+    if (!gv_buf_ok(&in)) {
+        gv_buf_free(&in);
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t used = in.len ? cli_escape(&out, in.data, in.len, g->flags | (more ? CLI_ESC_MORE : 0)) : 0;
+    g->nheld = in.len - used; /* at most 3 bytes of UTF-8 or 3 of "\r\033[K" */
+    memcpy(g->held, in.data + used, g->nheld);
+    gv_buf_free(&in);
+    int rc = gv_buf_ok(&out) ? write_all(g->fd, out.data ? out.data : "", out.len) : -1;
+    gv_buf_free(&out);
+    return rc;
+}
+
+static ssize_t guard_write(void *cookie, const char *buf, size_t size)
+{
+    return guard_emit(cookie, buf, size, 1) ? -1 : (ssize_t)size;
+}
+
+static struct guard guards[2]; /* stdout, stderr: for the whole run */
+
+/* At exit, before stdio's last flush: what a cut sequence held back. */
+static void guard_finish(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    for (size_t i = 0; i < 2; i++)
+        if (guards[i].nheld)
+            guard_emit(&guards[i], "", 0, 0);
+}
+
+static FILE *guard_open(struct guard *g, int fd, int own, int mode)
+{
+    g->fd = fd;
+    g->flags = CLI_ESC_LINES | (own ? CLI_ESC_OWN : 0);
+    cookie_io_functions_t io = {.write = guard_write};
+    FILE *f = fopencookie(g, "w", io);
+    if (f)
+        setvbuf(f, NULL, mode, mode == _IONBF ? 0 : BUFSIZ);
+    return f;
+}
+
+void cli_guard_output(void)
+{
+    FILE *out = guard_open(&guards[0], STDOUT_FILENO, gv_term.color,
+                           isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF);
+    FILE *err = guard_open(&guards[1], STDERR_FILENO, isatty(STDERR_FILENO), _IONBF);
+    if (out)
+        stdout = out;
+    if (err)
+        stderr = err;
+    atexit(guard_finish);
+}
+
+/* Error messages are one line: every control character escaped, \n too; and
+ * never a password (gv_redact). */
+static void put_message(const char *head, const char *text, const char *tail)
+{
+    char msg[4096];
+    gv_redact(text, msg, sizeof msg);
+    struct gv_buf b = {0};
+    gv_buf_add(&b, head);
+    cli_escape(&b, msg, strlen(msg), 0);
+    gv_buf_add(&b, tail);
+    fputs(gv_buf_ok(&b) && b.data ? b.data : msg, stderr);
+    gv_buf_free(&b);
+}
+
+static void put_messagev(const char *head, const char *fmt, va_list ap, const char *tail)
+{
+    char msg[4096];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    put_message(head, msg, tail);
+}
+
 int cli_fail(const struct gv_err *err)
 {
-    fprintf(stderr, "gpuvet: error: %s\n", err && err->msg[0] ? err->msg : "unknown error");
+    put_message("gpuvet: error: ", err && err->msg[0] ? err->msg : "unknown error", "\n");
     return GV_EXIT_ERROR;
 }
 
@@ -39,20 +256,19 @@ int cli_failf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpuvet: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    put_messagev("gpuvet: error: ", fmt, ap, "\n");
     va_end(ap);
     return GV_EXIT_ERROR;
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
+    char head[128], tail[160];
+    snprintf(head, sizeof head, "gpuvet %s: ", cmd);
+    snprintf(tail, sizeof tail, "\nTry 'gpuvet %s --help'.\n", cmd);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "gpuvet %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'gpuvet %s --help'.\n", cmd);
+    put_messagev(head, fmt, ap, tail);
     va_end(ap);
     return GV_EXIT_USAGE;
 }
@@ -103,4 +319,17 @@ void cli_choose_python(const char *python, const char *python_root, int want_gpu
     if (note && notesz)
         snprintf(note, notesz, "interpreter %s", why);
     fprintf(stderr, "gpuvet: torch device: using %s\n", why);
+}
+
+int cli_results_load(const char *path, struct gv_results *res, struct gv_err *err)
+{
+    int rc = gv_json_load_file_begin(path, err);
+    if (rc) {
+        memset(res, 0, sizeof *res);
+        return rc;
+    }
+    rc = gv_json_load_end(path, gv_results_load(path, res, err), err);
+    if (rc == GV_E_NOMEM)
+        gv_results_free(res);
+    return rc;
 }

@@ -64,7 +64,24 @@ const char *cli_bold(void);
 const char *cli_dim(void);
 const char *cli_reset(void);
 
-/* "gpuvet: error: <msg>" on stderr; returns GV_EXIT_ERROR. */
+/* Text on its way to the terminal (issue 31): appends s[0..n) to out with every
+ * control byte (< 0x20, 0x7f) written as \xNN (\n, \t, \r by name), invalid
+ * UTF-8 as \xNN per byte, and C1 controls, U+2028/2029 and the bidirectional
+ * overrides as \uNNNN. Returns the bytes used: all of them, except that with
+ * CLI_ESC_MORE an incomplete sequence at the end is left for the next call. */
+enum {
+    CLI_ESC_LINES = 1, /* \n and \t stay as they are (text output; never in messages) */
+    CLI_ESC_OWN = 2,   /* gpuvet's own colour and clear-line sequences stay (a terminal) */
+    CLI_ESC_MORE = 4,  /* more bytes follow */
+};
+struct gv_buf;
+size_t cli_escape(struct gv_buf *out, const char *s, size_t n, int flags);
+/* Makes stdout and stderr pass every byte through cli_escape (main calls it
+ * first): whatever printf writes a document's string with, the terminal gets
+ * it escaped. After cli_term_init. */
+void cli_guard_output(void);
+
+/* "gpuvet: error: <msg>" on stderr, msg escaped into one line; returns GV_EXIT_ERROR. */
 int cli_fail(const struct gv_err *err);
 int cli_failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "gpuvet CMD: <msg>" plus a hint to --help; returns GV_EXIT_USAGE. */
@@ -113,6 +130,9 @@ int cli_history_last_good(const char *machine, char *path, size_t pathsz);
 /* "2026-11-30" or "2026-11-30T10:00:00Z" (history --since, matrix --since) as
  * ISO-8601 UTC in out; -1 when it is neither. */
 int cli_parse_since(const char *in, char *out, size_t n);
+/* gv_results_load within the memory budget for documents (base/json.h): a
+ * document too large for it is GV_E_NOMEM naming path. */
+int cli_results_load(const char *path, struct gv_results *res, struct gv_err *err);
 /* The text form of a snapshot diff document (cmd_diff.c). */
 void cli_diff_print(const struct json_t *doc);
 

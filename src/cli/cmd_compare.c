@@ -547,9 +547,9 @@ int cmd_compare(int argc, char **argv)
         return cli_compare_bench(o.a, o.b, o.json, o.junit, o.all);
     struct gv_results ra, rb;
     struct gv_err err = {0};
-    if (gv_results_load(o.a, &ra, &err))
+    if (cli_results_load(o.a, &ra, &err))
         return bench_fallback(&o, &err);
-    if (gv_results_load(o.b, &rb, &err)) {
+    if (cli_results_load(o.b, &rb, &err)) {
         gv_results_free(&ra);
         return cli_fail(&err);
     }

@@ -80,7 +80,7 @@ static int parse(int argc, char **argv, struct verify_opts *o)
 static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv_err *err)
 {
     struct gv_results base = {0}, now = {0};
-    int rc = gv_results_load(o->results, &base, err);
+    int rc = cli_results_load(o->results, &base, err);
     if (rc)
         return rc;
     char tmpl[] = "/tmp/gpuvet-verify-XXXXXX";
@@ -129,7 +129,7 @@ static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv
                                             "status %d",
                           child);
     }
-    rc = gv_results_load(tmpl, &now, err);
+    rc = cli_results_load(tmpl, &now, err);
     unlink(tmpl);
     if (rc) {
         gv_results_free(&base);

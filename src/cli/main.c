@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/err.h"
 #include "base/fs.h"
+#include "base/json.h"
 #include "cli/cli.h"
 
 struct command {
@@ -45,9 +47,44 @@ static int finish_stdout(int rc)
     return rc;
 }
 
+/* A password on the command line (--db postgresql://u:PASS@host/db, a
+ * password=... parameter) would stay readable in /proc/PID/cmdline and ps for
+ * the whole run: each such argument is copied for the command and its bytes in
+ * the process's argument area are overwritten with the redacted form. */
+static void scrub_argv(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        size_t n = strlen(argv[i]);
+        size_t sz = 2 * n + 16;
+        char *red = malloc(sz);
+        if (!red)
+            continue;
+        gv_redact(argv[i], red, sz);
+        char *copy = strcmp(red, argv[i]) ? strdup(argv[i]) : NULL;
+        if (copy) {
+            size_t m = strlen(red);
+            if (m <= n) {
+                memcpy(argv[i], red, m);
+                memset(argv[i] + m, 0, n - m);
+            } else {
+                memset(argv[i], '*', n);
+            }
+            argv[i] = copy; /* the command's own; lives as long as the process */
+        }
+        free(red);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    scrub_argv(argc, argv);
     cli_term_init();
+    /* tests only: a small budget for documents, so a test of the limit needs
+     * no gigabytes (base/json.h; README, "Exit codes") */
+    const char *budget = getenv("GPUVET_TEST_JSON_BUDGET_MB");
+    if (budget && *budget)
+        gv_json_set_budget((size_t)strtoull(budget, NULL, 10) << 20);
+    cli_guard_output();
     /* tests kill gpuvet at exact points of its own (base/fs.h, cmd_check.c) */
     gv_test_stop_points(getenv("GPUVET_TEST_STOP_AT"), getenv("GPUVET_TEST_STOP_FILE"));
     if (argc < 2) {

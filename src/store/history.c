@@ -398,6 +398,31 @@ int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
 
 /* ---------- opening, schema ---------- */
 
+int gv_hdb_wait_ms(void)
+{
+    const char *e = getenv("GPUVET_DB_TIMEOUT");
+    char *end;
+    double s = e && *e ? strtod(e, &end) : 30.0;
+    if (!e || !*e || *end || !(s >= 0) || s > 86400)
+        s = 30.0;
+    return (int)(s * 1000);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Transient failures are retried RETRIES times, but never past the wait the
+ * user allows (GPUVET_DB_TIMEOUT): a database another process keeps locked is
+ * reported as such, not waited on for hours. */
+static int may_retry(int attempt, double t0)
+{
+    return attempt < RETRIES && now_ms() - t0 < gv_hdb_wait_ms();
+}
+
 static void backoff(int attempt)
 {
     unsigned ms = 1u << (attempt < 8 ? attempt : 8); /* 1 .. 256 ms */
@@ -496,6 +521,7 @@ static int migrate_once(struct gv_history *h, struct gv_err *err)
 
 static int prepare_schema(struct gv_history *h, int create, struct gv_err *err)
 {
+    double t0 = now_ms();
     for (int attempt = 0;; attempt++) {
         int v = 0;
         int rc = read_version(h, &v, err);
@@ -515,7 +541,7 @@ static int prepare_schema(struct gv_history *h, int create, struct gv_err *err)
             rc = migrate_once(h, err);
         if (!rc)
             return GV_OK;
-        if (!h->ops->retriable(h->conn) || attempt >= RETRIES)
+        if (!h->ops->retriable(h->conn) || !may_retry(attempt, t0))
             return rc;
         backoff(attempt);
     }
@@ -537,12 +563,13 @@ int gv_history_open(const char *url, int create, struct gv_history **out, struct
         path += 7;
     else if (!strncmp(path, "file:", 5))
         path += 5;
+    double t0 = now_ms();
     for (int attempt = 0;; attempt++) {
         if (is_pg_url(where))
             rc = gv_hdb_pg_open(where, h->name, &h->ops, &h->conn, err);
         else
             rc = gv_hdb_sqlite_open(path, create, h->name, &h->ops, &h->conn, err);
-        if (rc != GV_E_TIMEOUT || attempt >= RETRIES)
+        if (rc != GV_E_TIMEOUT || !may_retry(attempt, t0))
             break;
         backoff(attempt);
     }
@@ -708,16 +735,19 @@ int gv_history_record(struct gv_history *h, const json_t *doc, const char *sourc
     int dummy_new;
     if (!is_new)
         is_new = &dummy_new;
+    double t0 = now_ms();
+    int tries = 0;
     for (int attempt = 0; !rc; attempt++) {
         rc = record_once(h, c, source, &p, run, is_new, err);
-        if (!rc || h->in_bulk || !h->ops->retriable(h->conn) || attempt >= RETRIES)
+        tries = attempt + 1;
+        if (!rc || h->in_bulk || !h->ops->retriable(h->conn) || !may_retry(attempt, t0))
             break;
         rc = GV_OK;
         gv_err_clear(err);
         backoff(attempt);
     }
     if (rc && err && h->ops->retriable(h->conn))
-        gv_err_prefix(err, "gave up after %d tries", RETRIES);
+        gv_err_prefix(err, "gave up after %d tries", tries);
     unpack_free(&p);
     free(c);
     return rc;
@@ -883,6 +913,14 @@ static int doc_row(void *ud, int n, const struct gv_hv *v)
                            "is not a complete zstd frame", d->h->name, d->run);
         return 1;
     }
+    char what[1100];
+    snprintf(what, sizeof what, "history database %s: run %lld", d->h->name, d->run);
+    if (size + gv_json_held() > gv_json_budget()) { /* its text alone does not fit */
+        d->rc = gv_err_set(d->err, GV_E_NOMEM, "%s: the document needs more than %llu MB of "
+                           "memory to load (limit %zu MB)", what, size >> 20,
+                           gv_json_budget() >> 20);
+        return 1;
+    }
     char *buf = malloc(size + 1);
     if (!buf) {
         d->rc = gv_err_set(d->err, GV_E_NOMEM, "out of memory");
@@ -899,10 +937,16 @@ static int doc_row(void *ud, int n, const struct gv_hv *v)
                            "does not match its sha256", d->h->name, d->run);
     } else {
         json_error_t je;
+        gv_json_load_begin(got); /* within the memory budget for documents */
         d->doc = json_loadb(buf, got, 0, &je);
-        if (!d->doc)
+        if (gv_json_load_end(what, GV_OK, d->err) == GV_E_NOMEM) {
+            json_decref(d->doc);
+            d->doc = NULL;
+            d->rc = GV_E_NOMEM;
+        } else if (!d->doc) {
             d->rc = gv_err_set(d->err, GV_E_FORMAT, "history database %s: run %lld: its "
                                "document is not JSON: %s", d->h->name, d->run, je.text);
+        }
     }
     free(buf);
     return d->rc ? 1 : 0;

@@ -48,6 +48,10 @@ struct gv_hdb_ops {
     int (*lock_schema)(void *conn, struct gv_err *err);
 };
 
+/* How long to wait for a database another process holds (busy timeout, and
+ * the retries on top of it): $GPUVET_DB_TIMEOUT seconds, default 30. */
+int gv_hdb_wait_ms(void);
+
 /* Opens a backend. name is the database's redacted name, for messages. */
 int gv_hdb_sqlite_open(const char *path, int create, const char *name,
                        const struct gv_hdb_ops **ops, void **conn, struct gv_err *err);

@@ -1,39 +1,89 @@
 /* The history database in SQLite (linked): WAL, a busy timeout, write
  * transactions taken with BEGIN IMMEDIATE, PRAGMA integrity_check. */
+#include <ctype.h>
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "store/history.h"
 #include "store/history_db.h"
 
-#define BUSY_TIMEOUT_MS 30000
-
 struct sq {
     sqlite3 *db;
     char name[GV_PATH_MAX];
+    char path[GV_PATH_MAX];
     int last; /* last result code */
 };
+
+/* " (pid N, COMM)" of a process other than this one that holds a lock on path
+ * (/proc/locks: "1: POSIX  ADVISORY  WRITE PID MAJ:MIN:INODE START END");
+ * "" when none is found there. */
+static void lock_holder(const char *path, char *out, size_t n)
+{
+    out[0] = '\0';
+    struct stat sb;
+    FILE *f = stat(path, &sb) == 0 ? fopen("/proc/locks", "r") : NULL;
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        long pid;
+        unsigned maj, min;
+        unsigned long long ino;
+        char type[32], mode[32], access_[32];
+        if (strstr(line, "->") || /* a waiter, not a holder */
+            sscanf(line, "%*d: %31s %31s %31s %ld %x:%x:%llu", type, mode, access_, &pid, &maj,
+                   &min, &ino) != 7)
+            continue;
+        if (ino != (unsigned long long)sb.st_ino || maj != major(sb.st_dev) ||
+            min != minor(sb.st_dev) || pid == (long)getpid())
+            continue;
+        char comm_path[64], comm[64] = "";
+        snprintf(comm_path, sizeof comm_path, "/proc/%ld/comm", pid);
+        FILE *c = fopen(comm_path, "r");
+        if (c) {
+            if (fgets(comm, sizeof comm, c))
+                comm[strcspn(comm, "\n")] = '\0';
+            fclose(c);
+        }
+        snprintf(out, n, " (pid %ld%s%s)", pid, comm[0] ? ", " : "", comm);
+        break;
+    }
+    fclose(f);
+}
 
 static int sq_fail(struct sq *c, int rc, struct gv_err *err, const char *what)
 {
     c->last = rc;
     const char *msg = c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc);
-    int code = GV_E_IO;
-    const char *hint = "";
-    if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT) {
-        code = GV_E_FORMAT;
-        hint = " (the file is not a SQLite database or is corrupt; keep it for inspection "
-               "and record into another file with --db or GPUVET_DB)";
-    } else if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-        code = GV_E_TIMEOUT;
-        hint = " (another gpuvet kept the database busy for too long)";
+    if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+        return gv_err_set(err, GV_E_FORMAT, "history database %s: %s: %s (the file is not a "
+                          "SQLite database or is corrupt; keep it for inspection and record "
+                          "into another file with --db or GPUVET_DB)", c->name, what, msg);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+        char who[128];
+        lock_holder(c->path, who, sizeof who);
+        if (!who[0]) {
+            char shm[GV_PATH_MAX + 8];
+            snprintf(shm, sizeof shm, "%s-shm", c->path);
+            lock_holder(shm, who, sizeof who);
+        }
+        return gv_err_set(err, GV_E_TIMEOUT, "history database %s is locked by another "
+                          "process%s and stayed locked for %.3g s (GPUVET_DB_TIMEOUT): %s: %s",
+                          c->name, who, gv_hdb_wait_ms() / 1000.0, what, msg);
     }
-    return gv_err_set(err, code, "history database %s: %s: %s%s", c->name, what, msg, hint);
+    if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM)
+        return gv_err_set(err, GV_E_IO, "history database %s: %s: %s (%s)", c->name, what, msg,
+                          rc == SQLITE_READONLY ? "it can be read but not written"
+                                                : "check the file's and its directory's "
+                                                  "permissions");
+    return gv_err_set(err, GV_E_IO, "history database %s: %s: %s", c->name, what, msg);
 }
 
 static int sq_exec(void *conn, const char *sql, struct gv_err *err)
@@ -238,6 +288,45 @@ static int sq_probe(struct sq *c, struct gv_err *err)
     return sq_query(c, "SELECT count(*) FROM sqlite_master", NULL, 0, NULL, NULL, err);
 }
 
+static int dir_writable(const char *path)
+{
+    char dir[GV_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    return access(dir, W_OK) == 0;
+}
+
+/* Opens c->path: read-write (create: and creates it) or, for the commands
+ * that only read, read-only; immutable opens it without the shared-memory
+ * file. Returns the SQLite result code with err filled. */
+static int sq_connect(struct sq *c, int create, int immutable, struct gv_err *err)
+{
+    int flags = (create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
+                SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
+    char uri[GV_PATH_MAX * 3 + 32];
+    size_t n = (size_t)snprintf(uri, sizeof uri, "file:");
+    for (const unsigned char *p = (const unsigned char *)c->path; *p && n + 4 < sizeof uri; p++)
+        n += (size_t)(isalnum(*p) || strchr("/._-~", *p)
+                          ? snprintf(uri + n, sizeof uri - n, "%c", *p)
+                          : snprintf(uri + n, sizeof uri - n, "%%%02X", *p));
+    if (immutable)
+        snprintf(uri + n, sizeof uri - n, "?immutable=1");
+    int rc = sqlite3_open_v2(uri, &c->db, flags, NULL);
+    if (rc != SQLITE_OK)
+        return sq_fail(c, rc, err, "cannot open"), rc;
+    sqlite3_extended_result_codes(c->db, 0);
+    sqlite3_busy_timeout(c->db, gv_hdb_wait_ms());
+    if (sq_probe(c, err) != GV_OK)
+        return c->last ? c->last : SQLITE_ERROR;
+    return SQLITE_OK;
+}
+
 int gv_hdb_sqlite_open(const char *path, int create, const char *name,
                        const struct gv_hdb_ops **ops, void **conn, struct gv_err *err)
 {
@@ -260,23 +349,27 @@ int gv_hdb_sqlite_open(const char *path, int create, const char *name,
     if (!c)
         return gv_err_set(err, GV_E_NOMEM, "history database %s: out of memory", name);
     snprintf(c->name, sizeof c->name, "%s", name);
-    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
-    int rc = sqlite3_open_v2(path, &c->db, flags, NULL);
-    if (rc != SQLITE_OK) {
-        int r = sq_fail(c, rc, err, "cannot open");
-        sq_close(c);
-        return r;
+    snprintf(c->path, sizeof c->path, "%s", path);
+    int rc = sq_connect(c, create, 0, err);
+    if ((rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY) && !create && !dir_writable(path)) {
+        /* a WAL database in a directory this user cannot write: SQLite cannot
+         * make the -shm file readers share; no writer can change it either */
+        sqlite3_close_v2(c->db);
+        c->db = NULL;
+        rc = sq_connect(c, create, 1, err);
+        if (rc == SQLITE_OK)
+            gv_err_clear(err);
     }
-    sqlite3_extended_result_codes(c->db, 0);
-    sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
-    if ((rc = sq_probe(c, err)) != GV_OK) {
+    if (rc != SQLITE_OK) {
         sq_close(c);
-        return rc;
+        return GV_E_IO;
     }
     /* WAL: readers never block the writer; synchronous=FULL: a committed run
-     * survives a power cut, not only a killed process. */
-    if ((rc = sq_exec(c, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                         " PRAGMA foreign_keys=ON;", err)) != GV_OK) {
+     * survives a power cut, not only a killed process. A reader (no create)
+     * opens read-only and leaves the journal mode as it is. */
+    if ((rc = sq_exec(c, create ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                                  " PRAGMA foreign_keys=ON;"
+                                : "PRAGMA foreign_keys=ON;", err)) != GV_OK) {
         sq_close(c);
         return rc;
     }
