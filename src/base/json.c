@@ -1,3 +1,4 @@
+#define GV_JSON_INTERNAL
 #include "base/json.h"
 
 #include <malloc.h>
@@ -40,7 +41,7 @@ void gv_json_set_str(json_t *obj, const char *key, const char *val)
 
 char *gv_json_dump(const json_t *doc)
 {
-    char *s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    char *s = gv_json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
     if (!s)
         return NULL;
     size_t n = strlen(s);
@@ -67,9 +68,9 @@ int gv_json_write_file(const char *path, const json_t *doc, struct gv_err *err)
 /* ---------- the memory budget ---------- */
 
 /* What malloc holds for a block: its usable size and the chunk header. No
- * header of our own, so that strings jansson returns (json_dumps) may still be
- * freed with free(); those are counted and never uncounted, which only errs on
- * the safe side. */
+ * header of our own: a string jansson returns is handed over by
+ * gv_json_dumps, which takes it out of the count, and is then freed with
+ * free(). */
 #define CHUNK_OVERHEAD 16
 
 static atomic_llong held;           /* bytes of all jansson allocations alive */
@@ -103,6 +104,14 @@ static void counted_free(void *p)
     free(p);
 }
 
+char *gv_json_dumps(const json_t *v, size_t flags)
+{
+    char *s = json_dumps(v, flags);
+    if (s) /* the caller's now, freed with free(): no longer a JSON value's memory */
+        atomic_fetch_sub(&held, (long long)malloc_usable_size(s) + CHUNK_OVERHEAD);
+    return s;
+}
+
 /* Before main and before any JSON value exists: every value is counted. */
 __attribute__((constructor)) static void count_json_memory(void)
 {
@@ -125,9 +134,12 @@ size_t gv_json_held(void)
     return h > 0 ? (size_t)h : 0;
 }
 
+/* Loads nest (a results file read whole by a loader that is itself armed):
+ * only the outermost begin and end count. */
 void gv_json_load_begin(size_t extra)
 {
-    armed = 1;
+    if (armed++)
+        return;
     armed_extra = extra;
     refused = 0;
     held_before = (long long)gv_json_held();
@@ -135,7 +147,8 @@ void gv_json_load_begin(size_t extra)
 
 int gv_json_load_end(const char *what, int rc, struct gv_err *err)
 {
-    armed = 0;
+    if (armed > 0 && --armed)
+        return rc;
     if (!refused)
         return rc;
     refused = 0;
@@ -152,6 +165,27 @@ int gv_json_load_end(const char *what, int rc, struct gv_err *err)
                       "%s: the document needs more than %zu MB of memory to load (limit %zu MB); "
                       "is it a gpuvet document of the right kind?",
                       what, (room + armed_extra) / mb, lim / mb);
+}
+
+int gv_json_parse(const char *data, size_t len, const char *what, json_t **doc,
+                  json_error_t *je, struct gv_err *err)
+{
+    size_t lim = gv_json_budget(), mb = 1 << 20;
+    *doc = NULL;
+    if (!armed && len + gv_json_held() > lim)
+        return gv_err_set(err, GV_E_NOMEM,
+                          "%s: the document needs more than %zu MB of memory to load (limit %zu "
+                          "MB); is it a gpuvet document of the right kind?",
+                          what, len / mb, lim / mb);
+    gv_json_load_begin(len); /* the text is held while the parse runs */
+    json_t *d = json_loadb(data, len, JSON_REJECT_DUPLICATES, je);
+    int rc = gv_json_load_end(what, GV_OK, err);
+    if (rc) {
+        json_decref(d);
+        return rc;
+    }
+    *doc = d;
+    return d ? GV_OK : GV_E_FORMAT;
 }
 
 int gv_json_load_file_begin(const char *path, struct gv_err *err)

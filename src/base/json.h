@@ -38,6 +38,11 @@ int gv_json_read_file(const char *path, size_t max, json_t **doc, struct gv_err 
  * gets what the first left. gv_json_read_file arms itself; other loaders are
  * wrapped in gv_json_load_begin/end. */
 #define GV_JSON_BUDGET_DEFAULT ((size_t)640 << 20)
+/* json_dumps, its string the caller's to free() and out of the budget's count
+ * (a plain json_dumps string freed with free() would stay counted for good:
+ * many of them, and a later load is refused). The only way to serialise:
+ * json_dumps itself is poisoned below for every file but json.c. */
+char *gv_json_dumps(const json_t *v, size_t flags);
 void gv_json_set_budget(size_t bytes); /* 0: the default */
 size_t gv_json_budget(void);
 size_t gv_json_held(void); /* bytes now held by JSON values */
@@ -49,6 +54,12 @@ int gv_json_load_file_begin(const char *path, struct gv_err *err);
  * more than N MB of memory to load (limit ...)" and GV_E_NOMEM is returned;
  * else rc. */
 int gv_json_load_end(const char *what, int rc, struct gv_err *err);
+/* json_loadb (duplicate keys rejected) of a document within the budget: GV_OK
+ * with *doc; GV_E_FORMAT with *doc NULL and *je saying where the syntax breaks
+ * (err untouched: the caller names its input); GV_E_NOMEM with err set. Every
+ * loader of a document gpuvet did not just make parses through it. */
+int gv_json_parse(const char *data, size_t len, const char *what, json_t **doc,
+                  json_error_t *je, struct gv_err *err);
 
 /* Check doc["schema"] == name and doc["schema_version"] is readable by this
  * build (== version). Messages say which file and what was found. */
@@ -59,5 +70,9 @@ int gv_json_check_schema(const json_t *doc, const char *name, int version, const
 json_t *gv_json_path(const json_t *root, const char *dotted);
 /* String at path, or NULL when absent or not a string. */
 const char *gv_json_path_str(const json_t *root, const char *dotted);
+
+#ifndef GV_JSON_INTERNAL
+#pragma GCC poison json_dumps
+#endif
 
 #endif

@@ -138,7 +138,10 @@ int gv_bench_parse(const char *data, size_t n, const char *name, json_t **doc, s
 {
     *doc = NULL;
     json_error_t je;
-    json_t *d = json_loadb(data, n, JSON_REJECT_DUPLICATES, &je);
+    json_t *d;
+    int prc = gv_json_parse(data, n, name, &d, &je, err);
+    if (prc == GV_E_NOMEM)
+        return prc;
     if (!d)
         return gv_err_set(err, GV_E_FORMAT, "%s: not valid JSON (line %d, column %d: %s)", name,
                           je.line, je.column, je.text);
@@ -445,8 +448,8 @@ static void condition_causes(const json_t *a, const json_t *b, struct gv_bench_c
                 add_cause(o, "conditions", k, x, y, NULL, NULL);
             }
         } else if (vb && !json_equal(va, vb)) {
-            char *p = json_dumps(va, JSON_ENCODE_ANY | JSON_COMPACT);
-            char *q = json_dumps(vb, JSON_ENCODE_ANY | JSON_COMPACT);
+            char *p = gv_json_dumps(va, JSON_ENCODE_ANY | JSON_COMPACT);
+            char *q = gv_json_dumps(vb, JSON_ENCODE_ANY | JSON_COMPACT);
             int throttle = strstr(key, "throttle") != NULL;
             add_cause(o, "conditions", k, p, q, NULL,
                       throttle ? "the device was throttling differently" : NULL);

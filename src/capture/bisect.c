@@ -506,7 +506,7 @@ static char *call_text(const json_t *op)
                           json_object_get(op, "args") ? json_object_get(op, "args") : json_null(),
                           "kwargs", json_object_get(op, "kwargs") ? json_object_get(op, "kwargs")
                                                                    : json_null());
-    char *s = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
+    char *s = gv_json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(c);
     /* tensor references differ between captures: each {"$t":N} becomes T */
     if (s) {

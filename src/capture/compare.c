@@ -30,7 +30,7 @@ static char *signature(const struct gv_cap *c, const json_t *op)
     json_t *v;
     json_array_foreach(ids, i, v) {
         const json_t *t = gv_cap_tensor(c, json_integer_value(v));
-        char *sh = json_dumps(json_object_get(t, "shape"), JSON_COMPACT);
+        char *sh = gv_json_dumps(json_object_get(t, "shape"), JSON_COMPACT);
         const char *dt = json_string_value(json_object_get(t, "dtype"));
         size_t need = n + (sh ? strlen(sh) : 0) + (dt ? strlen(dt) : 0) + 4;
         if (need >= cap) {

@@ -286,7 +286,7 @@ int gv_cap_finish(struct gv_cap_writer *w, const json_t *header, struct gv_err *
     json_object_set_new(idx, "budget", budget);
     json_object_set(idx, "tensors", w->tensors);
     json_object_set(idx, "ops", w->ops);
-    char *text = json_dumps(idx, JSON_COMPACT);
+    char *text = gv_json_dumps(idx, JSON_COMPACT);
     json_decref(idx);
     if (!text)
         return gv_err_set(err, GV_E_NOMEM, "%s: cannot serialise the index", w->path);
@@ -481,10 +481,10 @@ int gv_cap_open(const char *path, struct gv_cap *c, struct gv_err *err)
         rc = gv_err_set(err, GV_E_IO, "%s: cannot read the index", path);
     if (!rc) {
         json_error_t je;
-        c->index = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-        if (!c->index)
+        rc = gv_json_parse(text, len, path, &c->index, &je, err);
+        if (rc == GV_E_FORMAT)
             rc = gv_err_set(err, GV_E_FORMAT, "%s: the index is not valid JSON (%s)", path, je.text);
-        else
+        else if (!rc)
             rc = gv_cap_check_index(c->index, off, path, err);
     }
     free(text);

@@ -41,7 +41,7 @@ static void print_value(const json_t *v)
         printf("%s", json_string_value(v));
         return;
     }
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+    char *s = gv_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
     if (!s) {
         printf("?");
         return;

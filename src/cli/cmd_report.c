@@ -94,8 +94,10 @@ static int matrix_of_db(const char *path, json_t **doc, struct gv_err *err)
         return gv_err_set(err, GV_E_FORMAT, "%s: 'gpuvet matrix --json' printed nothing usable", path);
     }
     json_error_t je;
-    *doc = json_loadb(out.data, out.len, JSON_REJECT_DUPLICATES, &je);
+    int prc = gv_json_parse(out.data, out.len, path, doc, &je, err);
     gv_buf_free(&out);
+    if (prc == GV_E_NOMEM)
+        return prc;
     if (!*doc)
         return gv_err_set(err, GV_E_FORMAT, "%s: 'gpuvet matrix --json' printed no JSON document: %s", path,
                           je.text);

@@ -14,6 +14,7 @@
 #include "dev/lt.h"
 #include "dev/worker.h"
 #include "dev/hip_probe.h"
+#include "base/json.h"
 
 static int hip_fail(const struct gv_api_hip *h, hipError_t r, struct gv_err *err, const char *call)
 {
@@ -758,7 +759,7 @@ static json_t *mi_probe_host(const struct gv_vlib *lib, const struct gv_api_miop
 
 static void put_line(int fd, json_t *o)
 {
-    char *s = json_dumps(o, JSON_COMPACT);
+    char *s = gv_json_dumps(o, JSON_COMPACT);
     json_decref(o);
     if (!s)
         return;

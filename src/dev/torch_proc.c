@@ -19,6 +19,7 @@
 
 #include "dev/ipc.h"
 #include "dev/kernel_sources.h"
+#include "base/json.h"
 
 extern char **environ;
 
@@ -355,7 +356,7 @@ int gv_torch_send(struct gv_torch_proc *p, json_t *hdr, const struct gv_torch_pa
     for (int i = 0; i < nparts; i++)
         total += parts[i].bytes;
     json_object_set_new(hdr, "nbytes", json_integer((json_int_t)total));
-    char *text = json_dumps(hdr, JSON_COMPACT);
+    char *text = gv_json_dumps(hdr, JSON_COMPACT);
     if (!text)
         return gv_err_set(err, GV_E_NOMEM, "torch worker: message");
     uint32_t len = (uint32_t)strlen(text);

@@ -15,6 +15,7 @@
 #include "dev/gpu.h"
 #include "dev/ipc.h"
 #include "dev/vendor.h"
+#include "base/json.h"
 
 #define ENV_NAME "GPUVET_WORKER"
 enum { OP_SUPPORTS = 1, OP_RUN = 2, OP_DESCRIBE = 3 };
@@ -57,7 +58,7 @@ static int reply(int fd, struct resp *r, const void *data)
 
 static int reply_json(int fd, struct resp *r, json_t *j)
 {
-    char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *s = j ? gv_json_dumps(j, JSON_COMPACT) : NULL;
     r->nbytes = s ? strlen(s) : 0;
     int rc = reply(fd, r, s);
     free(s);

@@ -151,7 +151,7 @@ static void store(struct gv_hash_cache *c)
     }
     json_t *doc = json_pack("{s:s, s:i, s:o}", "schema", "gpuvet.sha256-cache",
                             "schema_version", 1, "entries", now);
-    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    char *text = doc ? gv_json_dumps(doc, JSON_COMPACT) : NULL;
     if (text)
         gv_write_atomic(c->path, text, strlen(text), 0600, NULL);
     free(text);

@@ -8,6 +8,7 @@
 
 #include "base/sha256.h"
 #include "num/fp.h"
+#include "base/json.h"
 
 static const char *const change_names[GV_CH_COUNT] = {
     "identical",     "noise",          "improved",      "degraded",
@@ -355,7 +356,7 @@ static char *words(const json_t *v)
         }
         json_array_foreach(v, i, x) {
             char *w = json_is_string(x) ? strdup(json_string_value(x))
-                                        : json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
+                                        : gv_json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
             if (!w)
                 continue;
             size_t need = used + strlen(w) + 3;
@@ -373,7 +374,7 @@ static char *words(const json_t *v)
         }
         return out;
     }
-    return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    return gv_json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 }
 
 /* Every scalar leaf under an object, compared by its JSON text. */

@@ -480,8 +480,8 @@ static void step_files(json_t *plan, json_t *steps, const json_t *baseline, cons
     const json_t *cld = gv_json_path(current, "loader.ld_library_path");
     if (!json_equal(bld, cld) && (bld || cld)) {
         json_t *st = step5(&s, steps);
-        char *b = bld ? json_dumps(bld, JSON_COMPACT | JSON_ENSURE_ASCII) : strdup("unset");
-        char *c = cld ? json_dumps(cld, JSON_COMPACT | JSON_ENSURE_ASCII) : strdup("unset");
+        char *b = bld ? gv_json_dumps(bld, JSON_COMPACT | JSON_ENSURE_ASCII) : strdup("unset");
+        char *c = cld ? gv_json_dumps(cld, JSON_COMPACT | JSON_ENSURE_ASCII) : strdup("unset");
         gv_plan_note(st,
                  "LD_LIBRARY_PATH was %s at the baseline and is %s now: it comes from a shell "
                  "startup file or a job script, which a plan cannot see; set it back there",

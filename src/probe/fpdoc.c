@@ -120,7 +120,10 @@ int gv_fp_parse(const char *data, size_t len, const char *what, struct gv_finger
 {
     memset(fp, 0, sizeof *fp);
     json_error_t je;
-    json_t *doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc;
+    int prc = gv_json_parse(data, len, what, &doc, &je, err);
+    if (prc == GV_E_NOMEM)
+        return prc;
     if (!doc)
         return gv_err_set(err, GV_E_FORMAT, "%s: not JSON: %s (line %d, column %d)", what, je.text,
                           je.line, je.column);

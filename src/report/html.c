@@ -1,6 +1,7 @@
 /* HTML/SVG writing helpers (html.h). */
 #include "base/utf8.h"
 #include "report/html.h"
+#include "base/json.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -198,7 +199,7 @@ void gv_html_json(struct gv_buf *b, const json_t *v)
         gv_html_esc(b, json_string_value(v));
         return;
     }
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *s = gv_json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!s) {
         gv_buf_add(b, "—");
         return;

@@ -639,7 +639,7 @@ struct packed {
 static int pack(const json_t *doc, struct packed *p, const char *name, struct gv_err *err)
 {
     memset(p, 0, sizeof *p);
-    p->json = json_dumps(doc, JSON_COMPACT);
+    p->json = gv_json_dumps(doc, JSON_COMPACT);
     if (!p->json)
         return gv_err_set(err, GV_E_NOMEM, "history database %s: cannot serialise the document",
                           name);

@@ -410,7 +410,10 @@ int gv_results_parse(const char *data, size_t len, const char *what, struct gv_r
     if (len == 0)
         return gv_err_set(err, GV_E_FORMAT, "%s: empty file", what);
     json_error_t je;
-    json_t *doc = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *doc;
+    int prc = gv_json_parse(data, len, what, &doc, &je, err);
+    if (prc == GV_E_NOMEM)
+        return prc;
     if (!doc)
         return gv_err_set(err, GV_E_FORMAT,
                           "%s: not valid JSON (line %d, column %d: %s); truncated or corrupt?",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/fs.h"
+#include "base/json.h"
 
 static const struct {
     const char *name;
@@ -104,7 +105,7 @@ int gv_safetensors_write(const char *path, const struct gv_st_tensor *t, size_t 
         json_object_set_new(hdr, order[i]->name, tensor_header(order[i], total));
         total += order[i]->nbytes;
     }
-    char *js = rc ? NULL : json_dumps(hdr, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
+    char *js = rc ? NULL : gv_json_dumps(hdr, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
     json_decref(hdr);
     if (!rc && !js)
         rc = gv_err_set(err, GV_E_NOMEM, "%s: cannot serialise the header", path);
@@ -223,7 +224,8 @@ static int parse_header(const char *what, struct gv_st_file *f, size_t hlen, str
     if (hlen == 0 || h[0] != '{')
         return gv_err_set(err, GV_E_FORMAT, "%s: the header does not start with '{'", what);
     json_error_t je;
-    f->header = json_loadb((const char *)h, hlen, JSON_REJECT_DUPLICATES, &je);
+    if (gv_json_parse((const char *)h, hlen, what, &f->header, &je, err) == GV_E_NOMEM)
+        return GV_E_NOMEM;
     if (!json_is_object(f->header))
         return gv_err_set(err, GV_E_FORMAT, "%s: the header is not a JSON object (%s)", what,
                           f->header ? "another JSON value" : je.text);

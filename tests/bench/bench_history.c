@@ -60,7 +60,7 @@ static int bench_record(const char *db, const char *file, int n)
     }
     qsort(t, (size_t)n, sizeof *t, cmp);
     size_t cases = json_array_size(json_object_get(doc, "cases"));
-    char *s = json_dumps(doc, JSON_COMPACT);
+    char *s = gv_json_dumps(doc, JSON_COMPACT);
     printf("record: %s (%zu cases, %zu bytes of JSON) into %s (%s): median %.1f ms, worst %.1f "
            "ms over %d recordings (target < 50 ms)\n", file, cases, s ? strlen(s) : 0,
            gv_history_name(h), gv_history_backend(h), 1e3 * t[n / 2], 1e3 * t[n - 1], n);

@@ -47,6 +47,18 @@ GPUVET_TEST_JSON_BUDGET_MB= "$GPUVET" history import --db h.db bigsnap.json >out
     fail "import without the small budget: $(cat err.txt)"
 expect_limit "history database h.db: run 1" history show 1 --json --db h.db
 
+# a capture's index, a bench document and a report input go through the same parse
+python3 - <<'PY'
+import struct
+idx = ('{"schema":"gpuvet.capture","schema_version":1,"x":[%s]}' % ",".join(["{}"] * 350000)).encode()
+open("big.gvcap", "wb").write(idx + struct.pack("<QQ", 0, len(idx)) + b"GVCAPEND")
+open("bigbench.json", "w").write('{"schema":"gpuvet.bench","schema_version":1,"x":[%s]}' % ",".join(["{}"] * 350000))
+PY
+expect_limit big.gvcap compare big.gvcap big.gvcap
+expect_limit bigbench.json compare bigbench.json bigbench.json
+expect_limit big.json report big.json -o big.html
+[[ ! -e big.html ]] || fail "report wrote a page from a document it could not load"
+
 # ordinary documents load under the same budget
 rc=0
 "$GPUVET" diff "$D/before.json" "$D/after.json" >out.txt 2>err.txt || rc=$?

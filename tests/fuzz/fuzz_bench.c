@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "bench/compare.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -17,7 +18,7 @@ static void compare(const json_t *a, const json_t *b)
     struct gv_err err = {0};
     if (gv_bench_compare_docs(a, b, &c, &err) == GV_OK) {
         json_t *doc = gv_bench_compare_json(&c, "a.json", "b.json");
-        char *s = json_dumps(doc, JSON_COMPACT);
+        char *s = gv_json_dumps(doc, JSON_COMPACT);
         free(s);
         json_decref(doc);
         gv_bench_compare_free(&c);

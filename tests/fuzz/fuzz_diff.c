@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "base/json.h"
 #include "env/diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -22,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct gv_err err = {0};
         json_t *doc = NULL;
         if (gv_diff_snapshots(a, b, "a", "b", &doc, &err) == 0) {
-            char *s = json_dumps(doc, JSON_COMPACT);
+            char *s = gv_json_dumps(doc, JSON_COMPACT);
             free(s);
             json_decref(doc);
         }

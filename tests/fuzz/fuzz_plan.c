@@ -41,7 +41,7 @@ static const char default_current[] =
 
 static void violation(const char *what, const json_t *cmd)
 {
-    char *s = json_dumps(cmd, JSON_COMPACT);
+    char *s = gv_json_dumps(cmd, JSON_COMPACT);
     fprintf(stderr, "fuzz_plan: %s: %s\n", what, s ? s : "?");
     free(s);
     abort();

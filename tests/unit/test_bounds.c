@@ -70,9 +70,26 @@ static void test_budget(void)
     unlink(path);
 }
 
+/* Serialising hands the string over: dumping a document many times (a history
+ * import of many files, a worker's every message) leaves the count where it was,
+ * so a later load is not refused for memory the command no longer holds. */
+static void test_dumps_uncounted(void)
+{
+    json_t *doc = json_pack("{s:[i,i,i], s:s}", "a", 1, 2, 3, "b", "some text to dump");
+    size_t held0 = gv_json_held();
+    for (int i = 0; i < 10000; i++) {
+        char *s = gv_json_dumps(doc, JSON_COMPACT);
+        T_CHECK(s != NULL);
+        free(s);
+    }
+    T_EQ_INT(gv_json_held(), held0);
+    json_decref(doc);
+}
+
 int main(void)
 {
     T_RUN(test_redact);
     T_RUN(test_budget);
+    T_RUN(test_dumps_uncounted);
     return t_done();
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "dev/backend.h"
 #include "num/fp.h"
 #include "t.h"
@@ -309,7 +310,7 @@ int main(void)
         return 77;
     }
     json_t *d = be->describe(dev);
-    char *s = json_dumps(d, JSON_INDENT(1));
+    char *s = gv_json_dumps(d, JSON_INDENT(1));
     fprintf(stderr, "%s\n", s ? s : "");
     free(s);
     json_decref(d);

@@ -12,6 +12,7 @@
  * Skipped (77) where no libcublasLt can be found. */
 #include <stdlib.h>
 
+#include "base/json.h"
 #include "dev/lt.h"
 #include "dev/vendor.h"
 #include "t.h"
@@ -37,7 +38,7 @@ int main(void)
     gv_lt_from_cublaslt(&lt, &api);
     T_CHECK(lt.desc_get && lt.layout_get && lt.pref_get);
     json_t *o = gv_lt_probe(&lt);
-    char *s = json_dumps(o, JSON_SORT_KEYS);
+    char *s = gv_json_dumps(o, JSON_SORT_KEYS);
     printf("%s\n", s ? s : "?");
     free(s);
     T_EQ_INT(geti(o, "layout", "create"), 0);
