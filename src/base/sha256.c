@@ -222,22 +222,19 @@ void gv_sha256_buf_hex(const void *data, size_t len, char out[65])
     gv_sha256_hex(d, out);
 }
 
-int gv_sha256_file_hex(const char *path, char out[65], struct gv_err *err)
+int gv_sha256_fd_hex(int fd, const char *name, char out[65], struct gv_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return gv_err_set(err, GV_E_IO, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return gv_err_set(err, GV_E_FORMAT, "%s: not a regular file", path);
+        return gv_err_set(err, GV_E_FORMAT, "%s: not a regular file", name);
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     enum { BUF = 1 << 20 };
     uint8_t *buf = malloc(BUF);
     if (!buf) {
         close(fd);
-        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", path);
+        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", name);
     }
     struct gv_sha256 s;
     gv_sha256_init(&s);
@@ -247,7 +244,7 @@ int gv_sha256_file_hex(const char *path, char out[65], struct gv_err *err)
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            rc = gv_err_set(err, GV_E_IO, "%s: %s", path, strerror(errno));
+            rc = gv_err_set(err, GV_E_IO, "%s: %s", name, strerror(errno));
             break;
         }
         if (r == 0)
@@ -262,4 +259,12 @@ int gv_sha256_file_hex(const char *path, char out[65], struct gv_err *err)
     gv_sha256_final(&s, d);
     gv_sha256_hex(d, out);
     return GV_OK;
+}
+
+int gv_sha256_file_hex(const char *path, char out[65], struct gv_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return gv_err_set(err, GV_E_IO, "%s: %s", path, strerror(errno));
+    return gv_sha256_fd_hex(fd, path, out, err);
 }

@@ -24,5 +24,7 @@ void gv_sha256_buf_hex(const void *data, size_t len, char out[65]);
 int gv_sha256_accelerated(void);
 /* Hash a file's contents by streaming it (never loads it whole). */
 int gv_sha256_file_hex(const char *path, char out[65], struct gv_err *err);
+/* The same for a file already open as fd (closed here; name is for messages). */
+int gv_sha256_fd_hex(int fd, const char *name, char out[65], struct gv_err *err);
 
 #endif

@@ -28,41 +28,7 @@ static int hash_job(struct gv_hash_job *j, struct gv_err *err)
     int fd = gv_root_open(j->root, j->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, NULL);
     if (fd < 0)
         return gv_err_set(err, GV_E_IO, "%s: %s", name, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return gv_err_set(err, GV_E_FORMAT, "%s: not a regular file", name);
-    }
-    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    enum { BUF = 1 << 20 };
-    uint8_t *buf = malloc(BUF);
-    if (!buf) {
-        close(fd);
-        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", name);
-    }
-    struct gv_sha256 s;
-    gv_sha256_init(&s);
-    int rc = GV_OK;
-    for (;;) {
-        ssize_t r = read(fd, buf, BUF);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            rc = gv_err_set(err, GV_E_IO, "%s: %s", name, strerror(errno));
-            break;
-        }
-        if (r == 0)
-            break;
-        gv_sha256_update(&s, buf, (size_t)r);
-    }
-    free(buf);
-    close(fd);
-    if (rc)
-        return rc;
-    uint8_t d[32];
-    gv_sha256_final(&s, d);
-    gv_sha256_hex(d, j->hex);
-    return GV_OK;
+    return gv_sha256_fd_hex(fd, name, j->hex, err);
 }
 
 static void *worker(void *arg)
