@@ -310,7 +310,8 @@ void cli_choose_python(const char *python, const char *python_root, int want_gpu
     if (env && *env)
         return;
     const char *root = python_root ? python_root : "/";
-    struct gv_probe_ctx ctx = {.root = root, .live = !strcmp(root, "/"), .envp = environ};
+    int live = !strcmp(root, "/"); /* a root's interpreters are found without this process's PATH */
+    struct gv_probe_ctx ctx = {.root = root, .live = live, .envp = live ? environ : NULL};
     json_t *py = gv_probe_python(&ctx);
     char path[4096], why[1024];
     gv_pick_torch_python(py, want_gpu, path, sizeof path, why, sizeof why);
