@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "base/json.h"
 #include "capture/capture.h"
 #include "capture/judge.h"
@@ -217,7 +218,7 @@ static int is_operator(const json_t *op, json_t *e)
     if (gv_cap_op_name_ok(name))
         return 1;
     char esc[300];
-    gv_cap_escape(name, esc, sizeof esc);
+    gv_escape(name, esc, sizeof esc);
     json_object_set_new(e, "why", json_sprintf("not an operator: not replayed ('%s' is not "
                                                "NAMESPACE.NAME.OVERLOAD)", esc));
     json_object_set_new(e, "not_an_operator", json_true());

@@ -1,4 +1,5 @@
 /* The capture file (see gvcap.h). */
+#include "base/utf8.h"
 #include "capture/gvcap.h"
 
 #include <errno.h>
@@ -92,31 +93,6 @@ int gv_cap_op_name_ok(const char *name)
             return 0;
     }
     return *p == '\0';
-}
-
-void gv_cap_escape(const char *s, char *out, size_t n)
-{
-    if (!n)
-        return;
-    if (!s)
-        s = "(none)";
-    size_t w = 0;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        char piece[8];
-        if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'' && c != '"')
-            snprintf(piece, sizeof piece, "%c", c);
-        else
-            snprintf(piece, sizeof piece, "\\x%02x", c);
-        size_t k = strlen(piece);
-        if (w + k + 4 > n) { /* room for "..." and the end */
-            snprintf(out + w, n - w, "%s", n - w > 3 ? "..." : "");
-            return;
-        }
-        memcpy(out + w, piece, k);
-        w += k;
-    }
-    out[w] = '\0';
 }
 
 static void put_le64(uint8_t *p, uint64_t v)
@@ -439,7 +415,7 @@ int gv_cap_check_index(const json_t *index, uint64_t data_end, const char *what,
             check_ref(json_object_get(t, "mutated"), nt, 0) ||
             check_ref(json_object_get(t, "outputs"), nt, 0)) {
             char name[256];
-            gv_cap_escape(json_string_value(json_object_get(t, "name")), name, sizeof name);
+            gv_escape(json_string_value(json_object_get(t, "name")), name, sizeof name);
             return gv_err_set(err, GV_E_FORMAT, "%s: op %zu ('%s') refers to a tensor that is "
                               "not in the capture", what, i, name);
         }

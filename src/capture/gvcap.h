@@ -41,10 +41,6 @@ size_t gv_cap_dtype_size(const char *dtype, int *num);
  * (op_of) applies the same grammar before it looks anything up. */
 int gv_cap_op_name_ok(const char *name);
 
-/* s (NULL: "(none)") for a message: printable ASCII kept, every other byte, the
- * backslash and the quote as \xNN, cut to fit n bytes ("..." at the end). */
-void gv_cap_escape(const char *s, char *out, size_t n);
-
 /* ---------- writing ---------- */
 
 struct gv_cap_writer {

@@ -76,22 +76,6 @@ static int utf8_cut(const unsigned char *s, size_t n)
     return 1;
 }
 
-static unsigned utf8_cp(const unsigned char *s, size_t len)
-{
-    unsigned c = len == 2 ? s[0] & 0x1f : len == 3 ? s[0] & 0x0f : s[0] & 0x07;
-    for (size_t i = 1; i < len; i++)
-        c = c << 6 | (s[i] & 0x3f);
-    return c;
-}
-
-/* C1 controls, line/paragraph separators and the bidirectional overrides:
- * valid UTF-8 that moves or hides what a terminal shows. */
-static int cp_hidden(unsigned c)
-{
-    return (c >= 0x80 && c <= 0x9f) || c == 0x2028 || c == 0x2029 ||
-           (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
-}
-
 size_t cli_escape(struct gv_buf *out, const char *s, size_t n, int flags)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -133,8 +117,8 @@ size_t cli_escape(struct gv_buf *out, const char *s, size_t n, int flags)
             return i;
         if (!len)
             gv_buf_printf(out, "\\x%02x", b);
-        else if (cp_hidden(utf8_cp(u + i, len)))
-            gv_buf_printf(out, "\\u%04x", utf8_cp(u + i, len));
+        else if (gv_utf8_hidden(gv_utf8_cp(u + i, len)))
+            gv_buf_printf(out, "\\u%04x", gv_utf8_cp(u + i, len));
         else
             gv_buf_addn(out, s + i, len);
         i += len ? len : 1;

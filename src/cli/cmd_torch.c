@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/sha256.h"
@@ -337,7 +338,7 @@ static const char *module_text(const json_t *e, char *buf, size_t n)
     const char *m = json_string_value(json_object_get(e, "module"));
     if (!m || !m[0])
         return "(the model itself)";
-    gv_cap_escape(m, buf, n);
+    gv_escape(m, buf, n);
     return buf;
 }
 
@@ -347,7 +348,7 @@ static void print_bisect(const json_t *d)
     const json_t *sm = json_object_get(d, "summary");
     int modules = !strcmp(json_string_value(json_object_get(d, "strategy")), "modules");
     char spec[600];
-    gv_cap_escape(json_string_value(gv_json_path(d, "model.spec")), spec, sizeof spec);
+    gv_escape(json_string_value(gv_json_path(d, "model.spec")), spec, sizeof spec);
     printf("bisect of %s (%s), replayed %s here on its recorded inputs (%lld replays):\n",
            json_string_value(json_object_get(d, "capture")), spec,
            modules ? "module by module, then op by op inside the modules that changed"
@@ -473,7 +474,7 @@ static int model_of_capture(const struct gv_cap *a, const char *user_spec, char 
                                  : json_string_value(gv_json_path(a->header, "model.spec"));
     const char *want = json_string_value(gv_json_path(a->header, "model.file_sha256"));
     char esc[600], why[1200];
-    gv_cap_escape(spec, esc, sizeof esc);
+    gv_escape(spec, esc, sizeof esc);
     struct gv_err err = {0};
     *src = NULL;
     if (!spec) {
@@ -491,7 +492,7 @@ static int model_of_capture(const struct gv_cap *a, const char *user_spec, char 
         return -1;
     }
     if (read_model(spec, src, len, sha, &err)) {
-        gv_cap_escape(err.msg, why, sizeof why);
+        gv_escape(err.msg, why, sizeof why);
         snprintf(note, notesz, "model %s cannot be read (%s): the model was not run; ops "
                  "replayed only", esc, why);
         return -1;
@@ -499,7 +500,7 @@ static int model_of_capture(const struct gv_cap *a, const char *user_spec, char 
     if (strcmp(sha, want) != 0) {
         char file[4096];
         spec_file(spec, file, sizeof file);
-        gv_cap_escape(file, esc, sizeof esc);
+        gv_escape(file, esc, sizeof esc);
         snprintf(note, notesz, "model file %s differs from the capture (sha256 %.12s... vs "
                  "%.12s... in the capture): the model was not run; ops replayed only", esc, sha,
                  want);

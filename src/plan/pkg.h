@@ -22,12 +22,10 @@ void gv_plan_cmd(json_t *step, json_t *cmd);
 void gv_plan_note(json_t *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Marks the plan incomplete. */
 void gv_plan_problem(json_t *plan, const char *subject, const char *message, const char *how);
-/* The same with a formatted message (values in it escaped with gv_plan_esc). */
+/* The same with a formatted message (values in it escaped with gv_escape, base/utf8.h). */
 void gv_plan_problemf(json_t *plan, const char *subject, const char *how, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* s escaped for a message (\\, \', \n, \xHH; cut with "..." to fit out). */
-const char *gv_plan_esc(const char *s, char *out, size_t outsz);
 
 /* Does a path or loader configuration belong to a GPU stack (rocm, cuda,
  * hip, nvidia, amdgpu, /opt/ ...)? The C library's own ld.so.conf.d file

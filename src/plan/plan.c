@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "env/envpolicy.h"
@@ -164,7 +165,7 @@ static int step_wheels(json_t *plan, json_t *steps, const json_t *baseline, cons
                              ce ? "the environment '%s' has no usable interpreter on this machine"
                                 : "no Python environment of this machine matches '%s' (by prefix "
                                   "or site-packages): its wheels are not restored",
-                             gv_plan_esc(prefix, e1, sizeof e1));
+                             gv_escape(prefix, e1, sizeof e1));
             json_decref(argv);
             continue;
         }
@@ -185,7 +186,7 @@ static int step_wheels(json_t *plan, json_t *steps, const json_t *baseline, cons
         json_decref(argv);
         gv_plan_cmd(s, json_pack("{s:o}", "argv", cmd));
         gv_plan_note(s, "%s: wheel availability on %s is not checked offline",
-                 gv_plan_esc(interp, e1, sizeof e1), have_index ? index : "PyPI");
+                 gv_escape(interp, e1, sizeof e1), have_index ? index : "PyPI");
     }
     return GV_OK;
 }
@@ -258,7 +259,7 @@ static void restore_profile(json_t *plan, json_t **s, json_t *steps, const json_
     if (var) {
         gv_plan_problemf(plan, subject, restore_by_hand,
                          "%s: not restored: %s %s",
-                         gv_plan_esc(path, e1, sizeof e1), gv_plan_esc(var, e2, sizeof e2),
+                         gv_escape(path, e1, sizeof e1), gv_escape(var, e2, sizeof e2),
                          gv_env_loads_code(var, strlen(var))
                              ? "loads code into every process (or runs it in every shell)"
                              : "is not a variable a snapshot records");
@@ -268,11 +269,11 @@ static void restore_profile(json_t *plan, json_t **s, json_t *steps, const json_
         const char *withheld = json_string_value(json_object_get(e, "content_withheld"));
         char how[200];
         snprintf(how, sizeof how, "restore it from the backup you made of the baseline%s%s%s",
-                 sha ? " (sha256 " : "", sha ? gv_plan_esc(sha, e2, 80) : "", sha ? ")" : "");
+                 sha ? " (sha256 " : "", sha ? gv_escape(sha, e2, 80) : "", sha ? ")" : "");
         gv_plan_problemf(plan, subject, how,
                          "%s changed, and the baseline holds no text for it to write back (%s)",
-                         gv_plan_esc(path, e1, sizeof e1),
-                         withheld ? gv_plan_esc(withheld, e2, sizeof e2)
+                         gv_escape(path, e1, sizeof e1),
+                         withheld ? gv_escape(withheld, e2, sizeof e2)
                                   : "a snapshot older than recorded content");
         return;
     }
@@ -285,7 +286,7 @@ static void restore_profile(json_t *plan, json_t **s, json_t *steps, const json_
             snprintf(why, sizeof why, "its length is not its recorded size");
         strncat(subject, ".content", sizeof subject - strlen(subject) - 1);
         gv_plan_problemf(plan, subject, restore_by_hand,
-                         "refusing the recorded text of %s: %s", gv_plan_esc(path, e1, sizeof e1),
+                         "refusing the recorded text of %s: %s", gv_escape(path, e1, sizeof e1),
                          why);
         return;
     }
@@ -299,7 +300,7 @@ static void refuse_path(json_t *plan, const char *field, size_t i, const char *p
     char subject[96], e1[300];
     snprintf(subject, sizeof subject, "%s[%zu].path", field, i);
     gv_plan_problemf(plan, subject, restore_by_hand, "refusing '%s': %s",
-                     gv_plan_esc(path, e1, sizeof e1), what);
+                     gv_escape(path, e1, sizeof e1), what);
 }
 
 static const char profile_places[] =
@@ -368,7 +369,7 @@ static int step_leftovers(json_t *plan, json_t **s, json_t *steps, const json_t 
             gv_plan_problemf(plan, subject, "move it aside by hand if it is a GPU library leftover",
                              "'%s' not moved: '%s' is not a GPU library file in a library "
                              "directory",
-                             gv_plan_esc(path, e1, sizeof e1), gv_plan_esc(bad, e2, sizeof e2));
+                             gv_escape(path, e1, sizeof e1), gv_escape(bad, e2, sizeof e2));
             continue;
         }
         json_t *st = step5(s, steps);
@@ -402,7 +403,7 @@ static json_t *loader_lines(json_t *plan, const json_t *e, size_t i)
             snprintf(subject, sizeof subject, "loader.conf_files[%zu].dirs[%zu]", i, j);
             gv_plan_problemf(plan, subject, restore_by_hand,
                              "refusing loader directory '%s': not a plain absolute directory",
-                             gv_plan_esc(dir, e1, sizeof e1));
+                             gv_escape(dir, e1, sizeof e1));
             json_decref(lines);
             return NULL;
         }
@@ -469,7 +470,7 @@ static void step_files(json_t *plan, json_t *steps, const json_t *baseline, cons
         if (!gv_valid_plain_path(balt))
             gv_plan_problemf(plan, "stacks.alternatives.rocm.target", restore_by_hand,
                              "refusing alternatives target '%s': not a plain absolute path",
-                             gv_plan_esc(balt, e1, sizeof e1));
+                             gv_escape(balt, e1, sizeof e1));
         else
             gv_plan_cmd(step5(&s, steps),
                         gv_plan_argv("update-alternatives", "--set", "rocm", balt, NULL));

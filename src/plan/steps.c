@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "plan/pkg.h"
 
 json_t *gv_plan_argv(const char *first, ...)
@@ -37,28 +38,6 @@ void gv_plan_note(json_t *step, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     json_array_append_new(json_object_get(step, "notes"), json_string(buf));
-}
-
-const char *gv_plan_esc(const char *s, char *out, size_t outsz)
-{
-    size_t o = 0;
-    if (!s)
-        s = "(none)";
-    for (; *s && o + 8 < outsz; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\\' || c == '\'')
-            o += (size_t)snprintf(out + o, outsz - o, "\\%c", c);
-        else if (c == '\n')
-            o += (size_t)snprintf(out + o, outsz - o, "\\n");
-        else if (c < 0x20 || c >= 0x7f)
-            o += (size_t)snprintf(out + o, outsz - o, "\\x%02x", c);
-        else
-            out[o++] = (char)c;
-    }
-    if (*s && o + 4 <= outsz)
-        o += (size_t)snprintf(out + o, outsz - o, "...");
-    out[o < outsz ? o : outsz - 1] = '\0';
-    return out;
 }
 
 void gv_plan_problem(json_t *plan, const char *subject, const char *message, const char *how)

@@ -4,13 +4,16 @@
  * entry it accepts lies inside the data, its size matches dtype x shape, and
  * every tensor an op names exists; an op name gv_cap_op_name_ok accepts is
  * NAMESPACE.NAME.OVERLOAD of plain identifiers with no __x__ part but ATen's
- * operator methods (what bisect may send to the worker), and gv_cap_escape
- * writes only printable ASCII within its buffer. */
+ * operator methods (what bisect may send to the worker), and gv_escape (the
+ * one escaper of document text in messages) writes, within its buffer, valid
+ * UTF-8 with no control byte and no hidden code point (C1, U+2028/9, the bidi
+ * overrides and isolates). */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "capture/gvcap.h"
 
 /* The op-name grammar, written again from its definition in gvcap.h. */
@@ -55,13 +58,26 @@ static void check_op_name(const char *name)
         abort();
     char esc[40];
     memset(esc, 'x', sizeof esc);
-    gv_cap_escape(name, esc, sizeof esc);
+    gv_escape(name, esc, sizeof esc);
     size_t n = strnlen(esc, sizeof esc);
     if (n == sizeof esc)
         abort();
-    for (size_t i = 0; i < n; i++)
-        if (esc[i] < 0x20 || esc[i] > 0x7e)
+    const unsigned char *e = (const unsigned char *)esc;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i] < 0x20 || e[i] == 0x7f)
             abort();
+        if (e[i] < 0x80)
+            continue;
+        size_t len = gv_utf8_len(e + i, n - i);
+        if (!len)
+            abort();
+        /* written out here: C2 80..9F, E2 80 A8..AE, E2 81 A6..A9 */
+        if ((e[i] == 0xc2 && e[i + 1] <= 0x9f) ||
+            (e[i] == 0xe2 && e[i + 1] == 0x80 && e[i + 2] >= 0xa8 && e[i + 2] <= 0xae) ||
+            (e[i] == 0xe2 && e[i + 1] == 0x81 && e[i + 2] >= 0xa6 && e[i + 2] <= 0xa9))
+            abort();
+        i += len - 1;
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
