@@ -223,7 +223,8 @@ static void put_message(const char *head, const char *text, const char *tail)
     gv_buf_free(&b);
 }
 
-static void put_messagev(const char *head, const char *fmt, va_list ap, const char *tail)
+__attribute__((format(printf, 2, 0))) static void put_messagev(const char *head, const char *fmt,
+                                                                va_list ap, const char *tail)
 {
     char msg[4096];
     vsnprintf(msg, sizeof msg, fmt, ap);

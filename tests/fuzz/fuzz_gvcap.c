@@ -68,15 +68,15 @@ static void check_op_name(const char *name)
             abort();
         if (e[i] < 0x80)
             continue;
-        size_t len = gv_utf8_len(e + i, n - i);
-        if (!len)
+        size_t ul = gv_utf8_len(e + i, n - i);
+        if (!ul)
             abort();
         /* written out here: C2 80..9F, E2 80 A8..AE, E2 81 A6..A9 */
         if ((e[i] == 0xc2 && e[i + 1] <= 0x9f) ||
             (e[i] == 0xe2 && e[i + 1] == 0x80 && e[i + 2] >= 0xa8 && e[i + 2] <= 0xae) ||
             (e[i] == 0xe2 && e[i + 1] == 0x81 && e[i + 2] >= 0xa6 && e[i + 2] <= 0xa9))
             abort();
-        i += len - 1;
+        i += ul - 1;
     }
 }
 
