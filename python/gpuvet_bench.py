@@ -1,4 +1,4 @@
-# gpuvet bench through the user's PyTorch (src/dev/torch_bench.c): one GEMM,
+# gpuvet bench through the user's PyTorch (src/dev/torch/torch_bench.c): one GEMM,
 # torch.mm(a, w.t()) (torch._scaled_mm for fp8), prepared once, timed many
 # times, then checked. The same method as gpuvet's own routes: on a GPU the
 # repetitions are enqueued behind torch.cuda._sleep so that device events time

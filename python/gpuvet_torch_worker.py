@@ -1,9 +1,9 @@
 # gpuvet's PyTorch worker. It runs inside the user's own interpreter and
 # computes numerics cases with the PyTorch calls a user would write; gpuvet
-# (src/dev/torch.c) generates the inputs and judges the outputs in C.
+# (src/dev/torch/torch.c) generates the inputs and judges the outputs in C.
 #
 # It ships inside the gpuvet binary and arrives over the socket given in
-# GPUVET_FD (see BOOT in src/dev/torch.c), so nothing is written into the
+# GPUVET_FD (see BOOT in src/dev/torch/torch.c), so nothing is written into the
 # user's environment. Plain Python 3.7+, no dependency beyond torch, and it
 # works with every torch from 1.13 on: a function an older torch lacks makes
 # its cases "unsupported" with the reason.
@@ -970,4 +970,4 @@ def main(fd):
     Worker(chan).serve()
 
 
-main(GPUVET_FD)  # noqa: F821 - set by the bootstrap (src/dev/torch.c)
+main(GPUVET_FD)  # noqa: F821 - set by the bootstrap (src/dev/torch/torch.c)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
-#include "num/compare.h"
+#include "check/compare.h"
 
 /* The floor of the noise: a change of 2% or less is never a regression. */
 #define GV_BCMP_NOISE_FLOOR 0.02

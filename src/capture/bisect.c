@@ -15,7 +15,7 @@
 #include "base/json.h"
 #include "capture/capture.h"
 #include "capture/judge.h"
-#include "dev/torch.h"
+#include "dev/torch/torch.h"
 #include "num/fp.h"
 
 #define REPLAY_TIMEOUT_MS (600 * 1000)

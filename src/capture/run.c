@@ -7,7 +7,7 @@
 #include "base/json.h"
 #include "base/sha256.h"
 #include "capture/capture.h"
-#include "dev/torch.h"
+#include "dev/torch/torch.h"
 #include "kb/kb.h"
 
 #define FRAME_TIMEOUT_MS (600 * 1000) /* a model's first op may compile for minutes */

@@ -12,7 +12,7 @@
 #include "base/utf8.h"
 #include "env/probe.h"
 #include "kb/pypick.h"
-#include "store/results.h"
+#include "check/results.h"
 
 extern char **environ;
 

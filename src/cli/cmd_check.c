@@ -13,14 +13,14 @@
 #include "cli/cli.h"
 #include "dev/backend.h"
 #include "dev/vendor.h"
-#include "dev/cpu.h"
+#include "dev/cpu/cpu.h"
 #include "env/probe.h"
 #include "num/catalog.h"
-#include "num/runner.h"
+#include "check/runner.h"
 #include "probe/probe.h"
 #include "store/junit.h"
 #include "kb/cuda_compat.h"
-#include "store/results.h"
+#include "check/results.h"
 #include "store/safetensors.h"
 
 extern char **environ;

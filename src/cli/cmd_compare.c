@@ -13,7 +13,7 @@
 #include "bench/compare.h"
 #include "capture/gvcap.h"
 #include "cli/cli.h"
-#include "num/compare.h"
+#include "check/compare.h"
 #include "store/junit.h"
 
 static const char usage[] =

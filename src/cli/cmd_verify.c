@@ -10,9 +10,9 @@
 #include "cli/cli.h"
 #include "env/probe.h"
 #include "env/rootenv.h"
-#include "num/compare.h"
+#include "check/compare.h"
 #include "plan/verify.h"
-#include "store/results.h"
+#include "check/results.h"
 
 extern char **environ;
 

@@ -3,7 +3,7 @@
  * generated and rounded to the input format; the runner judges the output
  * against an fp64 reference. Backends never print: they fill struct gv_err.
  *
- * Implementations: cpu (src/dev/cpu.c, reference precision plus emulated
+ * Implementations: cpu (src/dev/cpu/cpu.c, reference precision plus emulated
  * behaviours), cuda (src/dev/cuda*.c), hip (src/dev/hip*.c). */
 #ifndef GV_DEV_BACKEND_H
 #define GV_DEV_BACKEND_H

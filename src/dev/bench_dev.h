@@ -2,9 +2,9 @@
  * checks. The method (warm-up, samples, statistics, verdicts) lives in
  * src/bench; a backend only says how long `iters` repetitions of one piece of
  * work took and whether its result is right. Implementations: CPU
- * (src/dev/cpu_bench.c: OpenBLAS, plain loops, the host clock) and CUDA
- * (src/dev/cuda_bench.c: cuBLAS/cuBLASLt, gpuvet's kernels, device events
- * behind a spin kernel), HIP (src/dev/hip_bench.c: rocBLAS/hipBLASLt, the same
+ * (src/dev/cpu/cpu_bench.c: OpenBLAS, plain loops, the host clock) and CUDA
+ * (src/dev/cuda/cuda_bench.c: cuBLAS/cuBLASLt, gpuvet's kernels, device events
+ * behind a spin kernel), HIP (src/dev/hip/hip_bench.c: rocBLAS/hipBLASLt, the same
  * kernels and method; both share src/dev/bench_gpu.c). Nothing here prints. */
 #ifndef GV_DEV_BENCH_DEV_H
 #define GV_DEV_BENCH_DEV_H

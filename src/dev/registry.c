@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "dev/backend.h"
-#include "dev/torch.h"
+#include "dev/torch/torch.h"
 
 extern const struct gv_backend gv_backend_cuda;
 extern const struct gv_backend gv_backend_hip;

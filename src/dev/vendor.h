@@ -21,18 +21,18 @@
 #define REQ 1
 #define OPT 0
 
-#include "dev/syms_cublas.h"
-#include "dev/syms_cublaslt.h"
-#include "dev/syms_cuda.h"
-#include "dev/syms_cudnn.h"
-#include "dev/syms_hip.h"
-#include "dev/syms_hipblaslt.h"
-#include "dev/syms_hiprtc.h"
-#include "dev/syms_miopen.h"
-#include "dev/syms_nccl.h"
-#include "dev/syms_nvml.h"
-#include "dev/syms_nvrtc.h"
-#include "dev/syms_rocblas.h"
+#include "dev/syms/syms_cublas.h"
+#include "dev/syms/syms_cublaslt.h"
+#include "dev/syms/syms_cuda.h"
+#include "dev/syms/syms_cudnn.h"
+#include "dev/syms/syms_hip.h"
+#include "dev/syms/syms_hipblaslt.h"
+#include "dev/syms/syms_hiprtc.h"
+#include "dev/syms/syms_miopen.h"
+#include "dev/syms/syms_nccl.h"
+#include "dev/syms/syms_nvml.h"
+#include "dev/syms/syms_nvrtc.h"
+#include "dev/syms/syms_rocblas.h"
 
 #define GV_SYM_FIELD(req, field, ret, params, ...) ret(*field) params;
 struct gv_api_cuda { GV_SYMS_CUDA(GV_SYM_FIELD) };

@@ -26,7 +26,7 @@ struct kb_numsig_case {
  * returns the count. */
 size_t kb_numsig_match(const struct kb_numsig_case *c, const struct kb_numsig **out, size_t max);
 
-/* Whether a variable with a known numerics effect (num/compare.c's notes) can
+/* Whether a variable with a known numerics effect (check/compare.c's notes) can
  * have changed a case of this op and input format: TF32 switches act on fp32
  * GEMM/convolution, the fp16 alternate implementation on fp16 GEMM/conv, the
  * emulation switches on fp32 / fp64 GEMM; library choice, workspace and

@@ -568,7 +568,8 @@ int gv_history_open(const char *url, int create, struct gv_history **out, struct
         if (is_pg_url(where))
             rc = gv_hdb_pg_open(where, h->name, &h->ops, &h->conn, err);
         else
-            rc = gv_hdb_sqlite_open(path, create, h->name, &h->ops, &h->conn, err);
+            rc = gv_hdb_sqlite_open(path, create, h->name, gv_hdb_wait_ms(), &h->ops,
+                                    &h->conn, err);
         if (rc != GV_E_TIMEOUT || !may_retry(attempt, t0))
             break;
         backoff(attempt);

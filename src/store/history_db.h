@@ -52,8 +52,9 @@ struct gv_hdb_ops {
  * the retries on top of it): $GPUVET_DB_TIMEOUT seconds, default 30. */
 int gv_hdb_wait_ms(void);
 
-/* Opens a backend. name is the database's redacted name, for messages. */
-int gv_hdb_sqlite_open(const char *path, int create, const char *name,
+/* Opens a backend. name is the database's redacted name, for messages;
+ * wait_ms: how long SQLite waits for a lock another process holds. */
+int gv_hdb_sqlite_open(const char *path, int create, const char *name, int wait_ms,
                        const struct gv_hdb_ops **ops, void **conn, struct gv_err *err);
 int gv_hdb_pg_open(const char *url, const char *name, const struct gv_hdb_ops **ops,
                    void **conn, struct gv_err *err);

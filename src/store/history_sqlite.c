@@ -18,7 +18,8 @@ struct sq {
     sqlite3 *db;
     char name[GV_PATH_MAX];
     char path[GV_PATH_MAX];
-    int last; /* last result code */
+    int last;    /* last result code */
+    int wait_ms; /* busy timeout: gv_hdb_wait_ms() of the opener */
 };
 
 /* " (pid N, COMM)" of a process other than this one that holds a lock on path
@@ -76,7 +77,7 @@ static int sq_fail(struct sq *c, int rc, struct gv_err *err, const char *what)
         }
         return gv_err_set(err, GV_E_TIMEOUT, "history database %s is locked by another "
                           "process%s and stayed locked for %.3g s (GPUVET_DB_TIMEOUT): %s: %s",
-                          c->name, who, gv_hdb_wait_ms() / 1000.0, what, msg);
+                          c->name, who, c->wait_ms / 1000.0, what, msg);
     }
     if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM)
         return gv_err_set(err, GV_E_IO, "history database %s: %s: %s (%s)", c->name, what, msg,
@@ -321,13 +322,13 @@ static int sq_connect(struct sq *c, int create, int immutable, struct gv_err *er
     if (rc != SQLITE_OK)
         return sq_fail(c, rc, err, "cannot open"), rc;
     sqlite3_extended_result_codes(c->db, 0);
-    sqlite3_busy_timeout(c->db, gv_hdb_wait_ms());
+    sqlite3_busy_timeout(c->db, c->wait_ms);
     if (sq_probe(c, err) != GV_OK)
         return c->last ? c->last : SQLITE_ERROR;
     return SQLITE_OK;
 }
 
-int gv_hdb_sqlite_open(const char *path, int create, const char *name,
+int gv_hdb_sqlite_open(const char *path, int create, const char *name, int wait_ms,
                        const struct gv_hdb_ops **ops, void **conn, struct gv_err *err)
 {
     struct stat sb;
@@ -350,6 +351,7 @@ int gv_hdb_sqlite_open(const char *path, int create, const char *name,
         return gv_err_set(err, GV_E_NOMEM, "history database %s: out of memory", name);
     snprintf(c->name, sizeof c->name, "%s", name);
     snprintf(c->path, sizeof c->path, "%s", path);
+    c->wait_ms = wait_ms;
     int rc = sq_connect(c, create, 0, err);
     if ((rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY) && !create && !dir_writable(path)) {
         /* a WAL database in a directory this user cannot write: SQLite cannot

@@ -13,7 +13,7 @@
 #   - resolve rocBLAS's symbol list against the root's real librocblas and read
 #     its version (hipBLASLt is reported where the root has it),
 #   - MIOpen (in a child process of the probe, so an abort cannot take it down):
-#     sid (libMIOpen.so.1, MIOpen 3.4.0): every symbol of src/dev/syms_miopen.h
+#     sid (libMIOpen.so.1, MIOpen 3.4.0): every symbol of src/dev/syms/syms_miopen.h
 #     resolves; the miopenDataType_t values gpuvet declares give the element sizes
 #     MIOpen itself computes (miopenGetTensorNumBytes: half 2, float 4, int32 4,
 #     int8 1, bfloat16 2, double 8); the descriptors gpuvet builds for a conv2d
@@ -25,7 +25,7 @@
 #     kernel with that reason, and the backend's MIOpen entry declines
 #     (GV_E_UNSUPPORTED = -10) so gv_gpu_run falls back to the kernel.
 #   - hipBLASLt (child process too): sid (libhipblaslt.so.1, hipBLASLt 7.1.1):
-#     every symbol of src/dev/syms_hipblaslt.h resolves; the attribute ids gpuvet
+#     every symbol of src/dev/syms/syms_hipblaslt.h resolves; the attribute ids gpuvet
 #     declares mean what it thinks, read back through the library (batch count 3
 #     and stride 123 set and read through gpuvet's ids; TRANSA set to gpuvet's
 #     HIPBLAS_OP_T reads back; TRANSB keeps the library's default, which must be
@@ -59,7 +59,7 @@ probe=$GV_TEST_TMP/hipprobe.$$
 trap 'rm -f "$probe"' EXIT
 # Plain build: the sanitizer runtimes are not inside the roots.
 $CC -O1 -std=gnu11 -D_GNU_SOURCE -DGPUVET_VERSION='"test"' -I"$GV_SRC/src" -o "$probe" \
-    "$GV_SRC/tests/fixtures/hip_probe_main.c" "$GV_SRC"/src/dev/{vendor,rtc,hip,gpu_run,lt}.c \
+    "$GV_SRC/tests/fixtures/hip_probe_main.c" "$GV_SRC"/src/dev/{vendor,rtc,gpu_run,lt}.c "$GV_SRC"/src/dev/hip/hip.c \
     "$GV_SRC"/src/base/{err,globs,json,fs}.c "$GV_SRC"/src/num/{types,catalog}.c "$embed" -ljansson -ldl -lm ||
     { echo "FAIL: building the probe"; exit 1; }
 jansson=$(ldd "$probe" | awk '/libjansson/ {print $3}')

@@ -1,10 +1,10 @@
-/* Fuzz target: the PyTorch worker's reply headers (src/dev/torch.c), which
+/* Fuzz target: the PyTorch worker's reply headers (src/dev/torch/torch.c), which
  * gpuvet reads from a process running the user's Python. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "dev/torch.h"
+#include "dev/torch/torch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -11,7 +11,7 @@
 
 #include "dev/backend.h"
 #include "num/catalog.h"
-#include "num/runner.h"
+#include "check/runner.h"
 
 extern const struct gv_backend gv_backend_cuda, gv_backend_hip;
 

@@ -6,7 +6,7 @@
 
 #include "num/catalog.h"
 #include "num/ref.h"
-#include "num/runner.h"
+#include "check/runner.h"
 #include "t.h"
 
 static size_t n_all;

@@ -2,7 +2,7 @@
  * causes from hand-made snapshots (environment, libraries, driver, device). */
 #include <math.h>
 
-#include "num/compare.h"
+#include "check/compare.h"
 #include "t.h"
 
 #define D(c) "\"" c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c \

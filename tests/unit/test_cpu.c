@@ -8,7 +8,7 @@
 #include "num/catalog.h"
 #include "num/fp.h"
 #include "num/ref.h"
-#include "num/runner.h"
+#include "check/runner.h"
 #include "t.h"
 
 static struct gv_device *open_cpu(const char *spec)

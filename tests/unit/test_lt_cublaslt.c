@@ -1,4 +1,4 @@
-/* gpuvet's cuBLASLt declarations (src/dev/syms_cublaslt.h) against the REAL
+/* gpuvet's cuBLASLt declarations (src/dev/syms/syms_cublaslt.h) against the REAL
  * libcublasLt, host side only (no GPU needed): every symbol of the list
  * resolves, and the attribute ids and enum values gpuvet passes mean what
  * gpuvet thinks, read back through the library itself (gv_lt_probe): a layout

@@ -1,6 +1,6 @@
 /* gpuvet probe on the CPU oracle: the plain CPU route gives IEEE behaviour,
  * every emulation gives exactly its known fingerprint (expectations below are
- * read from src/dev/cpu.c, not from probe output), the tree recovery finds
+ * read from src/dev/cpu/cpu.c, not from probe output), the tree recovery finds
  * known orders, and the fingerprint reader and diff work. */
 #include <jansson.h>
 #include <string.h>

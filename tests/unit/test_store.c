@@ -7,7 +7,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "store/junit.h"
-#include "store/results.h"
+#include "check/results.h"
 #include "store/safetensors.h"
 #include "t.h"
 

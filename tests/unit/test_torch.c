@@ -7,12 +7,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "dev/torch.h"
+#include "dev/torch/torch.h"
 #include "kb/kb.h"
 #include "num/catalog.h"
 #include "num/fp.h"
 #include "num/ref.h"
-#include "num/runner.h"
+#include "check/runner.h"
 #include "t.h"
 
 static int parse(const char *text, struct gv_torch_reply *r, struct gv_err *e)

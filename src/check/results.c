@@ -1,5 +1,5 @@
 /* Result files: writer and validating reader (docs/results-schema.md). */
-#include "store/results.h"
+#include "check/results.h"
 
 #include <math.h>
 #include <stdio.h>

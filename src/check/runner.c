@@ -1,5 +1,5 @@
 /* The suite runner (see runner.h). */
-#include "num/runner.h"
+#include "check/runner.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "dev/gpu.h"
-#include "dev/hip_dev.h"
+#include "dev/hip/hip_dev.h"
 #include "dev/lt.h"
 #include "dev/worker.h"
-#include "dev/hip_probe.h"
+#include "dev/hip/hip_probe.h"
 #include "base/json.h"
 
 static int hip_fail(const struct gv_api_hip *h, hipError_t r, struct gv_err *err, const char *call)

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "store/results.h"
+#include "check/results.h"
 #include "store/safetensors.h"
 #include "kb/numsig.h"
 #include "probe/probe.h"
@@ -101,19 +101,21 @@ struct gv_compare {
     char fp_note[256];           /* why fingerprints were not compared, or "" */
 };
 
-/* oa/ob: the saved outputs of A and B, or NULL. Fails (GV_E_FORMAT) when an
- * outputs file does not belong to its results (digest of a tensor differs). */
-int gv_compare_results(const struct gv_results *a, const struct gv_results *b,
-                       const struct gv_st_file *oa, const struct gv_st_file *ob,
-                       struct gv_compare *out, struct gv_err *err);
-void gv_compare_free(struct gv_compare *c);
-
-/* The explanation (gpuvet probe; called by gv_compare_results): signatures of
+/* A comparison, judged and explained (explain.c). oa/ob: the saved outputs of
+ * A and B, or NULL. Fails (GV_E_FORMAT) when an outputs file does not belong
+ * to its results (digest of a tensor differs). The explanation: signatures of
  * flagged cases, causes ranked by evidence with the cases they touch, the
  * library the flagged cases ran through, and the fingerprint changes when both
  * files embed one. */
-void gv_compare_explain(const struct gv_results *a, const struct gv_results *b,
-                        struct gv_compare *o);
+int gv_compare_results(const struct gv_results *a, const struct gv_results *b,
+                       const struct gv_st_file *oa, const struct gv_st_file *ob,
+                       struct gv_compare *out, struct gv_err *err);
+/* The judgement alone (compare.c): each case's change and the unranked
+ * causes, without the explanation. */
+int gv_compare_judge(const struct gv_results *a, const struct gv_results *b,
+                     const struct gv_st_file *oa, const struct gv_st_file *ob,
+                     struct gv_compare *out, struct gv_err *err);
+void gv_compare_free(struct gv_compare *c);
 /* What differs between two stacks, unranked: the leaves of two device
  * descriptions (either may be NULL), the environment variables, GPU libraries
  * and driver modules of two embedded snapshots (NULL: not compared). *causes

@@ -1,5 +1,5 @@
 /* The PyTorch worker process (see torch_proc.h). */
-#include "dev/torch_proc.h"
+#include "dev/torch/torch_proc.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* Case-by-case comparison of two result files (see compare.h). */
-#include "num/compare.h"
+#include "check/compare.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -475,7 +475,6 @@ static void find_causes(const struct gv_results *a, const struct gv_results *b,
     if (json_is_object(ma) && json_is_object(mb))
         leaf_causes("driver", "", ma, mb, o, 0);
     drop_device_echoes(o->causes, &o->ncauses);
-    gv_compare_explain(a, b, o);
 }
 
 void gv_compare_stack_causes(const json_t *dev_a, const json_t *dev_b, const json_t *snap_a,
@@ -515,9 +514,9 @@ static int push(struct gv_compare *o, size_t *cap, struct gv_cmp_case c)
     return GV_OK;
 }
 
-int gv_compare_results(const struct gv_results *a, const struct gv_results *b,
-                       const struct gv_st_file *oa, const struct gv_st_file *ob,
-                       struct gv_compare *o, struct gv_err *err)
+int gv_compare_judge(const struct gv_results *a, const struct gv_results *b,
+                     const struct gv_st_file *oa, const struct gv_st_file *ob,
+                     struct gv_compare *o, struct gv_err *err)
 {
     memset(o, 0, sizeof *o);
     size_t cap = 0;

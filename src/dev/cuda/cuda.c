@@ -10,7 +10,7 @@
 #include "dev/lt.h"
 #include "dev/worker.h"
 
-#include "dev/cuda_dev.h"
+#include "dev/cuda/cuda_dev.h"
 
 /* "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory" */
 static int cu_fail(struct gv_device *d, CUresult r, struct gv_err *err, const char *call)

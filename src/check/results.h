@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-#include "num/runner.h"
+#include "check/runner.h"
 
 #define GV_RESULTS_SCHEMA "gpuvet.results"
 #define GV_RESULTS_SCHEMA_VERSION 1

@@ -19,7 +19,7 @@
 #ifndef GV_DEV_SYMS_HIPBLASLT_H
 #define GV_DEV_SYMS_HIPBLASLT_H
 
-#include "dev/syms_cublaslt.h"
+#include "dev/syms/syms_cublaslt.h"
 
 enum {
     HIPBLASLT_MATMUL_DESC_TRANSA = 0,

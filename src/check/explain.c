@@ -1,4 +1,4 @@
-/* Explaining a comparison (compare.h, gv_compare_explain): which cause has
+/* Explaining a comparison (compare.h, gv_compare_results): which cause has
  * evidence, which degraded cases it touches, what each degraded case's error
  * looks like (kb/numsig.h), and, with fingerprints on both sides, which
  * property of which route changed (probe/probe.h). Prints nothing. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "num/compare.h"
+#include "check/compare.h"
 
 /* Libraries and the impl strings of the calls that go through them. */
 static const struct {
@@ -194,8 +194,8 @@ static void fingerprints(const struct gv_results *a, const struct gv_results *b,
     gv_fp_free(&fb);
 }
 
-void gv_compare_explain(const struct gv_results *a, const struct gv_results *b,
-                        struct gv_compare *o)
+static void explain(const struct gv_results *a, const struct gv_results *b,
+                    struct gv_compare *o)
 {
     size_t nflag = 0;
     for (size_t j = 0; j < o->n; j++) {
@@ -206,4 +206,14 @@ void gv_compare_explain(const struct gv_results *a, const struct gv_results *b,
     if (nflag)
         routes_note(o, nflag);
     fingerprints(a, b, o);
+}
+
+int gv_compare_results(const struct gv_results *a, const struct gv_results *b,
+                       const struct gv_st_file *oa, const struct gv_st_file *ob,
+                       struct gv_compare *out, struct gv_err *err)
+{
+    int rc = gv_compare_judge(a, b, oa, ob, out, err);
+    if (rc == GV_OK)
+        explain(a, b, out);
+    return rc;
 }

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "base/err.h"
-#include "dev/torch.h"
+#include "dev/torch/torch.h"
 
 struct gv_torch_proc {
     pid_t pid;   /* -1 when none */

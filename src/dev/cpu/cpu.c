@@ -36,7 +36,7 @@
 
 #include "base/fs.h"
 #include "base/json.h"
-#include "dev/cpu.h"
+#include "dev/cpu/cpu.h"
 #include "dev/backend.h"
 #include "num/fp.h"
 

@@ -17,7 +17,7 @@
 
 #include "dev/bench_dev.h"
 #include "dev/bench_gpu.h"
-#include "dev/cuda_dev.h"
+#include "dev/cuda/cuda_dev.h"
 
 #define LT_BENCH_WORKSPACE (32u << 20)
 

@@ -9,7 +9,7 @@
 
 #include "dev/bench_dev.h"
 #include "dev/gpu.h"
-#include "dev/torch.h"
+#include "dev/torch/torch.h"
 
 #define REPLY_MAX (1u << 20)
 

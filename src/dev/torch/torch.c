@@ -1,5 +1,5 @@
 /* gv_backend_torch: the suite through the user's own PyTorch (see torch.h). */
-#include "dev/torch.h"
+#include "dev/torch/torch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "base/json.h"
 #include "dev/gpu.h"
-#include "dev/torch_proc.h"
+#include "dev/torch/torch_proc.h"
 #include "kb/kb.h"
 
 struct gv_device {

@@ -19,7 +19,7 @@
 
 #include "dev/bench_dev.h"
 #include "dev/bench_gpu.h"
-#include "dev/hip_dev.h"
+#include "dev/hip/hip_dev.h"
 
 #define LT_BENCH_WORKSPACE (76u << 20) /* PyTorch's hipBLASLt default, as hip.c */
 #define SPIN_CALIBRATION_READS 20000
