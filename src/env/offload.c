@@ -189,7 +189,7 @@ struct mach {
 
 /* EF_AMDGPU_MACH values: rocm-facts.md 7b (LLVM ELF.h / AMDGPUUsage), plus the
  * GFX6-GFX8 values of the same LLVM table. gfx12-generic (0x059) is checked
- * against clang-19's output by tests/unit/test_offload.c. */
+ * by tests/unit/test_offload_names.c. */
 static const struct mach mach_table[] = {
     {0x020, "gfx600"},  {0x021, "gfx601"},  {0x022, "gfx700"},  {0x023, "gfx701"},
     {0x024, "gfx702"},  {0x025, "gfx703"},  {0x026, "gfx704"},  {0x028, "gfx801"},

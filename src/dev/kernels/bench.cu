@@ -4,7 +4,7 @@
 // a product: gv_bench_value_bits in src/bench/bench.h uses the same hash), the
 // STREAM-style memory kernels, and the empty kernel for launch latency.
 
-// splitmix64 of (seed, index): the same 64 bits on the host (src/bench/fill.c).
+// splitmix64 of (seed, index): the same 64 bits on the host (src/dev/bench_fill.c).
 __device__ __forceinline__ unsigned long long gv_bench_hash(unsigned long long seed,
                                                             unsigned long long i)
 {
