@@ -36,6 +36,7 @@ static const struct renderer {
     {"gpuvet.matrix", 1, "Version matrix", gv_render_matrix, NULL},
     {"gpuvet.probe", 1, "GEMM route fingerprint", gv_render_probe, NULL},
     {"gpuvet.bench", 1, "Benchmarks", gv_render_bench, NULL},
+    {"gpuvet.verify", 1, "Rollback verification", gv_render_verify, NULL},
 };
 #define NRENDERERS (sizeof renderers / sizeof renderers[0])
 

@@ -13,7 +13,7 @@ script really off), sorting with it on, and printing on A4 (OUTDIR/PAGE.pdf)
 with no table wider than the page.
 
 KIND: snapshot results compare doctor diff matrix capture capture-compare bisect
-bench bench-compare hostile multi. EXTRA for compare: BEFORE.json AFTER.json [BEFORE.safetensors
+bench bench-compare verify hostile multi. EXTRA for compare: BEFORE.json AFTER.json [BEFORE.safetensors
 AFTER.safetensors] (the ULP histogram of the saved outputs is recomputed here
 from the files, independently of gpuvet)."""
 import json
@@ -361,6 +361,26 @@ def kind_doctor(b, d, tag):
         check(g["ev"] == [e["path"] for e in f["evidence"]], "%s: evidence of %s" % (tag, f["rule"]))
 
 
+def kind_verify(b, d, tag):
+    keys = b.js("return Array.from(document.querySelectorAll('ul.summary li')).map(l => [l.getAttribute('data-key'), l.querySelector('.v').getAttribute('data-word')])")
+    want = [["verification", "pass" if d["ok"] else "fail"],
+            ["stack", "pass" if d["stack_matches"] else "fail"]]
+    if "numerics" in d:
+        want.append(["numerics", "fail" if d["numerics"]["degraded"] else "pass"])
+    check(keys == want, "%s: verdicts %s != %s" % (tag, keys, want))
+    rows = b.js("return Array.from(document.querySelectorAll('section.differences tbody tr')).map(r => Array.from(r.cells).map(c => c.innerText))")
+    check(rows == [[c["layer"], c["kind"], c["subject"], c.get("before") or "(absent)", c.get("after") or "(absent)"]
+                   for c in d["differences"]], "%s: differences %s != the document's" % (tag, rows[:3]))
+    left = b.js("return Array.from(document.querySelectorAll('section.leftovers tbody tr')).map(r => r.cells[0].innerText)")
+    check(left == [c["path"] for c in d["leftovers"]], "%s: leftovers %s" % (tag, left[:3]))
+    if "numerics" in d:
+        counts = b.js("return Array.from(document.querySelectorAll('section.numerics table.sortable')[0].querySelectorAll('tbody tr')).map(r => [r.cells[0].querySelector('.v').getAttribute('data-word'), r.cells[1].getAttribute('data-v')])")
+        check(sorted(counts) == sorted([k, str(v)] for k, v in d["numerics"]["counts"].items()),
+              "%s: counts %s != %s" % (tag, counts, d["numerics"]["counts"]))
+        flagged = b.js("return Array.from(document.querySelectorAll('section.numerics table.sortable')).slice(1).flatMap(t => Array.from(t.querySelectorAll('tbody tr')).map(r => r.cells[0].innerText))")
+        check(flagged == [c["id"] for c in d["numerics"]["flagged"]], "%s: flagged %s" % (tag, flagged))
+
+
 def kind_diff(b, d, tag):
     got = b.js("return Array.from(document.querySelectorAll('section.layer tbody tr')).map(r => r.cells[1].innerText)")
     order = ["driver", "runtime", "math", "framework", "loader", "packages"]
@@ -568,7 +588,7 @@ def kind_bench_compare(b, d, tag):
 KINDS = {"snapshot": kind_snapshot, "results": kind_results, "compare": kind_compare, "doctor": kind_doctor,
          "diff": kind_diff, "matrix": kind_matrix, "capture-compare": kind_capture_compare,
          "bisect": kind_bisect, "capture": kind_capture, "bench": kind_bench,
-         "bench-compare": kind_bench_compare}
+         "bench-compare": kind_bench_compare, "verify": kind_verify}
 
 
 def main():
