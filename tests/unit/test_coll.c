@@ -125,55 +125,45 @@ static void bad_options(void)
     json_decref(res);
 }
 
-static void missing_nccl(void)
+/* No collective library in reach: GV_E_LIB naming the library and its file,
+ * never the other vendor's; info still says what was looked for. kind NULL:
+ * CUDA's NCCL; "hip": RCCL. */
+static void missing_library(const char *kind, const char *upper, const char *name,
+                            const char *soname, const char *other)
 {
-    char empty[300];
+    char empty[300], need[32], none[32];
     snprintf(empty, sizeof empty, "%s/empty", tmp);
+    snprintf(need, sizeof need, "need %s", upper);
+    snprintf(none, sizeof none, "%s not found", name);
     mkdir(empty, 0700);
     gv_vendor_set_lib_path(empty);
     setenv("GPUVET_LIB_NO_SYSTEM", "1", 1);
     json_t *res = json_array(), *info = NULL;
     struct gv_err err = {0};
-    T_EQ_INT(gv_coll_bench(NULL, res, &info, &err), GV_E_LIB);
+    struct gv_coll_opts o = {.kind = kind};
+    T_EQ_INT(gv_coll_bench(&o, res, &info, &err), GV_E_LIB);
     fprintf(stderr, "  message: %s\n", err.msg);
-    T_CHECK(strstr(err.msg, "need NCCL") != NULL);
-    T_CHECK(strstr(err.msg, "nccl not found") != NULL);
-    T_CHECK(strstr(err.msg, "libnccl.so.2") != NULL);
+    T_CHECK(strstr(err.msg, need) != NULL);
+    T_CHECK(strstr(err.msg, none) != NULL);
+    T_CHECK(strstr(err.msg, soname) != NULL);
+    T_CHECK(strstr(err.msg, other) == NULL);
     T_CHECK(strstr(err.msg, empty) != NULL);
     T_EQ_INT(json_array_size(res), 0);
-    /* info still says what was looked for */
     json_t *lib = json_object_get(info, "library");
-    T_EQ_STR(json_string_value(json_object_get(lib, "name")), "nccl");
-    T_CHECK(strstr(json_string_value(json_object_get(lib, "error")), "libnccl.so.2") != NULL);
+    T_EQ_STR(json_string_value(json_object_get(lib, "name")), name);
+    T_CHECK(strstr(json_string_value(json_object_get(lib, "error")), soname) != NULL);
     json_decref(info);
     json_decref(res);
     unsetenv("GPUVET_LIB_NO_SYSTEM");
     gv_vendor_set_lib_path(NULL);
 }
 
+static void missing_nccl(void) { missing_library(NULL, "NCCL", "nccl", "libnccl.so.2", "librccl"); }
+
 /* The device kind hip asks for RCCL: without it, a GV_E_LIB naming librccl.so.1. */
 static void hip_without_rccl(void)
 {
-    char empty[300];
-    snprintf(empty, sizeof empty, "%s/empty", tmp);
-    mkdir(empty, 0700);
-    gv_vendor_set_lib_path(empty);
-    setenv("GPUVET_LIB_NO_SYSTEM", "1", 1);
-    json_t *res = json_array(), *info = NULL;
-    struct gv_err err = {0};
-    struct gv_coll_opts o = {.kind = "hip"};
-    T_EQ_INT(gv_coll_bench(&o, res, &info, &err), GV_E_LIB);
-    fprintf(stderr, "  message: %s\n", err.msg);
-    T_CHECK(strstr(err.msg, "need RCCL") != NULL);
-    T_CHECK(strstr(err.msg, "librccl.so.1") != NULL);
-    T_CHECK(strstr(err.msg, "libnccl") == NULL);
-    T_EQ_INT(json_array_size(res), 0);
-    json_t *lib = json_object_get(info, "library");
-    T_EQ_STR(json_string_value(json_object_get(lib, "name")), "rccl");
-    json_decref(info);
-    json_decref(res);
-    unsetenv("GPUVET_LIB_NO_SYSTEM");
-    gv_vendor_set_lib_path(NULL);
+    missing_library("hip", "RCCL", "rccl", "librccl.so.1", "libnccl");
 }
 
 /* Builds DIR/file as a shared object with the given SONAME from C source. */
