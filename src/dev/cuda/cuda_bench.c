@@ -418,9 +418,6 @@ static json_t *b_conditions(struct gv_bdev *b)
 /* A cuBLASLt GEMM's algorithm trial: the heuristic's rank of the one measured
  * (1 = its first, what PyTorch runs), how many were tried, and each one's trial
  * figure in TFLOP/s (null: it failed). */
-/* A cuBLASLt GEMM's algorithm trial: the heuristic's rank of the one measured
- * (1 = its first, what PyTorch runs), how many were tried, and each one's trial
- * figure in TFLOP/s (null: it failed). */
 static json_t *b_facts(struct gv_bdev *b, struct gv_bw *w)
 {
     (void)b;
