@@ -183,14 +183,25 @@ static int build_so(const char *file, const char *soname, const char *src)
     return system(cmd);
 }
 
-static void nccl_lacking_a_symbol(void)
+/* Builds the stand-in library file (its own SONAME) from src and makes the
+ * temporary directory the only place libraries are looked for; 0 when there
+ * is no C compiler (the case is then not run, and says so). */
+static int use_stand_in(const char *file, const char *src, const char *what)
 {
-    if (build_so("libnccl.so.2", "libnccl.so.2", "int ncclGetVersion(int *v) { *v = 22809; return 0; }\n")) {
-        fprintf(stderr, "  no C compiler: the wrong-contents case is not run\n");
-        return;
+    if (build_so(file, file, src)) {
+        fprintf(stderr, "  no C compiler: %s is not run\n", what);
+        return 0;
     }
     gv_vendor_set_lib_path(tmp);
     setenv("GPUVET_LIB_NO_SYSTEM", "1", 1);
+    return 1;
+}
+
+static void nccl_lacking_a_symbol(void)
+{
+    if (!use_stand_in("libnccl.so.2", "int ncclGetVersion(int *v) { *v = 22809; return 0; }\n",
+                      "the wrong-contents case"))
+        return;
     struct gv_vlib lib;
     struct gv_api_nccl api;
     struct gv_err err = {0};
@@ -220,12 +231,8 @@ static void rccl_symbol_list(void)
         size_t used = strlen(src);
         snprintf(src + used, sizeof src - used, "int %s(void) { return 0; }\n", names[i]);
     }
-    if (build_so("librccl.so.1", "librccl.so.1", src)) {
-        fprintf(stderr, "  no C compiler: the stand-in RCCL case is not run\n");
+    if (!use_stand_in("librccl.so.1", src, "the stand-in RCCL case"))
         return;
-    }
-    gv_vendor_set_lib_path(tmp);
-    setenv("GPUVET_LIB_NO_SYSTEM", "1", 1);
     struct gv_vlib lib;
     struct gv_api_nccl api;
     struct gv_err err = {0};
