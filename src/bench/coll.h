@@ -1,7 +1,8 @@
-/* Collective benchmarks through NCCL (loaded at run time like the other vendor
- * libraries): all-reduce (sum), all-gather, reduce-scatter, broadcast (root 0)
- * and all-to-all over a size sweep, one process driving every GPU
- * (ncclCommInitAll), each timed iteration checked for the exact answer.
+/* Collective benchmarks through NCCL (RCCL on HIP; loaded at run time like the
+ * other vendor libraries): all-reduce (sum), all-gather, reduce-scatter,
+ * broadcast (root 0) and all-to-all over a size sweep, one process driving
+ * every GPU (ncclCommInitAll), each timed iteration checked for the exact
+ * answer. This is the method; the device half is src/dev/coll.h's.
  *
  * Sizes and bandwidths are counted as nccl-tests counts them (NVIDIA/nccl-tests
  * src/<op>.cu GetCollByteCount and GetBw, doc/PERFORMANCE.md):
@@ -21,15 +22,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
-
-enum gv_coll_op {
-    GV_COLL_ALL_REDUCE = 0, /* the numbers match src/dev/kernels/coll.cu */
-    GV_COLL_ALL_GATHER,
-    GV_COLL_REDUCE_SCATTER,
-    GV_COLL_BROADCAST,
-    GV_COLL_ALL_TO_ALL,
-    GV_COLL_NOPS
-};
+#include "dev/coll.h" /* enum gv_coll_op, struct gv_coll_size */
 
 struct gv_coll_opts {
     int ndev;            /* GPUs to use, the first ndev visible ones; 0: all */
@@ -40,6 +33,7 @@ struct gv_coll_opts {
     int warmup;          /* untimed iterations per size first (0: 5; <0: none) */
     const char *only;    /* fnmatch(3) pattern on the result id; NULL: all */
     unsigned ops;        /* bit (1u << enum gv_coll_op) per op; 0: all */
+    const char *kind;    /* device kind: "cuda" or NULL (NCCL), "hip" (RCCL) */
 };
 
 /* "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all" */
@@ -49,12 +43,6 @@ int gv_coll_op_from_name(const char *name);
 
 /* nccl-tests' counting for a nominal size of `size` bytes of elements of `elt`
  * bytes over nranks ranks (see above). count may be 0 (too small to split). */
-struct gv_coll_size {
-    size_t count;      /* the call's count argument */
-    size_t send_count; /* elements each rank sends from */
-    size_t recv_count; /* elements each rank receives into */
-    size_t bytes;      /* max(send, recv) * elt */
-};
 void gv_coll_size(enum gv_coll_op op, size_t size, size_t elt, int nranks, struct gv_coll_size *s);
 double gv_coll_busbw_factor(enum gv_coll_op op, int nranks);
 /* algbw and busbw in GB/s (1e9 bytes) of one call of `bytes` (gv_coll_size's
@@ -72,10 +60,11 @@ size_t gv_coll_sweep(size_t min, size_t max, int factor, size_t *out, size_t cap
  * force), nvls_disabled_by_gpuvet, method}; on failure it still describes what
  * was found when it can (else NULL). NCCL_NVLS_ENABLE=0 is set in the process
  * environment when unset (NVLink multicast stays off).
- * Errors: GV_E_LIB (no NCCL or NVRTC: names what was tried), GV_E_NOTFOUND (no
+ * Errors: GV_E_LIB (no NCCL / RCCL or NVRTC: names what was tried), GV_E_NOTFOUND (no
  * NVIDIA GPU or driver), GV_E_USAGE (bad options), GV_E_TIMEOUT (a collective
  * still running after GPUVET_CASE_TIMEOUT: the communicators are aborted),
- * GV_E_DEVICE (a CUDA or NCCL error: names the call and NCCL's message).
+ * GV_E_DEVICE (a CUDA or NCCL error: names the call and NCCL's message),
+ * GV_E_UNSUPPORTED (kind "hip" with RCCL present: HIP ranks not written yet).
  * Results measured before an error stay in `results`.
  * Test hook: GPUVET_TEST_COLL_CORRUPT=1 changes one output element after one
  * timed collective of every result (each must then fail its check);

@@ -2,10 +2,11 @@
  * checks. The method (warm-up, samples, statistics, verdicts) lives in
  * src/bench; a backend only says how long `iters` repetitions of one piece of
  * work took and whether its result is right. Implementations: CPU
- * (src/dev/cpu/cpu_bench.c: OpenBLAS, plain loops, the host clock) and CUDA
- * (src/dev/cuda/cuda_bench.c: cuBLAS/cuBLASLt, gpuvet's kernels, device events
- * behind a spin kernel), HIP (src/dev/hip/hip_bench.c: rocBLAS/hipBLASLt, the same
- * kernels and method; both share src/dev/bench_gpu.c). Nothing here prints. */
+ * (src/dev/cpu/cpu_bench.c: OpenBLAS, plain loops, the host clock), CUDA
+ * (src/dev/cuda/cuda_bench.c: cuBLAS/cuBLASLt) and HIP (src/dev/hip/hip_bench.c:
+ * rocBLAS/hipBLASLt), which share gpuvet's kernels, the timing loops (device
+ * events behind a spin kernel) and the checks in src/dev/bench_gpu.c, over each
+ * runtime's timing primitives (gpu.h). Nothing here prints. */
 #ifndef GV_DEV_BENCH_DEV_H
 #define GV_DEV_BENCH_DEV_H
 

@@ -6,6 +6,9 @@
 #define GV_DEV_GPU_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 #include "dev/backend.h"
@@ -44,6 +47,8 @@ int gv_nvrtc_compile(const struct gv_api_nvrtc *api, const char *arch, struct gv
 int gv_hiprtc_compile(const struct gv_api_hiprtc *api, const char *arch, struct gv_rtc_out *out,
                       struct gv_err *err);
 
+struct gv_gpu_timing;
+
 /* Device primitives a backend supplies to gv_gpu_run(). Every call returns 0
  * or a status with err naming the vendor call. */
 struct gv_gpu_ops {
@@ -79,6 +84,60 @@ struct gv_gpu_ops {
      * reason in its impl. */
     int (*gemm_tn)(void *ctx, const struct gv_case *c, gv_dptr a, gv_dptr bt, gv_dptr c_out,
                    enum gv_dtype cdt, char *impl, size_t implsz, struct gv_err *err);
+    /* Optional: the timing primitives gpuvet bench's loops use (bench_gpu.c). */
+    const struct gv_gpu_timing *timing;
+};
+
+/* The copies a benchmark times. */
+enum gv_copy { GV_COPY_H2D, GV_COPY_D2H, GV_COPY_D2D };
+
+/* Timing primitives, thin wrappers over the runtime's calls (cuda.c, hip.c),
+ * on the same ctx as struct gv_gpu_ops. Events and streams are the runtime's
+ * handles; stream NULL is the backend's own stream; device -1 is the
+ * backend's own device. Every call returns 0 or a status with err naming the
+ * vendor call. */
+struct gv_gpu_timing {
+    const char *prefix;   /* "cu", "hip": the calls' prefix, for impl texts */
+    const char *pinned;   /* "cuMemHostAlloc": the pinned host allocator's name */
+    const char *launcher; /* "cuLaunchKernel of an empty NVRTC kernel" */
+    const char *unusable; /* the message once the device faulted */
+    /* 1 after a sticky fault or a timeout: nothing more may run */
+    int (*broken)(void *ctx);
+    /* 0 when gpuvet's module has the kernel (loading it), else why not */
+    int (*kernel)(void *ctx, const char *name, struct gv_err *err);
+    int (*event_create)(void *ctx, void **ev, struct gv_err *err);
+    void (*event_destroy)(void *ctx, void *ev);
+    int (*event_record)(void *ctx, void *ev, void *stream, struct gv_err *err);
+    /* seconds between two recorded events */
+    int (*event_elapsed)(void *ctx, void *e0, void *e1, double *sec, struct gv_err *err);
+    int (*stream_create)(void *ctx, void **stream, struct gv_err *err);
+    void (*stream_destroy)(void *ctx, void *stream);
+    int (*stream_sync)(void *ctx, void *stream, struct gv_err *err);
+    /* One copy of bytes: H2D dst <- host, D2H host <- src, D2D dst <- src.
+     * async: on the own stream; else blocking (the host clock's copies; CUDA's
+     * H2D also waits for the context). */
+    int (*copy)(void *ctx, enum gv_copy kind, int async, gv_dptr dst, gv_dptr src, void *host,
+                size_t bytes, struct gv_err *err);
+    int (*host_alloc)(void *ctx, size_t bytes, void **p, struct gv_err *err); /* pinned */
+    void (*host_free)(void *ctx, void *p);
+    int (*mem_free)(void *ctx, size_t *free_bytes, struct gv_err *err);
+    /* Fills bytes with 0xFF on the own stream; a no-op where the runtime lacks it. */
+    int (*memset_ff)(void *ctx, gv_dptr p, size_t bytes, struct gv_err *err);
+    int (*device_count)(void *ctx);
+    /* 1, 0, or -1 unknown; why says which call answered */
+    int (*peer_access)(void *ctx, int src, int dst, char *why, size_t whysz);
+    /* PCI address of device dev as sysfs spells it; -1 when unknown */
+    int (*pci_address)(void *ctx, int dev, char *buf, size_t bufsz);
+    /* Holds device dev for use_device (GV_E_UNSUPPORTED when the runtime has
+     * no peer copies); each successful hold is let go with peer_release. */
+    int (*peer_hold)(void *ctx, int dev, struct gv_err *err);
+    void (*peer_release)(void *ctx, int dev);
+    /* Makes dev (held, or -1) the device that alloc, events and streams use. */
+    int (*use_device)(void *ctx, int dev, struct gv_err *err);
+    /* From the current device, direct access to dst's memory. */
+    int (*peer_enable)(void *ctx, int dst, struct gv_err *err);
+    int (*peer_copy)(void *ctx, gv_dptr dst, int dst_dev, gv_dptr src, int src_dev, size_t bytes,
+                     void *stream, struct gv_err *err);
 };
 
 /* The format a vendor GEMM writes for case c: F64 for fp64, F16 for fp16
@@ -98,6 +157,19 @@ int gv_gpu_run(const struct gv_gpu_ops *ops, void *ctx, const struct gv_case *c,
  * cases whose id contains GPUVET_TEST_FAULT_CASE (default: every case). */
 int gv_gpu_test_hook(const struct gv_gpu_ops *ops, void *ctx, const struct gv_case *c,
                      struct gv_err *err);
+
+/* A runtime's PCI bus id ("00000000:17:00.0" from CUDA, "0000:c1:00.0" from
+ * HIP) as sysfs spells it: a 4-digit domain, lower case. Inline: the numerics
+ * backends are also built alone (tests/cli/hip_fixture.sh). */
+static inline void gv_gpu_pci_address(const char *id, char *buf, size_t bufsz)
+{
+    const char *colon = strchr(id, ':');
+    long dom = strtol(id, NULL, 16);
+    snprintf(buf, bufsz, "%04lx%s", dom, colon ? colon : "");
+    for (char *p = buf; *p; p++)
+        if (*p >= 'A' && *p <= 'F')
+            *p = (char)(*p - 'A' + 'a');
+}
 
 /* Case timeout in seconds: GPUVET_CASE_TIMEOUT, default 60. */
 double gv_gpu_case_timeout(void);

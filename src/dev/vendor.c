@@ -52,6 +52,7 @@ static const struct sym_spec syms_rocblas[] = {GV_SYMS_ROCBLAS(ROW_ROCBLAS)};
 static const struct sym_spec syms_hipblaslt[] = {GV_SYMS_HIPBLASLT(ROW_HIPBLASLT)};
 static const struct sym_spec syms_miopen[] = {GV_SYMS_MIOPEN(ROW_MIOPEN)};
 static const struct sym_spec syms_nccl[] = {GV_SYMS_NCCL(ROW_NCCL)};
+static const struct sym_spec syms_rccl[] = {GV_SYMS_RCCL(ROW_NCCL)};
 #define ROW_NVML(req, field, ret, params, ...)                                               \
     {#field, {__VA_ARGS__, NULL}, req, offsetof(struct gv_api_nvml, field)},
 static const struct sym_spec syms_nvml[] = {GV_SYMS_NVML(ROW_NVML)};
@@ -112,7 +113,7 @@ static const struct lib_spec specs[GV_LIB_COUNT] = {
     [GV_LIB_HIPBLASLT] = SPEC("hipblaslt", cand_hipblaslt, syms_hipblaslt, struct gv_api_hipblaslt, 0),
     [GV_LIB_MIOPEN] = SPEC("MIOpen", cand_miopen, syms_miopen, struct gv_api_miopen, 0),
     [GV_LIB_NCCL] = SPEC("nccl", cand_nccl, syms_nccl, struct gv_api_nccl, 1),
-    [GV_LIB_RCCL] = SPEC("rccl", cand_rccl, syms_nccl, struct gv_api_nccl, 0),
+    [GV_LIB_RCCL] = SPEC("rccl", cand_rccl, syms_rccl, struct gv_api_nccl, 0),
     [GV_LIB_NVML] = SPEC("nvml", cand_nvml, syms_nvml, struct gv_api_nvml, 1),
 };
 

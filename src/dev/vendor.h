@@ -32,6 +32,7 @@
 #include "dev/syms/syms_nccl.h"
 #include "dev/syms/syms_nvml.h"
 #include "dev/syms/syms_nvrtc.h"
+#include "dev/syms/syms_rccl.h"
 #include "dev/syms/syms_rocblas.h"
 
 #define GV_SYM_FIELD(req, field, ret, params, ...) ret(*field) params;
@@ -45,7 +46,7 @@ struct gv_api_hiprtc { GV_SYMS_HIPRTC(GV_SYM_FIELD) };
 struct gv_api_rocblas { GV_SYMS_ROCBLAS(GV_SYM_FIELD) };
 struct gv_api_hipblaslt { GV_SYMS_HIPBLASLT(GV_SYM_FIELD) };
 struct gv_api_miopen { GV_SYMS_MIOPEN(GV_SYM_FIELD) };
-/* NCCL and RCCL share one symbol list (the same C API) */
+/* NCCL's and RCCL's lists (syms_nccl.h, syms_rccl.h) fill one struct: the same C API */
 struct gv_api_nccl { GV_SYMS_NCCL(GV_SYM_FIELD) };
 struct gv_api_nvml { GV_SYMS_NVML(GV_SYM_FIELD) };
 #undef GV_SYM_FIELD

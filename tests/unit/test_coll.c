@@ -125,30 +125,45 @@ static void bad_options(void)
     json_decref(res);
 }
 
-static void missing_nccl(void)
+/* No collective library in reach: GV_E_LIB naming the library and its file,
+ * never the other vendor's; info still says what was looked for. kind NULL:
+ * CUDA's NCCL; "hip": RCCL. */
+static void missing_library(const char *kind, const char *upper, const char *name,
+                            const char *soname, const char *other)
 {
-    char empty[300];
+    char empty[300], need[32], none[32];
     snprintf(empty, sizeof empty, "%s/empty", tmp);
+    snprintf(need, sizeof need, "need %s", upper);
+    snprintf(none, sizeof none, "%s not found", name);
     mkdir(empty, 0700);
     gv_vendor_set_lib_path(empty);
     setenv("GPUVET_LIB_NO_SYSTEM", "1", 1);
     json_t *res = json_array(), *info = NULL;
     struct gv_err err = {0};
-    T_EQ_INT(gv_coll_bench(NULL, res, &info, &err), GV_E_LIB);
+    struct gv_coll_opts o = {.kind = kind};
+    T_EQ_INT(gv_coll_bench(&o, res, &info, &err), GV_E_LIB);
     fprintf(stderr, "  message: %s\n", err.msg);
-    T_CHECK(strstr(err.msg, "need NCCL") != NULL);
-    T_CHECK(strstr(err.msg, "nccl not found") != NULL);
-    T_CHECK(strstr(err.msg, "libnccl.so.2") != NULL);
+    T_CHECK(strstr(err.msg, need) != NULL);
+    T_CHECK(strstr(err.msg, none) != NULL);
+    T_CHECK(strstr(err.msg, soname) != NULL);
+    T_CHECK(strstr(err.msg, other) == NULL);
     T_CHECK(strstr(err.msg, empty) != NULL);
     T_EQ_INT(json_array_size(res), 0);
-    /* info still says what was looked for */
     json_t *lib = json_object_get(info, "library");
-    T_EQ_STR(json_string_value(json_object_get(lib, "name")), "nccl");
-    T_CHECK(strstr(json_string_value(json_object_get(lib, "error")), "libnccl.so.2") != NULL);
+    T_EQ_STR(json_string_value(json_object_get(lib, "name")), name);
+    T_CHECK(strstr(json_string_value(json_object_get(lib, "error")), soname) != NULL);
     json_decref(info);
     json_decref(res);
     unsetenv("GPUVET_LIB_NO_SYSTEM");
     gv_vendor_set_lib_path(NULL);
+}
+
+static void missing_nccl(void) { missing_library(NULL, "NCCL", "nccl", "libnccl.so.2", "librccl"); }
+
+/* The device kind hip asks for RCCL: without it, a GV_E_LIB naming librccl.so.1. */
+static void hip_without_rccl(void)
+{
+    missing_library("hip", "RCCL", "rccl", "librccl.so.1", "libnccl");
 }
 
 /* Builds DIR/file as a shared object with the given SONAME from C source. */
@@ -168,14 +183,25 @@ static int build_so(const char *file, const char *soname, const char *src)
     return system(cmd);
 }
 
-static void nccl_lacking_a_symbol(void)
+/* Builds the stand-in library file (its own SONAME) from src and makes the
+ * temporary directory the only place libraries are looked for; 0 when there
+ * is no C compiler (the case is then not run, and says so). */
+static int use_stand_in(const char *file, const char *src, const char *what)
 {
-    if (build_so("libnccl.so.2", "libnccl.so.2", "int ncclGetVersion(int *v) { *v = 22809; return 0; }\n")) {
-        fprintf(stderr, "  no C compiler: the wrong-contents case is not run\n");
-        return;
+    if (build_so(file, file, src)) {
+        fprintf(stderr, "  no C compiler: %s is not run\n", what);
+        return 0;
     }
     gv_vendor_set_lib_path(tmp);
     setenv("GPUVET_LIB_NO_SYSTEM", "1", 1);
+    return 1;
+}
+
+static void nccl_lacking_a_symbol(void)
+{
+    if (!use_stand_in("libnccl.so.2", "int ncclGetVersion(int *v) { *v = 22809; return 0; }\n",
+                      "the wrong-contents case"))
+        return;
     struct gv_vlib lib;
     struct gv_api_nccl api;
     struct gv_err err = {0};
@@ -185,6 +211,48 @@ static void nccl_lacking_a_symbol(void)
     T_CHECK(api.ncclGetVersion == NULL);
     char so[300];
     snprintf(so, sizeof so, "%s/libnccl.so.2", tmp);
+    unlink(so);
+    unsetenv("GPUVET_LIB_NO_SYSTEM");
+    gv_vendor_set_lib_path(NULL);
+}
+
+/* RCCL's own list (syms_rccl.h): a stand-in librccl.so.1 with RCCL's exports
+ * (its all-to-all is ncclAllToAll) fills the all-to-all entry, and the hip
+ * kind, with RCCL found, says what is missing instead of running. */
+static void rccl_symbol_list(void)
+{
+    static const char *const names[] = {
+        "ncclGetErrorString", "ncclCommInitAll", "ncclCommDestroy", "ncclCommAbort",
+        "ncclCommGetAsyncError", "ncclGroupStart", "ncclGroupEnd", "ncclAllReduce",
+        "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclSend", "ncclRecv",
+        "ncclAllToAll"};
+    char src[2048] = "int ncclGetVersion(int *v) { *v = 22203; return 0; }\n";
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t used = strlen(src);
+        snprintf(src + used, sizeof src - used, "int %s(void) { return 0; }\n", names[i]);
+    }
+    if (!use_stand_in("librccl.so.1", src, "the stand-in RCCL case"))
+        return;
+    struct gv_vlib lib;
+    struct gv_api_nccl api;
+    struct gv_err err = {0};
+    T_EQ_INT(gv_vlib_open(GV_LIB_RCCL, &lib, &api, &err), GV_OK);
+    T_CHECK(api.ncclAlltoAll != NULL);
+    T_CHECK(api.ncclGetLastError == NULL);
+    if (lib.handle)
+        gv_vlib_close(&lib);
+    json_t *res = json_array(), *info = NULL;
+    struct gv_coll_opts o = {.kind = "hip"};
+    gv_err_clear(&err);
+    T_EQ_INT(gv_coll_bench(&o, res, &info, &err), GV_E_UNSUPPORTED);
+    fprintf(stderr, "  message: %s\n", err.msg);
+    T_CHECK(strstr(err.msg, "librccl.so.1") != NULL);
+    T_CHECK(strstr(err.msg, "RCCL 2.22.3") != NULL);
+    T_EQ_STR(json_string_value(json_object_get(info, "alltoall_call")), "ncclAllToAll");
+    json_decref(info);
+    json_decref(res);
+    char so[300];
+    snprintf(so, sizeof so, "%s/librccl.so.1", tmp);
     unlink(so);
     unsetenv("GPUVET_LIB_NO_SYSTEM");
     gv_vendor_set_lib_path(NULL);
@@ -288,7 +356,9 @@ int main(void)
     T_RUN(sweep);
     T_RUN(bad_options);
     T_RUN(missing_nccl);
+    T_RUN(hip_without_rccl);
     T_RUN(nccl_lacking_a_symbol);
+    T_RUN(rccl_symbol_list);
     T_RUN(real_nccl);
     T_RUN(real_rccl);
     char cmd[600];

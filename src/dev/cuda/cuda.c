@@ -30,6 +30,8 @@ static int cu_fail(struct gv_device *d, CUresult r, struct gv_err *err, const ch
  * inconsistent state): 700-799 are the launch/execution errors. */
 static int sticky(CUresult r) { return r >= 700 && r < 800; }
 
+static const struct gv_gpu_timing cuda_timing; /* below: gpuvet bench's primitives */
+
 /* PyTorch's Lt workspace variable (KiB) and its CUDA default (rocm-facts.md) */
 #define LT_WORKSPACE_ENV "CUBLASLT_WORKSPACE_SIZE"
 #define LT_WORKSPACE_DEFAULT (1u << 20)
@@ -578,7 +580,8 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
         return rc;
     }
     d->ops = (struct gv_gpu_ops){p_alloc, p_release, p_upload, p_download, p_launch, p_finish,
-                                 p_gemm,  p_conv,    d->max_shmem, NULL, p_gemm_tn};
+                                 p_gemm,  p_conv,    d->max_shmem, NULL, p_gemm_tn,
+                                 &cuda_timing};
     *out = d;
     return GV_OK;
 }
@@ -650,3 +653,222 @@ int gv_cuda_func(struct gv_device *d, const char *name, CUfunction *f, struct gv
 }
 
 const char *gv_cuda_blas_status(struct gv_device *d, int st) { return blas_status(d, st); }
+
+/* ---- timing primitives for gpuvet bench (gpu.h, struct gv_gpu_timing) ---- */
+
+static int t_broken(void *ctx) { return ((struct gv_device *)ctx)->broken; }
+
+static int t_kernel(void *ctx, const char *name, struct gv_err *err)
+{
+    CUfunction f;
+    return get_func(ctx, name, &f, err);
+}
+
+static CUstream stream_of(struct gv_device *d, void *stream)
+{
+    return stream ? (CUstream)stream : d->stream;
+}
+
+static int t_event_create(void *ctx, void **ev, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CUevent e = NULL;
+    CU(d, cuEventCreate(&e, CU_EVENT_DEFAULT), err);
+    *ev = e;
+    return GV_OK;
+}
+
+static void t_event_destroy(void *ctx, void *ev)
+{
+    if (ev)
+        ((struct gv_device *)ctx)->cu.cuEventDestroy((CUevent)ev);
+}
+
+static int t_event_record(void *ctx, void *ev, void *stream, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CU(d, cuEventRecord((CUevent)ev, stream_of(d, stream)), err);
+    return GV_OK;
+}
+
+static int t_event_elapsed(void *ctx, void *e0, void *e1, double *sec, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    float ms = 0;
+    CU(d, cuEventElapsedTime(&ms, (CUevent)e0, (CUevent)e1), err);
+    *sec = ms * 1e-3;
+    return GV_OK;
+}
+
+static int t_stream_create(void *ctx, void **stream, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CUstream s = NULL;
+    CU(d, cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), err);
+    *stream = s;
+    return GV_OK;
+}
+
+static void t_stream_destroy(void *ctx, void *stream)
+{
+    if (stream)
+        ((struct gv_device *)ctx)->cu.cuStreamDestroy((CUstream)stream);
+}
+
+static int t_stream_sync(void *ctx, void *stream, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CU(d, cuStreamSynchronize(stream_of(d, stream)), err);
+    return GV_OK;
+}
+
+static int t_copy(void *ctx, enum gv_copy kind, int async, gv_dptr dst, gv_dptr src, void *host,
+                  size_t bytes, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    if (kind == GV_COPY_D2D && async)
+        CU(d, cuMemcpyDtoDAsync(dst, src, bytes, d->stream), err);
+    else if (kind == GV_COPY_H2D && async)
+        CU(d, cuMemcpyHtoDAsync(dst, host, bytes, d->stream), err);
+    else if (kind == GV_COPY_D2H && async)
+        CU(d, cuMemcpyDtoHAsync(host, src, bytes, d->stream), err);
+    else if (kind == GV_COPY_H2D) {
+        CU(d, cuMemcpyHtoD(dst, host, bytes), err);
+        CU(d, cuCtxSynchronize(), err);
+    } else if (kind == GV_COPY_D2H)
+        CU(d, cuMemcpyDtoH(host, src, bytes), err);
+    else
+        return gv_err_set(err, GV_E_UNSUPPORTED, "no blocking device-to-device copy");
+    return GV_OK;
+}
+
+static int t_host_alloc(void *ctx, size_t bytes, void **p, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CU(d, cuMemHostAlloc(p, bytes, CU_MEMHOSTALLOC_PORTABLE), err);
+    return GV_OK;
+}
+
+static void t_host_free(void *ctx, void *p)
+{
+    if (p)
+        ((struct gv_device *)ctx)->cu.cuMemFreeHost(p);
+}
+
+static int t_mem_free(void *ctx, size_t *free_bytes, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    size_t total = 0;
+    CU(d, cuMemGetInfo(free_bytes, &total), err);
+    return GV_OK;
+}
+
+static int t_memset_ff(void *ctx, gv_dptr p, size_t bytes, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    if (d->cu.cuMemsetD8Async)
+        CU(d, cuMemsetD8Async(p, 0xFF, bytes, d->stream), err);
+    return GV_OK;
+}
+
+static int t_device_count(void *ctx)
+{
+    int n = 0;
+    return ((struct gv_device *)ctx)->cu.cuDeviceGetCount(&n) == CUDA_SUCCESS ? n : 1;
+}
+
+static int t_peer_access(void *ctx, int src, int dst, char *why, size_t whysz)
+{
+    struct gv_device *d = ctx;
+    CUdevice ds, dd;
+    int can = 0;
+    if (!d->cu.cuDeviceCanAccessPeer || d->cu.cuDeviceGet(&ds, src) != CUDA_SUCCESS ||
+        d->cu.cuDeviceGet(&dd, dst) != CUDA_SUCCESS ||
+        d->cu.cuDeviceCanAccessPeer(&can, ds, dd) != CUDA_SUCCESS) {
+        snprintf(why, whysz, "cuDeviceCanAccessPeer not available or failed");
+        return -1;
+    }
+    snprintf(why, whysz, "cuDeviceCanAccessPeer(%d, %d) = %d", src, dst, can);
+    return can ? 1 : 0;
+}
+
+static int t_pci_address(void *ctx, int i, char *buf, size_t bufsz)
+{
+    struct gv_device *d = ctx;
+    CUdevice dev;
+    char id[64];
+    if (!d->cu.cuDeviceGetPCIBusId || d->cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS ||
+        d->cu.cuDeviceGetPCIBusId(id, sizeof id, dev) != CUDA_SUCCESS)
+        return -1;
+    /* the driver writes "00000000:17:00.0": sysfs has a 4-digit domain */
+    gv_gpu_pci_address(id, buf, bufsz);
+    return 0;
+}
+
+/* Retains dev's primary context (once per device, counted). */
+static int t_peer_hold(void *ctx, int dev, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CUdevice cd;
+    if (!d->cu.cuMemcpyPeerAsync || !d->cu.cuCtxEnablePeerAccess)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "libcuda lacks cuMemcpyPeerAsync");
+    if (dev < 0 || dev >= GV_CUDA_MAX_PEERS)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "device %d: gpuvet holds at most %d devices",
+                          dev, GV_CUDA_MAX_PEERS);
+    if (d->held[dev] == 0) {
+        CU(d, cuDeviceGet(&cd, dev), err);
+        CU(d, cuDevicePrimaryCtxRetain(&d->held_ctx[dev], cd), err);
+    }
+    d->held[dev]++;
+    return GV_OK;
+}
+
+static void t_peer_release(void *ctx, int dev)
+{
+    struct gv_device *d = ctx;
+    CUdevice cd;
+    if (dev < 0 || dev >= GV_CUDA_MAX_PEERS || d->held[dev] == 0 || --d->held[dev] > 0)
+        return;
+    if (d->cu.cuDeviceGet(&cd, dev) == CUDA_SUCCESS)
+        d->cu.cuDevicePrimaryCtxRelease(cd);
+    d->held_ctx[dev] = NULL;
+}
+
+static int t_use_device(void *ctx, int dev, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    if (dev >= 0 && (dev >= GV_CUDA_MAX_PEERS || !d->held[dev]))
+        return gv_err_set(err, GV_E_USAGE, "device %d is not held", dev);
+    CU(d, cuCtxSetCurrent(dev < 0 ? d->ctx : d->held_ctx[dev]), err);
+    return GV_OK;
+}
+
+static int t_peer_enable(void *ctx, int dst, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    if (dst < 0 || dst >= GV_CUDA_MAX_PEERS || !d->held[dst])
+        return gv_err_set(err, GV_E_USAGE, "device %d is not held", dst);
+    CUresult r = d->cu.cuCtxEnablePeerAccess(d->held_ctx[dst], 0);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+        return gv_cuda_fail(d, r, err, "cuCtxEnablePeerAccess");
+    return GV_OK;
+}
+
+static int t_peer_copy(void *ctx, gv_dptr dst, int dst_dev, gv_dptr src, int src_dev,
+                       size_t bytes, void *stream, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    CUcontext dc = dst_dev < 0 ? d->ctx : d->held_ctx[dst_dev];
+    CUcontext sc = src_dev < 0 ? d->ctx : d->held_ctx[src_dev];
+    CU(d, cuMemcpyPeerAsync(dst, dc, src, sc, bytes, stream_of(d, stream)), err);
+    return GV_OK;
+}
+
+static const struct gv_gpu_timing cuda_timing = {
+    "cu", "cuMemHostAlloc", "cuLaunchKernel of an empty NVRTC kernel",
+    "the CUDA context is unusable after an earlier fault",
+    t_broken, t_kernel, t_event_create, t_event_destroy, t_event_record, t_event_elapsed,
+    t_stream_create, t_stream_destroy, t_stream_sync, t_copy, t_host_alloc, t_host_free,
+    t_mem_free, t_memset_ff, t_device_count, t_peer_access, t_pci_address, t_peer_hold,
+    t_peer_release, t_use_device, t_peer_enable, t_peer_copy,
+};

@@ -7,6 +7,7 @@
 #include "dev/lt.h"
 
 #define NFUNC 16
+#define GV_CUDA_MAX_PEERS 64 /* devices gpuvet bench's peer copies may hold */
 
 struct gv_device {
     struct gv_vlib lib[5]; /* cuda, nvrtc, cublas, cublasLt, cudnn */
@@ -38,6 +39,8 @@ struct gv_device {
     int broken;      /* a sticky error or timeout: the context must be recreated */
     gv_dptr f8_scales; /* 1.0f at bytes 0 and 256: fp8 matmuls' scale pointers */
     struct gv_gpu_ops ops;
+    CUcontext held_ctx[GV_CUDA_MAX_PEERS]; /* primary contexts held for peer copies */
+    int held[GV_CUDA_MAX_PEERS];
 };
 
 enum { L_CUDA, L_NVRTC, L_CUBLAS, L_CUBLASLT, L_CUDNN };

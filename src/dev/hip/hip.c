@@ -28,6 +28,8 @@ static int hip_fail(const struct gv_api_hip *h, hipError_t r, struct gv_err *err
  * errors leave the device in an unusable state, as in CUDA. */
 static int sticky(hipError_t r) { return r >= 700 && r < 800; }
 
+static const struct gv_gpu_timing hip_timing; /* below: gpuvet bench's primitives */
+
 #define HIPC(d, call, err)                                                                   \
     do {                                                                                     \
         hipError_t r_ = (d)->hip.call;                                                       \
@@ -636,7 +638,8 @@ static int open_dev(const char *spec, struct gv_device **out, struct gv_err *err
      * through hipBLASLt yet (gfx942's fp8 is the FNUZ variant, not OCP e4m3):
      * fp8 GEMMs take the kernel, saying why. */
     d->ops = (struct gv_gpu_ops){p_alloc, p_release, p_upload, p_download, p_launch, p_finish,
-                                 p_gemm,  NULL,      64 * 1024 - 2048, p_conv_raw, NULL};
+                                 p_gemm,  NULL,      64 * 1024 - 2048, p_conv_raw, NULL,
+                                 &hip_timing};
     *out = d;
     return GV_OK;
 }
@@ -956,3 +959,199 @@ json_t *gv_hip_probe(const char *const *archs, int *compiled, int *failed)
     gv_vlib_close(&lib);
     return o;
 }
+
+/* ---- timing primitives for gpuvet bench (gpu.h, struct gv_gpu_timing) ---- */
+
+#define DPTR(p) ((hipDeviceptr_t)(uintptr_t)(p))
+
+static int t_broken(void *ctx) { return ((struct gv_device *)ctx)->broken; }
+
+static int t_kernel(void *ctx, const char *name, struct gv_err *err)
+{
+    hipFunction_t f;
+    return get_func(ctx, name, &f, err);
+}
+
+static hipStream_t stream_of(struct gv_device *d, void *stream)
+{
+    return stream ? (hipStream_t)stream : d->stream;
+}
+
+static int t_event_create(void *ctx, void **ev, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    hipEvent_t e = NULL;
+    HIPC(d, hipEventCreate(&e), err);
+    *ev = e;
+    return GV_OK;
+}
+
+static void t_event_destroy(void *ctx, void *ev)
+{
+    if (ev)
+        ((struct gv_device *)ctx)->hip.hipEventDestroy((hipEvent_t)ev);
+}
+
+static int t_event_record(void *ctx, void *ev, void *stream, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    HIPC(d, hipEventRecord((hipEvent_t)ev, stream_of(d, stream)), err);
+    return GV_OK;
+}
+
+static int t_event_elapsed(void *ctx, void *e0, void *e1, double *sec, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    float ms = 0;
+    HIPC(d, hipEventElapsedTime(&ms, (hipEvent_t)e0, (hipEvent_t)e1), err);
+    *sec = ms * 1e-3;
+    return GV_OK;
+}
+
+static int t_stream_create(void *ctx, void **stream, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    hipStream_t s = NULL;
+    HIPC(d, hipStreamCreateWithFlags(&s, hipStreamNonBlocking), err);
+    *stream = s;
+    return GV_OK;
+}
+
+static void t_stream_destroy(void *ctx, void *stream)
+{
+    if (stream)
+        ((struct gv_device *)ctx)->hip.hipStreamDestroy((hipStream_t)stream);
+}
+
+static int t_stream_sync(void *ctx, void *stream, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    HIPC(d, hipStreamSynchronize(stream_of(d, stream)), err);
+    return GV_OK;
+}
+
+static int t_copy(void *ctx, enum gv_copy kind, int async, gv_dptr dst, gv_dptr src, void *host,
+                  size_t bytes, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    if (kind == GV_COPY_D2D && async)
+        HIPC(d, hipMemcpyDtoDAsync(DPTR(dst), DPTR(src), bytes, d->stream), err);
+    else if (kind == GV_COPY_H2D && async)
+        HIPC(d, hipMemcpyHtoDAsync(DPTR(dst), host, bytes, d->stream), err);
+    else if (kind == GV_COPY_D2H && async)
+        HIPC(d, hipMemcpyDtoHAsync(host, DPTR(src), bytes, d->stream), err);
+    else if (kind == GV_COPY_H2D)
+        HIPC(d, hipMemcpyHtoD(DPTR(dst), host, bytes), err);
+    else if (kind == GV_COPY_D2H)
+        HIPC(d, hipMemcpyDtoH(host, DPTR(src), bytes), err);
+    else
+        return gv_err_set(err, GV_E_UNSUPPORTED, "no blocking device-to-device copy");
+    return GV_OK;
+}
+
+static int t_host_alloc(void *ctx, size_t bytes, void **p, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    HIPC(d, hipHostMalloc(p, bytes, hipHostMallocPortable), err);
+    return GV_OK;
+}
+
+static void t_host_free(void *ctx, void *p)
+{
+    if (p)
+        ((struct gv_device *)ctx)->hip.hipHostFree(p);
+}
+
+static int t_mem_free(void *ctx, size_t *free_bytes, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    size_t total = 0;
+    HIPC(d, hipMemGetInfo(free_bytes, &total), err);
+    return GV_OK;
+}
+
+static int t_memset_ff(void *ctx, gv_dptr p, size_t bytes, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    if (d->hip.hipMemsetD8Async)
+        HIPC(d, hipMemsetD8Async(DPTR(p), 0xFF, bytes, d->stream), err);
+    return GV_OK;
+}
+
+static int t_device_count(void *ctx)
+{
+    int n = 0;
+    return ((struct gv_device *)ctx)->hip.hipGetDeviceCount(&n) == hipSuccess ? n : 1;
+}
+
+static int t_peer_access(void *ctx, int src, int dst, char *why, size_t whysz)
+{
+    struct gv_device *d = ctx;
+    int can = 0;
+    if (!d->hip.hipDeviceCanAccessPeer || d->hip.hipDeviceCanAccessPeer(&can, src, dst) != hipSuccess) {
+        snprintf(why, whysz, "hipDeviceCanAccessPeer not available or failed");
+        return -1;
+    }
+    snprintf(why, whysz, "hipDeviceCanAccessPeer(%d, %d) = %d", src, dst, can);
+    return can ? 1 : 0;
+}
+
+static int t_pci_address(void *ctx, int i, char *buf, size_t bufsz)
+{
+    struct gv_device *d = ctx;
+    char id[64];
+    if (!d->hip.hipDeviceGetPCIBusId || d->hip.hipDeviceGetPCIBusId(id, sizeof id, i) != hipSuccess)
+        return -1;
+    gv_gpu_pci_address(id, buf, bufsz);
+    return 0;
+}
+
+/* HIP addresses devices by ordinal: nothing to hold, only the entries to check. */
+static int t_peer_hold(void *ctx, int dev, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    (void)dev;
+    if (!d->hip.hipMemcpyPeerAsync || !d->hip.hipDeviceEnablePeerAccess)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "%s lacks hipMemcpyPeerAsync", d->lib[L_HIP].path);
+    return GV_OK;
+}
+
+static void t_peer_release(void *ctx, int dev)
+{
+    (void)ctx, (void)dev;
+}
+
+static int t_use_device(void *ctx, int dev, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    HIPC(d, hipSetDevice(dev < 0 ? d->ordinal : dev), err);
+    return GV_OK;
+}
+
+static int t_peer_enable(void *ctx, int dst, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    hipError_t r = d->hip.hipDeviceEnablePeerAccess(dst, 0);
+    if (r != hipSuccess && r != hipErrorPeerAccessAlreadyEnabled)
+        return gv_hip_fail(d, r, err, "hipDeviceEnablePeerAccess");
+    return GV_OK;
+}
+
+static int t_peer_copy(void *ctx, gv_dptr dst, int dst_dev, gv_dptr src, int src_dev,
+                       size_t bytes, void *stream, struct gv_err *err)
+{
+    struct gv_device *d = ctx;
+    HIPC(d, hipMemcpyPeerAsync((void *)(uintptr_t)dst, dst_dev < 0 ? d->ordinal : dst_dev,
+                               (const void *)(uintptr_t)src, src_dev < 0 ? d->ordinal : src_dev,
+                               bytes, stream_of(d, stream)), err);
+    return GV_OK;
+}
+
+static const struct gv_gpu_timing hip_timing = {
+    "hip", "hipHostMalloc", "hipModuleLaunchKernel of an empty hipRTC kernel",
+    "the HIP device is unusable after an earlier fault",
+    t_broken, t_kernel, t_event_create, t_event_destroy, t_event_record, t_event_elapsed,
+    t_stream_create, t_stream_destroy, t_stream_sync, t_copy, t_host_alloc, t_host_free,
+    t_mem_free, t_memset_ff, t_device_count, t_peer_access, t_pci_address, t_peer_hold,
+    t_peer_release, t_use_device, t_peer_enable, t_peer_copy,
+};

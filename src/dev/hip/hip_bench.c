@@ -1,16 +1,14 @@
-/* gpuvet bench on HIP (bench_dev.h): rocBLAS and hipBLASLt GEMMs, gpuvet's
- * STREAM kernels, the runtime's copies, an empty kernel, peer copies; the
- * CUDA backend's method (cuda_bench.c) with the HIP runtime's calls.
+/* gpuvet bench on HIP (bench_dev.h): what only HIP has. rocBLAS and
+ * hipBLASLt GEMMs (with hipBLASLt's algorithm trial), the amdgpu driver's
+ * clocks, power and temperature from its hwmon files in sysfs (no vendor
+ * library needed), and opening the device. The STREAM kernels, copies, the
+ * empty kernel, peer copies and every timing loop are bench_gpu.c's, over
+ * hip.c's timing primitives (struct gv_gpu_timing, gpu.h).
  *
- * Device-timed work is gated: a spin kernel holds the stream while the start
- * event, the `iters` repetitions and the end event are enqueued, so the events
- * time the GPU's work and not the host's launches. hipRTC's spin kernel counts
- * volatile reads (bench.cu: HIP has no %globaltimer, and clock64 does not build
- * for every arch), so at open the backend times a known count of them with
- * events and converts the gate's seconds into reads. Host-clock work (pageable
- * copies, launch-and-wait, the cost of issuing a launch) is timed with
- * CLOCK_MONOTONIC. Clocks, power and temperature come from the amdgpu driver's
- * hwmon files in sysfs (no vendor library needed). */
+ * hipRTC's spin kernel counts volatile reads (bench.cu: HIP has no
+ * %globaltimer, and clock64 does not build for every arch), so at open the
+ * backend times a known count of them with events and gives the gate the
+ * seconds per read. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,38 +24,22 @@
 #define DEFAULT_GRID 1024 /* when the CU count cannot be read */
 
 struct gv_bdev {
+    struct gv_bench_gpu gpu; /* first: the shared code's view of the device (bench_gpu.h) */
     struct gv_device *g;
-    struct gv_bench_gpu gpu;
-    hipEvent_t e0, e1;
-    gv_dptr gate;               /* 16 bytes the spin kernel reads */
-    double spin_read_s;         /* seconds per read of the spin kernel (calibrated) */
     int cus;                    /* compute units (0: unknown) */
     struct gv_lt lt;            /* gpuvet bench's own hipBLASLt handle and workspace */
     int have_lt;
     char lt_why[256];
-    int ndev;
     char hwmon[512];            /* the device's hwmon directory, or "" */
     char hwmon_why[256];
 };
 
 struct gv_bw {
-    struct gv_bw_spec s;
-    double enq_per_iter;
-    int gated;
-    /* GEMM */
-    struct gv_bench_gemm gm;
+    struct gv_bench_work w;     /* first: what the shared loops use (bench_gpu.h) */
     int use_lt, ab, ct, comp;
     struct gv_lt_plan plan;
     double trial[GV_LT_PLAN_ALGOS];
     struct gv_bdev *bench;
-    /* memory, copies */
-    gv_dptr x, y, z, out;
-    void *host;
-    int host_pinned;
-    unsigned grid, vgrid;
-    /* peers */
-    hipStream_t pstream;
-    hipEvent_t pe0, pe1;
 };
 
 #define HB(b, call, err)                                                                     \
@@ -66,8 +48,6 @@ struct gv_bw {
         if (r_ != hipSuccess)                                                                \
             return gv_hip_fail((b)->g, r_, (err), #call);                                    \
     } while (0)
-
-#define DPTR(p) ((hipDeviceptr_t)(uintptr_t)(p))
 
 /* ---- the entries bench needs ---- */
 
@@ -183,12 +163,7 @@ static void b_close(struct gv_bdev *b)
         } else if (b->lt.handle) {
             b->lt.destroy(b->lt.handle);
         }
-        if (b->gate)
-            g->ops.release(g, b->gate);
-        if (b->e0)
-            g->hip.hipEventDestroy(b->e0);
-        if (b->e1)
-            g->hip.hipEventDestroy(b->e1);
+        gv_bench_gpu_stop(&b->gpu);
         gv_backend_hip_inproc.close(g);
     }
     free(b);
@@ -201,45 +176,30 @@ static int device_int(struct gv_device *g, int attr, int *v)
            g->hip.hipDeviceGetAttribute(v, attr, g->ordinal) == hipSuccess && *v > 0;
 }
 
-static int spin(struct gv_bdev *b, double seconds, struct gv_err *err)
-{
-    long long reads = (long long)(seconds / b->spin_read_s);
-    void *args[] = {&b->gate, &reads};
-    return b->g->ops.launch(b->g, "gv_bench_spin", 1, 1, 0, args, err);
-}
-
 /* Seconds per read of the spin kernel: a known count timed with the events. */
 static int calibrate_spin(struct gv_bdev *b, struct gv_err *err)
 {
     struct gv_device *g = b->g;
+    const struct gv_gpu_timing *t = g->ops.timing;
     long long reads = SPIN_CALIBRATION_READS;
-    void *args[] = {&b->gate, &reads};
-    float ms = 0;
-    HB(b, hipEventRecord(b->e0, g->stream), err);
-    int rc = g->ops.launch(g, "gv_bench_spin", 1, 1, 0, args, err);
-    if (rc)
-        return rc;
-    HB(b, hipEventRecord(b->e1, g->stream), err);
-    if ((rc = g->ops.finish(g, err)))
-        return rc;
-    HB(b, hipEventElapsedTime(&ms, b->e0, b->e1), err);
-    b->spin_read_s = ms > 0 ? ms * 1e-3 / SPIN_CALIBRATION_READS : 1e-6;
-    return GV_OK;
-}
-
-static int start_events(struct gv_bdev *b, struct gv_err *err)
-{
-    struct gv_device *g = b->g;
-    HB(b, hipSetDevice(g->ordinal), err);
-    HB(b, hipEventCreate(&b->e0), err);
-    HB(b, hipEventCreate(&b->e1), err);
-    int rc = g->ops.alloc(g, 16, &b->gate, err);
+    void *args[] = {&b->gpu.gate, &reads};
+    double sec = 0;
+    int rc = t->event_record(g, b->gpu.e0, NULL, err);
     if (!rc)
-        rc = g->ops.upload(g, b->gate, (float[4]){0, 0, 0, 0}, 16, err);
+        rc = g->ops.launch(g, "gv_bench_spin", 1, 1, 0, args, err);
+    if (!rc)
+        rc = t->event_record(g, b->gpu.e1, NULL, err);
+    if (!rc)
+        rc = g->ops.finish(g, err);
+    if (!rc)
+        rc = t->event_elapsed(g, b->gpu.e0, b->gpu.e1, &sec, err);
+    if (!rc)
+        b->gpu.spin_unit_s = sec > 0 ? sec / SPIN_CALIBRATION_READS : 1e-6;
     return rc;
 }
 
 static void find_hwmon(struct gv_bdev *b);
+static int gemm_once(void *vendor, struct gv_bench_work *work, int set, struct gv_err *err);
 
 static int b_open(const char *spec, struct gv_bdev **out, struct gv_err *err)
 {
@@ -259,19 +219,18 @@ static int b_open(const char *spec, struct gv_bdev **out, struct gv_err *err)
         return rc;
     }
     struct gv_device *g = b->g;
-    b->spin_read_s = 1e-6;
+    /* the spin kernel counts volatile reads: calibrated below */
+    b->gpu = (struct gv_bench_gpu){.ops = &g->ops, .ctx = g, .grid = DEFAULT_GRID,
+                                   .spin_unit_s = 1e-6, .gemm_once = gemm_once, .vendor = b};
     rc = need_bench_syms(g, err);
     if (!rc)
-        rc = start_events(b, err);
-    b->gpu = (struct gv_bench_gpu){&g->ops, g, DEFAULT_GRID};
+        rc = gv_bench_gpu_start(&b->gpu, err);
     if (!rc && device_int(g, hipDeviceAttributeMultiprocessorCount, &b->cus))
         b->gpu.grid = (unsigned)(b->cus * 8);
     if (!rc)
         rc = calibrate_spin(b, err);
     if (!rc)
         rc = start_lt(b, err);
-    if (!rc && g->hip.hipGetDeviceCount(&b->ndev) != hipSuccess)
-        b->ndev = 1;
     if (rc) {
         b_close(b);
         return rc;
@@ -287,7 +246,7 @@ static json_t *b_describe(struct gv_bdev *b)
     json_object_set_new(o, "bench_timer",
                         json_sprintf("HIP events on the device, behind a spin kernel that holds "
                                      "the stream while the work is enqueued (%.3g ns per spin "
-                                     "read, timed at open)", b->spin_read_s * 1e9));
+                                     "read, timed at open)", b->gpu.spin_unit_s * 1e9));
     json_object_set_new(o, "bench_hipblaslt",
                         b->have_lt ? json_sprintf("own handle, workspace %zu bytes "
                                                   "(HIPBLASLT_WORKSPACE_SIZE, KiB, else 76 MiB)",
@@ -299,37 +258,13 @@ static json_t *b_describe(struct gv_bdev *b)
     return o;
 }
 
-static int b_count(struct gv_bdev *b) { return b->ndev; }
-
-static int b_peer_access(struct gv_bdev *b, int src, int dst, char *why, size_t whysz)
-{
-    int can = 0;
-    if (!b->g->hip.hipDeviceCanAccessPeer ||
-        b->g->hip.hipDeviceCanAccessPeer(&can, src, dst) != hipSuccess) {
-        snprintf(why, whysz, "hipDeviceCanAccessPeer not available or failed");
-        return -1;
-    }
-    snprintf(why, whysz, "hipDeviceCanAccessPeer(%d, %d) = %d", src, dst, can);
-    return can ? 1 : 0;
-}
-
-static int b_pci_address(struct gv_bdev *b, int i, char *buf, size_t bufsz)
-{
-    char id[64];
-    if (!b->g->hip.hipDeviceGetPCIBusId ||
-        b->g->hip.hipDeviceGetPCIBusId(id, sizeof id, i) != hipSuccess)
-        return -1;
-    gv_bench_pci_address(id, buf, bufsz);
-    return 0;
-}
-
 /* ---- GEMM ---- */
 
 static int gemm_types(struct gv_bw *w, struct gv_err *err)
 {
-    struct gv_bench_gemm *g = &w->gm;
+    struct gv_bench_gemm *g = &w->w.gm;
     int lt = w->use_lt;
-    switch (w->s.dtype) {
+    switch (w->w.s.dtype) {
     case GV_F64:
         w->ab = w->ct = lt ? HIP_R_64F : rocblas_datatype_f64_r;
         w->comp = lt ? HIPBLAS_COMPUTE_64F : rocblas_datatype_f64_r;
@@ -350,11 +285,11 @@ static int gemm_types(struct gv_bw *w, struct gv_err *err)
     case GV_F16:
     case GV_BF16:
         if (lt)
-            w->ab = w->ct = w->s.dtype == GV_F16 ? HIP_R_16F : HIP_R_16BF, w->comp = HIPBLAS_COMPUTE_32F;
+            w->ab = w->ct = w->w.s.dtype == GV_F16 ? HIP_R_16F : HIP_R_16BF, w->comp = HIPBLAS_COMPUTE_32F;
         else
-            w->ab = w->ct = w->s.dtype == GV_F16 ? rocblas_datatype_f16_r : rocblas_datatype_bf16_r,
+            w->ab = w->ct = w->w.s.dtype == GV_F16 ? rocblas_datatype_f16_r : rocblas_datatype_bf16_r,
             w->comp = rocblas_datatype_f32_r;
-        g->in_store = g->out_store = w->s.dtype;
+        g->in_store = g->out_store = w->w.s.dtype;
         return GV_OK;
     case GV_F8E4M3:
         return gv_err_set(err, GV_E_UNSUPPORTED, "no fp8 GEMM on HIP yet: gpuvet's fp8 operands "
@@ -363,44 +298,25 @@ static int gemm_types(struct gv_bw *w, struct gv_err *err)
                           "types");
     default:
         return gv_err_set(err, GV_E_UNSUPPORTED, "no GEMM benchmark for %s",
-                          gv_dtype_name(w->s.dtype));
+                          gv_dtype_name(w->w.s.dtype));
     }
 }
 
 static const char *compute_name(const struct gv_bw *w)
 {
-    switch (w->s.dtype) {
+    switch (w->w.s.dtype) {
     case GV_F64: return "COMPUTE_64F";
     case GV_TF32: return "COMPUTE_32F_FAST_TF32";
     default: return "COMPUTE_32F";
     }
 }
 
-static int memset_ff(void *ctx, gv_dptr p, size_t bytes, struct gv_err *err)
-{
-    struct gv_device *g = ctx;
-    hipError_t r = g->hip.hipMemsetD8Async(DPTR(p), 0xFF, bytes, g->stream);
-    return r == hipSuccess ? GV_OK : gv_hip_fail(g, r, err, "hipMemsetD8Async");
-}
-
-static int gemm_alloc(struct gv_bdev *b, struct gv_bw *w, struct gv_err *err)
-{
-    struct gv_device *g = b->g;
-    size_t fr = 0, tot = 0;
-    HB(b, hipMemGetInfo(&fr, &tot), err);
-    w->gm.m = w->s.m, w->gm.n = w->s.n, w->gm.k = w->s.k;
-    return gv_bench_gemm_alloc(&b->gpu, &w->gm, w->s.dtype, fr, w->s.rotate_bytes,
-                               g->hip.hipMemsetD8Async ? memset_ff : NULL, err);
-}
-
-static int time_device(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
-                       struct gv_err *err);
-
 static int trial_time(void *ctx, int iters, double *sec, struct gv_err *err)
 {
     struct gv_bw *w = ctx;
-    return time_device(w->bench, w, iters, sec, err);
+    return gv_bench_time_device(&w->bench->gpu, &w->w, iters, sec, err);
 }
+
 
 static int trial_broken(void *ctx) { return ((struct gv_bw *)ctx)->bench->g->broken; }
 
@@ -409,7 +325,7 @@ static int lt_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t imp
 {
     struct gv_lt_plan_spec ps = {w->ab, w->ct, w->comp,
                                  w->comp == HIPBLAS_COMPUTE_64F ? HIP_R_64F : HIP_R_32F,
-                                 compute_name(w), w->s.n, w->s.m, w->s.k, 0, 0, GV_LT_PLAN_ALGOS};
+                                 compute_name(w), w->w.s.n, w->w.s.m, w->w.s.k, 0, 0, GV_LT_PLAN_ALGOS};
     int rc = gv_lt_plan_make(&b->lt, &ps, &w->plan, err);
     w->bench = b;
     if (!rc)
@@ -420,7 +336,7 @@ static int lt_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t imp
     snprintf(impl, implsz, "hipblasLtMatmul %s (the fastest in a trial of the heuristic's first "
              "%d algorithm(s): its #%d, workspace %zu of %zu bytes), %s operands, %d operand "
              "set(s)", compute_name(w), p->nalgo, p->pick + 1, p->ws_need[p->pick],
-             b->lt.workspace_bytes, gv_dtype_name(w->gm.in_store), w->gm.nsets);
+             b->lt.workspace_bytes, gv_dtype_name(w->w.gm.in_store), w->w.gm.nsets);
     return GV_OK;
 }
 
@@ -428,9 +344,9 @@ static int gemm_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t i
                         struct gv_err *err)
 {
     struct gv_device *g = b->g;
-    w->use_lt = strcmp(w->s.route, "hipblaslt") == 0;
-    if (!w->use_lt && strcmp(w->s.route, "rocblas") != 0)
-        return gv_err_set(err, GV_E_UNSUPPORTED, "route %s is not a HIP GEMM route", w->s.route);
+    w->use_lt = strcmp(w->w.s.route, "hipblaslt") == 0;
+    if (!w->use_lt && strcmp(w->w.s.route, "rocblas") != 0)
+        return gv_err_set(err, GV_E_UNSUPPORTED, "route %s is not a HIP GEMM route", w->w.s.route);
     int rc = gemm_types(w, err);
     if (rc)
         return rc;
@@ -440,20 +356,22 @@ static int gemm_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t i
         return gv_err_set(err, GV_E_UNSUPPORTED, "rocBLAS not loaded: %s", g->liberr[L_ROCBLAS]);
     if (!w->use_lt && !g->rb.rocblas_gemm_ex)
         return gv_err_set(err, GV_E_LIB, "%s lacks rocblas_gemm_ex", g->lib[L_ROCBLAS].path);
-    if ((rc = gemm_alloc(b, w, err)))
+    if ((rc = gv_bench_gemm_prepare(&b->gpu, &w->w, err)))
         return rc;
     if (w->use_lt)
         return lt_prepare(b, w, impl, implsz, err);
     snprintf(impl, implsz, "rocblas_gemm_ex %s (rocblas_gemm_algo_standard), %s operands, %d "
-             "operand set(s)", compute_name(w), gv_dtype_name(w->gm.in_store), w->gm.nsets);
+             "operand set(s)", compute_name(w), gv_dtype_name(w->w.gm.in_store), w->w.gm.nsets);
     return GV_OK;
 }
 
 /* Column-major C^T(n x m) = W(n x k, op T of k x n) . X^T(k x m): row-major C = X.W^T. */
-static int gemm_once(struct gv_bdev *b, struct gv_bw *w, int set, struct gv_err *err)
+static int gemm_once(void *vendor, struct gv_bench_work *work, int set, struct gv_err *err)
 {
+    struct gv_bdev *b = vendor;
+    struct gv_bw *w = (struct gv_bw *)work;
     struct gv_device *g = b->g;
-    const struct gv_bench_gemm *gm = &w->gm;
+    const struct gv_bench_gemm *gm = &w->w.gm;
     if (w->use_lt)
         return gv_lt_plan_run(&b->lt, &w->plan, gm->w[set], gm->a[set], gm->c[set], err);
     double one64 = 1, zero64 = 0;
@@ -461,7 +379,7 @@ static int gemm_once(struct gv_bdev *b, struct gv_bw *w, int set, struct gv_err 
     const void *alpha = &one32, *beta = &zero32;
     if (w->comp == rocblas_datatype_f64_r)
         alpha = &one64, beta = &zero64;
-    int m = (int)w->s.n, n = (int)w->s.m, k = (int)w->s.k;
+    int m = (int)w->w.s.n, n = (int)w->w.s.m, k = (int)w->w.s.k;
     void *c = (void *)(uintptr_t)gm->c[set];
     rocblas_status st = g->rb.rocblas_gemm_ex(
         g->bh, rocblas_operation_transpose, rocblas_operation_none, m, n, k, alpha,
@@ -477,157 +395,14 @@ static int gemm_once(struct gv_bdev *b, struct gv_bw *w, int set, struct gv_err 
 /* Allowed |C - ref| / sum|a||w|: the output's rounding plus the accumulation's. */
 static double gemm_tol(const struct gv_bw *w)
 {
-    switch (w->s.dtype) {
+    switch (w->w.s.dtype) {
     case GV_F64: return 1e-12;
     case GV_F32: return 1e-5;
     default: return 2e-2;
     }
 }
 
-/* ---- memory, copies, launches ---- */
-
-static const char *const stream_kernel[] = {"gv_bench_copy", "gv_bench_scale", "gv_bench_add",
-                                            "gv_bench_triad", "gv_bench_read"};
-
-static int stream_prepare(struct gv_bdev *b, struct gv_bw *w, long long n, char *impl,
-                          size_t implsz, struct gv_err *err)
-{
-    struct gv_device *g = b->g;
-    int rc;
-    if ((rc = g->ops.alloc(g, w->s.bytes, &w->y, err)) ||
-        (rc = g->ops.alloc(g, w->s.bytes, &w->z, err)) ||
-        (rc = g->ops.alloc(g, (size_t)w->grid * 256 * 4, &w->out, err)) ||
-        (rc = gv_bench_iota(&b->gpu, w->y, n, 2.0f, err)) ||
-        (rc = gv_bench_iota(&b->gpu, w->z, n, 3.0f, err)))
-        return rc;
-    long long vb = (n / 4 + 255) / 256;
-    w->vgrid = vb > 0x7fffffff ? 0x7fffffffu : (unsigned)vb;
-    if (w->s.stream == GV_ST_READ)
-        snprintf(impl, implsz, "gpuvet kernel %s, 16-byte accesses, one wave of %u blocks of 256",
-                 stream_kernel[w->s.stream], w->grid);
-    else
-        snprintf(impl, implsz, "gpuvet kernel %s, 16-byte accesses, a thread per access (%u "
-                 "blocks of 256)", stream_kernel[w->s.stream], w->vgrid);
-    return GV_OK;
-}
-
-static int host_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
-                        struct gv_err *err)
-{
-    if (w->s.pinned) {
-        HB(b, hipHostMalloc(&w->host, w->s.bytes, hipHostMallocPortable), err);
-        w->host_pinned = 1;
-    } else if (!(w->host = malloc(w->s.bytes))) {
-        return gv_err_set(err, GV_E_NOMEM, "%zu bytes of host memory", w->s.bytes);
-    }
-    gv_bench_host_pattern(w->host, w->s.bytes);
-    snprintf(impl, implsz, "%s, %s host memory",
-             w->s.kind == GV_BW_H2D ? (w->s.pinned ? "hipMemcpyHtoDAsync" : "hipMemcpyHtoD")
-                                    : (w->s.pinned ? "hipMemcpyDtoHAsync" : "hipMemcpyDtoH"),
-             w->s.pinned ? "pinned (hipHostMalloc)" : "pageable (malloc)");
-    return GV_OK;
-}
-
-static int mem_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
-                       struct gv_err *err)
-{
-    struct gv_device *g = b->g;
-    size_t bytes = w->s.bytes & ~(size_t)63;
-    if (bytes < 64)
-        return gv_err_set(err, GV_E_USAGE, "a memory benchmark needs at least 64 bytes");
-    w->s.bytes = bytes;
-    long long n = (long long)(bytes / 4);
-    w->grid = b->gpu.grid;
-    int rc = g->ops.alloc(g, bytes, &w->x, err);
-    if (!rc)
-        rc = gv_bench_iota(&b->gpu, w->x, n, 1.0f, err);
-    if (!rc && w->s.kind == GV_BW_STREAM)
-        rc = stream_prepare(b, w, n, impl, implsz, err);
-    if (!rc && w->s.kind == GV_BW_D2D) {
-        rc = g->ops.alloc(g, bytes, &w->y, err);
-        snprintf(impl, implsz, "hipMemcpyDtoDAsync");
-    }
-    if (!rc && (w->s.kind == GV_BW_H2D || w->s.kind == GV_BW_D2H))
-        rc = host_prepare(b, w, impl, implsz, err);
-    return rc ? rc : g->ops.finish(g, err);
-}
-
-static int launch_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
-                          struct gv_err *err)
-{
-    hipFunction_t f;
-    int rc = gv_hip_func(b->g, "gv_bench_empty", &f, err);
-    if (rc)
-        return rc;
-    static const char *const how[] = {"back to back, device events", "launch and wait, host clock",
-                                      "issue only, host clock"};
-    snprintf(impl, implsz, "hipModuleLaunchKernel of an empty hipRTC kernel <<<1,1>>>, %s",
-             how[w->s.launch]);
-    return GV_OK;
-}
-
-/* A buffer of bytes on device dev (hipMalloc allocates on the current device). */
-static int alloc_on(struct gv_bdev *b, int dev, size_t bytes, gv_dptr *p, struct gv_err *err)
-{
-    void *dp = NULL;
-    HB(b, hipSetDevice(dev), err);
-    HB(b, hipMalloc(&dp, bytes), err);
-    *p = (gv_dptr)(uintptr_t)dp;
-    return GV_OK;
-}
-
-static int peer_prepare(struct gv_bdev *b, struct gv_bw *w, char *impl, size_t implsz,
-                        struct gv_err *err)
-{
-    struct gv_device *g = b->g;
-    int src = w->s.peer_src, dst = w->s.peer_dst, rc;
-    if (!g->hip.hipMemcpyPeerAsync || !g->hip.hipDeviceEnablePeerAccess)
-        return gv_err_set(err, GV_E_UNSUPPORTED, "%s lacks hipMemcpyPeerAsync", g->lib[L_HIP].path);
-    char why[128];
-    int can = b_peer_access(b, src, dst, why, sizeof why);
-    if ((rc = alloc_on(b, dst, w->s.bytes, &w->y, err)) ||
-        (rc = alloc_on(b, src, w->s.bytes, &w->x, err)))
-        return rc;
-    float *pat = malloc(w->s.bytes);
-    if (!pat)
-        return gv_err_set(err, GV_E_NOMEM, "%zu bytes of host memory", w->s.bytes);
-    for (long long i = 0; i < (long long)(w->s.bytes / 4); i++)
-        pat[i] = (float)(i & 0xFFFFF) + 1.0f;
-    hipError_t up = g->hip.hipMemcpyHtoD(DPTR(w->x), pat, w->s.bytes);
-    free(pat);
-    if (up != hipSuccess)
-        return gv_hip_fail(g, up, err, "hipMemcpyHtoD");
-    if (can == 1) {
-        hipError_t r = g->hip.hipDeviceEnablePeerAccess(dst, 0);
-        if (r != hipSuccess && r != hipErrorPeerAccessAlreadyEnabled)
-            return gv_hip_fail(g, r, err, "hipDeviceEnablePeerAccess");
-    }
-    HB(b, hipStreamCreateWithFlags(&w->pstream, hipStreamNonBlocking), err);
-    HB(b, hipEventCreate(&w->pe0), err);
-    HB(b, hipEventCreate(&w->pe1), err);
-    snprintf(impl, implsz, "hipMemcpyPeerAsync %d -> %d (%s)", src, dst,
-             can == 1 ? "peer access enabled" : "no peer access: staged through the host");
-    return GV_OK;
-}
-
-static void release_peer(struct gv_bdev *b, struct gv_bw *w)
-{
-    struct gv_device *g = b->g;
-    g->hip.hipSetDevice(w->s.peer_src);
-    if (w->pstream)
-        g->hip.hipStreamDestroy(w->pstream);
-    if (w->pe0)
-        g->hip.hipEventDestroy(w->pe0);
-    if (w->pe1)
-        g->hip.hipEventDestroy(w->pe1);
-    if (w->x)
-        g->hip.hipFree((void *)(uintptr_t)w->x);
-    g->hip.hipSetDevice(w->s.peer_dst);
-    if (w->y)
-        g->hip.hipFree((void *)(uintptr_t)w->y);
-    w->x = w->y = 0;
-    g->hip.hipSetDevice(g->ordinal);
-}
+/* ---- the work: the shared loops (bench_gpu.c) ---- */
 
 static void b_release(struct gv_bdev *b, struct gv_bw *w)
 {
@@ -638,18 +413,8 @@ static void b_release(struct gv_bdev *b, struct gv_bw *w)
         g->hip.hipSetDevice(g->ordinal);
         if (w->use_lt)
             gv_lt_plan_free(&b->lt, &w->plan);
-        gv_bench_gemm_free(&b->gpu, &w->gm);
-        if (w->s.kind == GV_BW_PEER)
-            release_peer(b, w);
-        g->ops.release(g, w->x);
-        g->ops.release(g, w->y);
-        g->ops.release(g, w->z);
-        g->ops.release(g, w->out);
     }
-    if (w->host_pinned)
-        g->hip.hipHostFree(w->host);
-    else
-        free(w->host);
+    gv_bench_work_release(&b->gpu, &w->w);
     free(w);
 }
 
@@ -662,16 +427,10 @@ static int b_prepare(struct gv_bdev *b, const struct gv_bw_spec *s, struct gv_bw
     struct gv_bw *w = calloc(1, sizeof *w);
     if (!w)
         return gv_err_set(err, GV_E_NOMEM, "bench: out of memory");
-    w->s = *s;
-    w->enq_per_iter = 20e-6;
+    gv_bench_work_init(&w->w, s);
     b->g->hip.hipSetDevice(b->g->ordinal);
-    int rc;
-    switch (s->kind) {
-    case GV_BW_GEMM: rc = gemm_prepare(b, w, impl, implsz, err); break;
-    case GV_BW_LAUNCH: rc = launch_prepare(b, w, impl, implsz, err); break;
-    case GV_BW_PEER: rc = peer_prepare(b, w, impl, implsz, err); break;
-    default: rc = mem_prepare(b, w, impl, implsz, err); break;
-    }
+    int rc = s->kind == GV_BW_GEMM ? gemm_prepare(b, w, impl, implsz, err)
+                                   : gv_bench_prepare(&b->gpu, &w->w, impl, implsz, err);
     b->g->hip.hipSetDevice(b->g->ordinal);
     if (rc) {
         b_release(b, w);
@@ -681,166 +440,10 @@ static int b_prepare(struct gv_bdev *b, const struct gv_bw_spec *s, struct gv_bw
     return GV_OK;
 }
 
-/* ---- timing ---- */
-
-/* One repetition, enqueued on the stream (asynchronous). */
-static int enqueue(struct gv_bdev *b, struct gv_bw *w, int i, struct gv_err *err)
-{
-    struct gv_device *g = b->g;
-    long long nn = (long long)(w->s.bytes / 16);
-    float sc = 3.0f;
-    switch (w->s.kind) {
-    case GV_BW_GEMM:
-        return gemm_once(b, w, i % w->gm.nsets, err);
-    case GV_BW_STREAM: {
-        void *copy[] = {&w->x, &w->z, &nn}, *scale[] = {&w->y, &w->z, &sc, &nn};
-        void *add[] = {&w->x, &w->y, &w->z, &nn}, *triad[] = {&w->x, &w->y, &w->z, &sc, &nn};
-        void *rd[] = {&w->x, &w->out, &nn};
-        void **args[] = {copy, scale, add, triad, rd};
-        return g->ops.launch(g, stream_kernel[w->s.stream],
-                             w->s.stream == GV_ST_READ ? w->grid : w->vgrid, 256, 0,
-                             args[w->s.stream], err);
-    }
-    case GV_BW_D2D:
-        HB(b, hipMemcpyDtoDAsync(DPTR(w->y), DPTR(w->x), w->s.bytes, g->stream), err);
-        return GV_OK;
-    case GV_BW_H2D:
-        HB(b, hipMemcpyHtoDAsync(DPTR(w->x), w->host, w->s.bytes, g->stream), err);
-        return GV_OK;
-    case GV_BW_D2H:
-        HB(b, hipMemcpyDtoHAsync(w->host, DPTR(w->x), w->s.bytes, g->stream), err);
-        return GV_OK;
-    case GV_BW_LAUNCH:
-        return g->ops.launch(g, "gv_bench_empty", 1, 1, 0, NULL, err);
-    case GV_BW_PEER:
-        HB(b, hipMemcpyPeerAsync((void *)(uintptr_t)w->y, w->s.peer_dst,
-                                 (const void *)(uintptr_t)w->x, w->s.peer_src, w->s.bytes,
-                                 w->pstream), err);
-        return GV_OK;
-    }
-    return GV_OK;
-}
-
-/* The work on the host clock, each repetition waited for (pageable copies,
- * launch and wait) or not (issuing only; the wait after is not timed). */
-static int time_host(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
-                     struct gv_err *err)
-{
-    struct gv_device *g = b->g;
-    int issue_only = w->s.kind == GV_BW_LAUNCH && w->s.launch == GV_LAUNCH_ENQUEUE;
-    double t = 0;
-    for (int i = 0; i < iters; i++) {
-        double t0 = gv_bench_now();
-        int rc;
-        if (w->s.kind == GV_BW_H2D) {
-            HB(b, hipMemcpyHtoD(DPTR(w->x), w->host, w->s.bytes), err);
-        } else if (w->s.kind == GV_BW_D2H) {
-            HB(b, hipMemcpyDtoH(w->host, DPTR(w->x), w->s.bytes), err);
-        } else {
-            if ((rc = enqueue(b, w, i, err)))
-                return rc;
-            if (!issue_only)
-                HB(b, hipStreamSynchronize(g->stream), err);
-        }
-        t += gv_bench_now() - t0;
-    }
-    *sec = t;
-    return issue_only ? g->ops.finish(g, err) : GV_OK;
-}
-
-/* The gate's calls (gv_bench_gated_time) on a piece of work. */
-static int g_spin(void *ctx, double seconds, struct gv_err *err)
-{
-    return spin(((struct gv_bw *)ctx)->bench, seconds, err);
-}
-
-static int g_mark(void *ctx, int end, struct gv_err *err)
-{
-    struct gv_bw *w = ctx;
-    struct gv_bdev *b = w->bench;
-    int peer = w->s.kind == GV_BW_PEER;
-    hipEvent_t e = end ? (peer ? w->pe1 : b->e1) : (peer ? w->pe0 : b->e0);
-    HB(b, hipEventRecord(e, peer ? w->pstream : b->g->stream), err);
-    return GV_OK;
-}
-
-static int g_enqueue(void *ctx, int i, struct gv_err *err)
-{
-    struct gv_bw *w = ctx;
-    return enqueue(w->bench, w, i, err);
-}
-
-/* The backend's own stream under the case timeout, or the peer one. */
-static int g_wait(void *ctx, struct gv_err *err)
-{
-    struct gv_bw *w = ctx;
-    struct gv_bdev *b = w->bench;
-    if (w->s.kind != GV_BW_PEER)
-        return b->g->ops.finish(b->g, err);
-    HB(b, hipStreamSynchronize(w->pstream), err);
-    return GV_OK;
-}
-
-static int g_elapsed(void *ctx, double *sec, struct gv_err *err)
-{
-    struct gv_bw *w = ctx;
-    struct gv_bdev *b = w->bench;
-    float ms = 0;
-    int peer = w->s.kind == GV_BW_PEER;
-    HB(b, hipEventElapsedTime(&ms, peer ? w->pe0 : b->e0, peer ? w->pe1 : b->e1), err);
-    *sec = ms * 1e-3;
-    return GV_OK;
-}
-
-/* Device events behind the gate (bench_gpu.h). */
-static int time_device(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec,
-                       struct gv_err *err)
-{
-    w->bench = b;
-    struct gv_bench_gate g = {w, w->s.kind == GV_BW_PEER ? NULL : g_spin, g_mark, g_enqueue,
-                              g_wait, g_elapsed};
-    return gv_bench_gated_time(&g, iters, &w->enq_per_iter, &w->gated, sec, err);
-}
-
-static int b_time(struct gv_bdev *b, struct gv_bw *w, int iters, double *sec, struct gv_err *err)
-{
-    struct gv_device *g = b->g;
-    if (g->broken)
-        return gv_err_set(err, GV_E_DEVICE, "the HIP device is unusable after an earlier fault");
-    g->hip.hipSetDevice(w->s.kind == GV_BW_PEER ? w->s.peer_src : g->ordinal);
-    int host = ((w->s.kind == GV_BW_H2D || w->s.kind == GV_BW_D2H) && !w->s.pinned) ||
-               (w->s.kind == GV_BW_LAUNCH && w->s.launch != GV_LAUNCH_BACK_TO_BACK);
-    int rc = host ? time_host(b, w, iters, sec, err) : time_device(b, w, iters, sec, err);
-    g->hip.hipSetDevice(g->ordinal);
-    return rc;
-}
-
-/* ---- checks ---- */
-
 static int b_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size_t whatsz,
                    struct gv_err *err)
 {
-    struct gv_device *g = b->g;
-    if (g->broken)
-        return gv_err_set(err, GV_E_DEVICE, "the HIP device is unusable after an earlier fault");
-    g->hip.hipSetDevice(g->ordinal);
-    struct gv_bench_mem m = {w->s.kind, w->s.stream, w->s.bytes, w->x, w->y, w->z, w->out,
-                             w->host, w->grid};
-    int rc = gv_bench_test_corrupt(&b->gpu, w->s.kind == GV_BW_GEMM ? &w->gm : NULL, &m, err);
-    if (rc)
-        return rc;
-    if (w->s.kind == GV_BW_GEMM)
-        return gv_bench_gemm_check(&b->gpu, &w->gm, gemm_tol(w), ok, what, whatsz, err);
-    if (w->s.kind == GV_BW_LAUNCH) {
-        *ok = 1;
-        snprintf(what, whatsz, "an empty kernel: the stream completed without an error");
-        return GV_OK;
-    }
-    if (w->s.kind == GV_BW_PEER)
-        g->hip.hipSetDevice(w->s.peer_dst);
-    rc = gv_bench_mem_check(&b->gpu, &m, ok, what, whatsz, err);
-    g->hip.hipSetDevice(g->ordinal);
-    return rc;
+    return gv_bench_check(&b->gpu, &w->w, gemm_tol(w), ok, what, whatsz, err);
 }
 
 /* ---- conditions: the amdgpu driver's hwmon files ---- */
@@ -849,7 +452,7 @@ static int b_check(struct gv_bdev *b, struct gv_bw *w, int *ok, char *what, size
 static void find_hwmon(struct gv_bdev *b)
 {
     char pci[64], dir[256];
-    if (b_pci_address(b, b->g->ordinal, pci, sizeof pci) != 0) {
+    if (gv_bench_gpu_pci_address(b, b->g->ordinal, pci, sizeof pci) != 0) {
         snprintf(b->hwmon_why, sizeof b->hwmon_why, "not collected: hipDeviceGetPCIBusId failed");
         return;
     }
@@ -912,10 +515,10 @@ static json_t *b_conditions(struct gv_bdev *b)
 static json_t *b_facts(struct gv_bdev *b, struct gv_bw *w)
 {
     (void)b;
-    return w->use_lt ? gv_bench_algo_facts(&w->s, &w->plan, w->trial) : NULL;
+    return w->use_lt ? gv_bench_algo_facts(&w->w.s, &w->plan, w->trial) : NULL;
 }
 
 const struct gv_bench_backend gv_bench_hip = {
-    "hip", b_open, b_close, b_describe, b_conditions, b_prepare, b_time, b_check, b_release,
-    b_count, b_peer_access, b_pci_address, b_facts,
+    "hip", b_open, b_close, b_describe, b_conditions, b_prepare, gv_bench_gpu_time, b_check,
+    b_release, gv_bench_gpu_count, gv_bench_gpu_peer_access, gv_bench_gpu_pci_address, b_facts,
 };

@@ -1,4 +1,4 @@
-// Kernels of gpuvet bench (src/dev/cuda/cuda_bench.c): the gate that keeps the GPU
+// Kernels of gpuvet bench (src/dev/bench_gpu.c): the gate that keeps the GPU
 // busy while timed work is enqueued, the fill of GEMM operands with
 // deterministic high-entropy values (the host recomputes any element to check
 // a product: gv_bench_value_bits in src/bench/bench.h uses the same hash), the

@@ -85,7 +85,7 @@ enum {
     X(REQ, cuStreamDestroy, CUresult, (CUstream), "cuStreamDestroy_v2")                      \
     X(REQ, cuStreamQuery, CUresult, (CUstream), "cuStreamQuery")                             \
     X(REQ, cuStreamSynchronize, CUresult, (CUstream), "cuStreamSynchronize")                \
-    /* gpuvet bench (src/dev/cuda/cuda_bench.c, src/bench/coll.c); optional, so that the \
+    /* gpuvet bench (cuda.c's timing primitives, src/bench/coll.c); optional, so that the \
      * numerics backend never depends on them. cuEventElapsedTime_v2: CUDA 12.8+, \
      * same signature */                                                              \
     X(OPT, cuEventCreate, CUresult, (CUevent *, unsigned), "cuEventCreate")                  \

@@ -68,7 +68,7 @@ enum { hipDeviceAttributeL2CacheSize = 19, hipDeviceAttributeMultiprocessorCount
     X(REQ, hipStreamDestroy, hipError_t, (hipStream_t), "hipStreamDestroy")                  \
     X(REQ, hipStreamQuery, hipError_t, (hipStream_t), "hipStreamQuery")                      \
     X(REQ, hipStreamSynchronize, hipError_t, (hipStream_t), "hipStreamSynchronize")          \
-    /* gpuvet bench (src/dev/hip/hip_bench.c); optional, so that the numerics backend never  \
+    /* gpuvet bench (hip.c's timing primitives); optional, so that the numerics backend never  \
      * depends on them (hip_bench.c says which are needed when one is missing) */          \
     X(OPT, hipEventCreate, hipError_t, (hipEvent_t *), "hipEventCreate")                     \
     X(OPT, hipEventDestroy, hipError_t, (hipEvent_t), "hipEventDestroy")                     \

@@ -1,6 +1,5 @@
-/* NCCL subset (libnccl.so.2), also RCCL (librccl.so.1), which keeps NCCL's C API
- * and names. Types and values from nccl.h (NVIDIA/nccl src/nccl.h.in; checked
- * against the nccl.h of NCCL 2.28.9 shipped with CUDA 13.0):
+/* NCCL subset (libnccl.so.2). Types and values from nccl.h (NVIDIA/nccl
+ * src/nccl.h.in; checked against the nccl.h of NCCL 2.28.9 shipped with CUDA 13.0):
  *   ncclResult_t: ncclSuccess = 0, ncclUnhandledCudaError = 1, ncclSystemError = 2,
  *     ncclInternalError = 3, ncclInvalidArgument = 4, ncclInvalidUsage = 5,
  *     ncclRemoteError = 6, ncclInProgress = 7, ncclTimeout = 8 (2.28);
@@ -9,10 +8,12 @@
  *   ncclGetVersion's code: NCCL_VERSION(X,Y,Z) = X*1000+Y*100+Z up to 2.8,
  *     X*10000+Y*100+Z from 2.9 on.
  * The stream arguments are cudaStream_t (the driver's CUstream: the runtime
- * and driver stream types are the same object) or hipStream_t for RCCL.
- * ncclAlltoAll is NCCL 2.28's; RCCL has its own ncclAllToAll of the same
- * shape; older libraries have neither and all-to-all is grouped ncclSend/ncclRecv
- * (as nccl-tests does there). */
+ * and driver stream types are the same object). ncclAlltoAll is NCCL 2.28's;
+ * older libraries lack it and all-to-all is grouped ncclSend/ncclRecv (as
+ * nccl-tests does there).
+ *
+ * RCCL (syms_rccl.h) keeps this C API and its names: GV_SYMS_NCCL_API is the
+ * part both libraries export alike, and both lists fill struct gv_api_nccl. */
 #ifndef GV_DEV_SYMS_NCCL_H
 #define GV_DEV_SYMS_NCCL_H
 
@@ -39,7 +40,7 @@ enum {
 enum { ncclSum = 0 };
 enum { ncclFloat32 = 7 };
 
-#define GV_SYMS_NCCL(X)                                                                      \
+#define GV_SYMS_NCCL_API(X)                                                                  \
     X(REQ, ncclGetVersion, ncclResult_t, (int *), "ncclGetVersion")                          \
     X(REQ, ncclGetErrorString, const char *, (ncclResult_t), "ncclGetErrorString")           \
     X(OPT, ncclGetLastError, const char *, (ncclComm_t), "ncclGetLastError")                 \
@@ -67,9 +68,11 @@ enum { ncclFloat32 = 7 };
     X(REQ, ncclSend, ncclResult_t, (const void *, size_t, ncclDataType_t, int, ncclComm_t, void *), \
       "ncclSend")                                                                            \
     X(REQ, ncclRecv, ncclResult_t, (void *, size_t, ncclDataType_t, int, ncclComm_t, void *), \
-      "ncclRecv")                                                                            \
+      "ncclRecv")
+
+#define GV_SYMS_NCCL(X)                                                                      \
+    GV_SYMS_NCCL_API(X)                                                                      \
     X(OPT, ncclAlltoAll, ncclResult_t,                                                       \
-      (const void *, void *, size_t, ncclDataType_t, ncclComm_t, void *), "ncclAlltoAll",    \
-      "ncclAllToAll")
+      (const void *, void *, size_t, ncclDataType_t, ncclComm_t, void *), "ncclAlltoAll")
 
 #endif
