@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "dev/gpu.h"
+#include "num/op.h"
 
 #define BLOCK 256u
 #define MAX_BUFS 12
@@ -69,68 +70,22 @@ static int storage_ok(enum gv_dtype t)
     return t == GV_F32 || t == GV_F16 || t == GV_BF16 || t == GV_F8E4M3 || t == GV_F8E5M2;
 }
 
-static int nin_of(enum gv_op op)
+/* Element counts of the inputs and the output (the op table, num/op.h); -1
+ * for an op gpuvet's kernels do not compute or an empty or invalid shape. */
+static int counts(const struct gv_case *c, size_t cnt[GV_OP_MAX_IN], size_t *outn)
 {
-    switch (op) {
-    case GV_OP_GEMM:
-    case GV_OP_CONV2D:
-    case GV_OP_RMSNORM: return 2;
-    case GV_OP_LAYERNORM:
-    case GV_OP_SDPA: return 3;
-    default: return 1;
-    }
-}
-
-/* Element counts of the inputs and the output, in catalog order. */
-static int counts(const struct gv_case *c, size_t cnt[3], size_t *outn)
-{
-    int64_t P, Q;
-    switch (c->op) {
-    case GV_OP_GEMM:
-        cnt[0] = (size_t)(c->batch * c->m * c->k);
-        cnt[1] = (size_t)(c->batch * c->k * c->n);
-        *outn = (size_t)(c->batch * c->m * c->n);
-        return 0;
-    case GV_OP_CONV2D:
-        if (c->stride <= 0 || c->h + 2 * c->pad < c->r || c->w + 2 * c->pad < c->s)
-            return -1;
-        P = (c->h + 2 * c->pad - c->r) / c->stride + 1;
-        Q = (c->w + 2 * c->pad - c->s) / c->stride + 1;
-        cnt[0] = (size_t)(c->n * c->c * c->h * c->w);
-        cnt[1] = (size_t)(c->k * c->c * c->r * c->s);
-        *outn = (size_t)(c->n * c->k * P * Q);
-        return 0;
-    case GV_OP_SOFTMAX:
-        cnt[0] = *outn = (size_t)(c->rows * c->len);
-        return 0;
-    case GV_OP_LAYERNORM:
-        cnt[0] = *outn = (size_t)(c->rows * c->len);
-        cnt[1] = cnt[2] = (size_t)c->len;
-        return 0;
-    case GV_OP_RMSNORM:
-        cnt[0] = *outn = (size_t)(c->rows * c->len);
-        cnt[1] = (size_t)c->len;
-        return 0;
-    case GV_OP_SDPA:
-        cnt[0] = cnt[1] = cnt[2] = *outn = (size_t)(c->bh * c->seq * c->d);
-        return 0;
-    case GV_OP_SUM:
-    case GV_OP_MEAN:
-        cnt[0] = (size_t)(c->rows * c->len);
-        *outn = (size_t)c->rows;
-        return 0;
-    case GV_OP_UNARY:
-    case GV_OP_CONVERT:
-        cnt[0] = *outn = (size_t)c->len;
-        return 0;
-    default: return -1;
-    }
+    const struct gv_op_desc *o = gv_op_desc(c->op);
+    if (!o || (o->flags & GV_OPF_TORCH_ONLY))
+        return -1;
+    gv_case_inputs(c, cnt);
+    *outn = gv_case_out_count(c);
+    return *outn ? 0 : -1;
 }
 
 int gv_gpu_supports(const struct gv_gpu_ops *ops, int blas, const struct gv_case *c,
                     struct gv_err *why)
 {
-    size_t cnt[3] = {0}, outn = 0;
+    size_t cnt[GV_OP_MAX_IN] = {0}, outn = 0;
     if (counts(c, cnt, &outn) != 0)
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: operation or shape not supported on GPU",
                           c->id ? c->id : "?");
@@ -270,9 +225,8 @@ static int run_gemm(struct bufs *b, const struct gv_case *c, const gv_dptr raw[]
         return gv_err_set(err, GV_E_UNSUPPORTED, "GEMM %s with %s accumulation: %s",
                           gv_dtype_name(c->in_dtype), gv_dtype_name(c->compute_dtype), e.msg);
     gv_dptr fa, fb;
-    size_t na = (size_t)(c->batch * c->m * c->k), nb = (size_t)(c->batch * c->k * c->n);
-    if ((rc = to_f32(b, c->in_dtype, raw[0], na, &fa, err)) ||
-        (rc = to_f32(b, c->in_dtype, raw[1], nb, &fb, err)))
+    if ((rc = to_f32(b, c->in_dtype, raw[0], gv_case_in_count(c, 0), &fa, err)) ||
+        (rc = to_f32(b, c->in_dtype, raw[1], gv_case_in_count(c, 1), &fb, err)))
         return rc;
     long long bt = c->batch, m = c->m, n = c->n, k = c->k;
     void *args[] = {&fa, &fb, res, &bt, &m, &n, &k};
@@ -362,10 +316,10 @@ static int run_kernel_op(struct bufs *b, const struct gv_case *c, const gv_dptr 
 }
 
 static int check_inputs(const struct gv_case *c, const struct gv_buffer *in, int nin,
-                        const size_t cnt[3], const struct gv_buffer *out, size_t outn,
-                        struct gv_err *err)
+                        const size_t cnt[GV_OP_MAX_IN], const struct gv_buffer *out,
+                        size_t outn, struct gv_err *err)
 {
-    int want = nin_of(c->op);
+    int want = gv_op_desc(c->op)->nin;
     if (nin != want)
         return gv_err_set(err, GV_E_USAGE, "%s: %d inputs given, %s takes %d", c->id, nin,
                           gv_op_name(c->op), want);
@@ -389,7 +343,7 @@ static int compute(struct bufs *b, const struct gv_case *c, const struct gv_buff
                    size_t outn, gv_dptr *res, enum gv_dtype *resdt, char *impl, size_t implsz,
                    struct gv_err *err)
 {
-    gv_dptr raw[3] = {0}, f[3] = {0};
+    gv_dptr raw[GV_OP_MAX_IN] = {0}, f[GV_OP_MAX_IN] = {0};
     int rc;
     for (int i = 0; i < nin; i++) {
         size_t bytes = in[i].count * gv_dtype_size(in[i].dtype);
@@ -463,7 +417,7 @@ int gv_gpu_run(const struct gv_gpu_ops *ops, void *ctx, const struct gv_case *c,
                const struct gv_buffer *in, int nin, struct gv_buffer *out,
                struct gv_run_info *info, struct gv_err *err)
 {
-    size_t cnt[3] = {0}, outn = 0;
+    size_t cnt[GV_OP_MAX_IN] = {0}, outn = 0;
     if (counts(c, cnt, &outn) != 0)
         return gv_err_set(err, GV_E_UNSUPPORTED, "%s: not supported on GPU", c->id);
     int rc = check_inputs(c, in, nin, cnt, out, outn, err);

@@ -513,58 +513,36 @@ size_t gv_catalog_select(enum gv_suite s, unsigned targets, const char *pattern,
 
 void gv_catalog_input_rule(const struct gv_case *c, int i, struct gv_input_rule *r)
 {
+    const struct gv_op_desc *o = gv_op_desc(c->op);
     r->dist = c->dist;
     r->scale = 1.0;
     r->offset = 0.0;
-    if ((c->op == GV_OP_LAYERNORM || c->op == GV_OP_RMSNORM) && i >= 1) {
+    if (!o || i < 0 || i >= o->nin)
+        return;
+    const struct gv_op_input *in = &o->in[i];
+    switch (in->role) {
+    case GV_IN_GAMMA:
+    case GV_IN_BETA:
         r->dist = GV_DIST_UNIFORM;
         r->scale = 0.5;
-        r->offset = i == 1 ? 1.0 : 0.0;
-    } else if ((c->op == GV_OP_GEMM || c->op == GV_OP_CONV2D) && c->dist == GV_DIST_SUBNORMAL &&
-               i == 1) {
-        r->dist = GV_DIST_UNIFORM;
-    } else if (c->op == GV_OP_MLP && (i == 1 || i == 2)) {
+        r->offset = in->role == GV_IN_GAMMA ? 1.0 : 0.0;
+        break;
+    case GV_IN_OPERAND2:
+        if (c->dist == GV_DIST_SUBNORMAL)
+            r->dist = GV_DIST_UNIFORM;
+        break;
+    case GV_IN_WEIGHT: {
+        int last = 0;
+        while (last < 3 && in->shape.dim[last + 1] != GV_DIM_END)
+            last++;
         r->dist = GV_DIST_NORMAL;
-        r->scale = 1.0 / sqrt((double)((i == 1 ? c->k : c->n) + 1));
-    } else if (c->op == GV_OP_MLP && i == 3) {
-        r->dist = GV_DIST_NORMAL;
+        r->scale = 1.0 / sqrt((double)gv_dim_value(c, (enum gv_dim)in->shape.dim[last]));
+        break;
     }
-}
-
-int gv_case_out_shape(const struct gv_case *c, long long dims[4])
-{
-    switch (c->op) {
-    case GV_OP_GEMM:
-        dims[0] = c->batch > 0 ? c->batch : 1;
-        dims[1] = c->m;
-        dims[2] = c->n;
-        return 3;
-    case GV_OP_CONV2D:
-        dims[0] = c->n;
-        dims[1] = c->k;
-        dims[2] = (c->h + 2 * c->pad - c->r) / c->stride + 1;
-        dims[3] = (c->w + 2 * c->pad - c->s) / c->stride + 1;
-        return 4;
-    case GV_OP_SOFTMAX:
-    case GV_OP_LAYERNORM:
-    case GV_OP_RMSNORM:
-        dims[0] = c->rows;
-        dims[1] = c->len;
-        return 2;
-    case GV_OP_SDPA:
-        dims[0] = c->bh;
-        dims[1] = c->seq;
-        dims[2] = c->d;
-        return 3;
-    case GV_OP_SUM:
-    case GV_OP_MEAN:
-        dims[0] = c->rows;
-        return 1;
-    case GV_OP_MLP: /* loss, y[B][O], dW1[H][D], db1[H], dW2[O][H], db2[O], flat */
-        dims[0] = 1 + c->m * c->d + c->n * c->k + c->n + c->d * c->n + c->d;
-        return 1;
+    case GV_IN_NORMAL:
+        r->dist = GV_DIST_NORMAL;
+        break;
     default:
-        dims[0] = c->len;
-        return 1;
+        break;
     }
 }

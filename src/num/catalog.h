@@ -24,12 +24,10 @@
  * The inputs behind an id never change: ids are never reused for other
  * inputs, and the generation rule below is part of the case's meaning.
  *
- * Inputs, in the order backends receive them (dev/backend.h):
- *   GEMM A[batch][m][k], B[batch][k][n];  CONV2D x[n][c][h][w], w[k][c][r][s];
- *   LAYERNORM x[rows][len], gamma[len], beta[len];  RMSNORM x[rows][len], gamma[len];
- *   SDPA Q, K, V each [bh][seq][d];  others x.
- * Input i is drawn with gv_rng_fill(stream = i, key = gv_rng_key(id), seed)
- * from the case's distribution, except (gv_catalog_input_rule):
+ * Inputs, their order (the order backends receive them) and shapes: the op
+ * table (num/op.c). Input i is drawn with gv_rng_fill(stream = i, key =
+ * gv_rng_key(id), seed) from the case's distribution, except where the
+ * input's role in the table says otherwise (gv_catalog_input_rule):
  *   - norms: gamma = 1 + 0.5*u and beta = 0.5*u, u from UNIFORM;
  *   - GEMM/CONV2D with the SUBNORMAL distribution: the second operand (B, w)
  *     is UNIFORM, so products stay in the subnormal range of the output;
@@ -49,6 +47,7 @@
 
 #include <stddef.h>
 
+#include "num/op.h"
 #include "num/types.h"
 
 enum gv_suite { GV_SUITE_QUICK = 0, GV_SUITE_STANDARD = 1, GV_SUITE_FULL = 2 };
@@ -93,8 +92,5 @@ struct gv_input_rule {
     double scale, offset;
 };
 void gv_catalog_input_rule(const struct gv_case *c, int i, struct gv_input_rule *r);
-
-/* Output shape (row-major dims); returns the number of dims (1..4). */
-int gv_case_out_shape(const struct gv_case *c, long long dims[4]);
 
 #endif

@@ -91,108 +91,9 @@ static double scale_floor(double s, const struct prec *p) { return s > p->min_ou
 
 /* ---------- shapes ---------- */
 
-static int64_t batch_of(const struct gv_case *c) { return c->batch > 0 ? c->batch : 1; }
-
-static int64_t conv_p(const struct gv_case *c)
-{
-    if (c->stride <= 0)
-        return 0;
-    int64_t v = c->h + 2 * c->pad - c->r;
-    return v < 0 ? 0 : v / c->stride + 1;
-}
-
-static int64_t conv_q(const struct gv_case *c)
-{
-    if (c->stride <= 0)
-        return 0;
-    int64_t v = c->w + 2 * c->pad - c->s;
-    return v < 0 ? 0 : v / c->stride + 1;
-}
-
-/* Product of non-negative factors, 0 if any is negative or it passes 2^40. */
-static size_t prod(int nf, const int64_t *f)
-{
-    uint64_t v = 1;
-    for (int i = 0; i < nf; i++) {
-        if (f[i] < 0 || (f[i] > 0 && v > (UINT64_C(1) << 40) / (uint64_t)f[i]))
-            return 0;
-        v *= (uint64_t)f[i];
-    }
-    return (size_t)v;
-}
-
-size_t gv_case_out_count(const struct gv_case *c)
-{
-    switch (c->op) {
-    case GV_OP_GEMM:
-        return prod(3, (int64_t[]){batch_of(c), c->m, c->n});
-    case GV_OP_CONV2D:
-        return prod(4, (int64_t[]){c->n, c->k, conv_p(c), conv_q(c)});
-    case GV_OP_SOFTMAX:
-    case GV_OP_LAYERNORM:
-    case GV_OP_RMSNORM:
-        return prod(2, (int64_t[]){c->rows, c->len});
-    case GV_OP_SDPA:
-        return prod(3, (int64_t[]){c->bh, c->seq, c->d});
-    case GV_OP_SUM:
-    case GV_OP_MEAN:
-        return prod(1, (int64_t[]){c->rows});
-    case GV_OP_UNARY:
-    case GV_OP_CONVERT:
-        return prod(1, (int64_t[]){c->len});
-    case GV_OP_MLP: {
-        size_t y = prod(2, (int64_t[]){c->m, c->d}), w1 = prod(2, (int64_t[]){c->n, c->k});
-        size_t w2 = prod(2, (int64_t[]){c->d, c->n});
-        if (!y || !w1 || !w2 || c->m > INT_MAX || c->k > INT_MAX || c->n > INT_MAX)
-            return 0;
-        return 1 + y + w1 + (size_t)c->n + w2 + (size_t)c->d;
-    }
-    default:
-        return 0;
-    }
-}
-
-int gv_case_inputs(const struct gv_case *c, size_t counts[4])
-{
-    memset(counts, 0, 4 * sizeof counts[0]);
-    switch (c->op) {
-    case GV_OP_GEMM:
-        counts[0] = prod(3, (int64_t[]){batch_of(c), c->m, c->k});
-        counts[1] = prod(3, (int64_t[]){batch_of(c), c->k, c->n});
-        return 2;
-    case GV_OP_CONV2D:
-        counts[0] = prod(4, (int64_t[]){c->n, c->c, c->h, c->w});
-        counts[1] = prod(4, (int64_t[]){c->k, c->c, c->r, c->s});
-        return 2;
-    case GV_OP_LAYERNORM:
-        counts[2] = prod(1, &c->len);
-        /* fall through */
-    case GV_OP_RMSNORM:
-        counts[1] = prod(1, &c->len);
-        counts[0] = prod(2, (int64_t[]){c->rows, c->len});
-        return c->op == GV_OP_LAYERNORM ? 3 : 2;
-    case GV_OP_SDPA:
-        counts[0] = counts[1] = counts[2] = prod(3, (int64_t[]){c->bh, c->seq, c->d});
-        return 3;
-    case GV_OP_SOFTMAX:
-    case GV_OP_SUM:
-    case GV_OP_MEAN:
-        counts[0] = prod(2, (int64_t[]){c->rows, c->len});
-        return 1;
-    case GV_OP_UNARY:
-    case GV_OP_CONVERT:
-        counts[0] = prod(1, &c->len);
-        return 1;
-    case GV_OP_MLP:
-        counts[0] = prod(2, (int64_t[]){c->m, c->k});
-        counts[1] = prod(2, (int64_t[]){c->n, c->k + 1});
-        counts[2] = prod(2, (int64_t[]){c->d, c->n + 1});
-        counts[3] = prod(2, (int64_t[]){c->m, c->d});
-        return 4;
-    default:
-        return 0;
-    }
-}
+static int64_t batch_of(const struct gv_case *c) { return gv_dim_value(c, GV_DIM_BATCH); }
+static int64_t conv_p(const struct gv_case *c) { return gv_dim_value(c, GV_DIM_P); }
+static int64_t conv_q(const struct gv_case *c) { return gv_dim_value(c, GV_DIM_Q); }
 
 /* ---------- threads ---------- */
 
@@ -776,7 +677,7 @@ static int check_case(const struct gv_case *c, const struct gv_buffer *in, int n
         return gv_err_set(err, GV_E_USAGE, "%s: convolution stride must be positive", c->id);
     if (gv_case_out_count(c) == 0)
         return gv_err_set(err, GV_E_USAGE, "%s: empty or oversized shape", c->id);
-    size_t counts[4];
+    size_t counts[GV_OP_MAX_IN];
     int need = gv_case_inputs(c, counts);
     if (nin != need)
         return gv_err_set(err, GV_E_USAGE, "%s: %d inputs given, %s needs %d", c->id, nin,
@@ -792,34 +693,68 @@ static int check_case(const struct gv_case *c, const struct gv_buffer *in, int n
     return GV_OK;
 }
 
+static int ref_rows(const struct gv_case *c, const struct gv_buffer *in, double *ref,
+                    double *bound, double *scale, int nt, struct gv_err *err)
+{
+    (void)err;
+    struct rows_job j = {.c = c, .in = in, .ref = ref, .bound = bound, .scale = scale};
+    prec_of(c, &j.p);
+    par_for(nt, (size_t)c->rows, 1, rows_range, &j);
+    return GV_OK;
+}
+
+static int ref_elem(const struct gv_case *c, const struct gv_buffer *in, double *ref,
+                    double *bound, double *scale, int nt, struct gv_err *err)
+{
+    (void)err;
+    struct elem_job j = {.c = c, .x = &in[0], .ref = ref, .bound = bound, .scale = scale};
+    prec_of(c, &j.p);
+    par_for(nt, (size_t)c->len, 4096, elem_range, &j);
+    return GV_OK;
+}
+
+static int ref_sdpa_nt(const struct gv_case *c, const struct gv_buffer *in, double *ref,
+                       double *bound, double *scale, int nt, struct gv_err *err)
+{
+    (void)nt; /* threads come from BLAS */
+    return ref_sdpa(c, in, ref, bound, scale, err);
+}
+
+static int ref_mlp(const struct gv_case *c, const struct gv_buffer *in, double *ref,
+                   double *bound, double *scale, int nt, struct gv_err *err)
+{
+    (void)nt;
+    if (!fits_int(c->m) || !fits_int(c->k) || !fits_int(c->n) || !fits_int(c->d))
+        return gv_err_set(err, GV_E_USAGE, "%s: empty or oversized shape", c->id);
+    return gv_ref_mlp(c, in, ref, bound, scale, err);
+}
+
+typedef int (*ref_fn)(const struct gv_case *c, const struct gv_buffer *in, double *ref,
+                      double *bound, double *scale, int nt, struct gv_err *err);
+
+/* The reference of each operation of the op table (num/op.c). */
+static const ref_fn refs[GV_OP_COUNT] = {
+    [GV_OP_GEMM] = ref_gemm,
+    [GV_OP_CONV2D] = ref_conv,
+    [GV_OP_SOFTMAX] = ref_rows,
+    [GV_OP_LAYERNORM] = ref_rows,
+    [GV_OP_RMSNORM] = ref_rows,
+    [GV_OP_SDPA] = ref_sdpa_nt,
+    [GV_OP_SUM] = ref_rows,
+    [GV_OP_MEAN] = ref_rows,
+    [GV_OP_UNARY] = ref_elem,
+    [GV_OP_CONVERT] = ref_elem,
+    [GV_OP_MLP] = ref_mlp,
+};
+
 int gv_ref_compute(const struct gv_case *c, const struct gv_buffer *in, int nin, double *ref,
                    double *bound, double *scale, int nthreads, struct gv_err *err)
 {
     int rc = check_case(c, in, nin, err);
     if (rc)
         return rc;
-    int nt = threads_of(nthreads);
-    switch (c->op) {
-    case GV_OP_GEMM:
-        return ref_gemm(c, in, ref, bound, scale, nt, err);
-    case GV_OP_CONV2D:
-        return ref_conv(c, in, ref, bound, scale, nt, err);
-    case GV_OP_SDPA:
-        return ref_sdpa(c, in, ref, bound, scale, err);
-    case GV_OP_MLP:
-        return gv_ref_mlp(c, in, ref, bound, scale, err);
-    case GV_OP_UNARY:
-    case GV_OP_CONVERT: {
-        struct elem_job j = {.c = c, .x = &in[0], .ref = ref, .bound = bound, .scale = scale};
-        prec_of(c, &j.p);
-        par_for(nt, (size_t)c->len, 4096, elem_range, &j);
-        return GV_OK;
-    }
-    default: {
-        struct rows_job j = {.c = c, .in = in, .ref = ref, .bound = bound, .scale = scale};
-        prec_of(c, &j.p);
-        par_for(nt, (size_t)c->rows, 1, rows_range, &j);
-        return GV_OK;
-    }
-    }
+    if (!refs[c->op])
+        return gv_err_set(err, GV_E_USAGE, "%s: %s has no fp64 reference", c->id,
+                          gv_op_name(c->op));
+    return refs[c->op](c, in, ref, bound, scale, threads_of(nthreads), err);
 }

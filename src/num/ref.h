@@ -9,11 +9,8 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "num/op.h" /* gv_case_out_count, gv_case_inputs */
 #include "num/types.h"
-
-/* Number of elements of the case's output, and of each input. */
-size_t gv_case_out_count(const struct gv_case *c);
-int gv_case_inputs(const struct gv_case *c, size_t counts[4]); /* returns nin */
 
 /* ref[n], bound[n], scale[n] with n = gv_case_out_count(c). nthreads 0 = all cores. */
 int gv_ref_compute(const struct gv_case *c, const struct gv_buffer *in, int nin, double *ref,

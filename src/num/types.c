@@ -5,9 +5,6 @@
 static const char *const dtype_names[GV_DTYPE_COUNT] = {"f64",  "f32",    "tf32",  "f16",
                                                         "bf16", "f8e4m3", "f8e5m2"};
 static const size_t dtype_sizes[GV_DTYPE_COUNT] = {8, 4, 4, 2, 2, 1, 1};
-static const char *const op_names[GV_OP_COUNT] = {"gemm", "conv2d", "softmax", "layernorm",
-                                                  "rmsnorm", "sdpa", "sum", "mean", "unary",
-                                                  "convert", "mlp"};
 static const char *const call_names[GV_CALL_COUNT] = {"",          "linear", "defaults", "flash",
                                                       "efficient", "math",   "cudnn"};
 static const char *const unary_names[GV_UN_COUNT] = {"none", "exp",  "log",     "tanh", "erf",
@@ -32,8 +29,6 @@ size_t gv_dtype_size(enum gv_dtype t)
 {
     return (unsigned)t < GV_DTYPE_COUNT ? dtype_sizes[t] : 0;
 }
-
-const char *gv_op_name(enum gv_op op) { return (unsigned)op < GV_OP_COUNT ? op_names[op] : "?"; }
 
 const char *gv_unary_name(enum gv_unary u)
 {

@@ -117,7 +117,7 @@ struct gv_buffer {
 const char *gv_dtype_name(enum gv_dtype t);   /* "f64", "f32", "tf32", "f16", "bf16", "f8e4m3", "f8e5m2" */
 int gv_dtype_from_name(const char *name);     /* -1 if unknown */
 size_t gv_dtype_size(enum gv_dtype t);        /* bytes of one stored element (TF32: 4) */
-const char *gv_op_name(enum gv_op op);
+const char *gv_op_name(enum gv_op op);         /* num/op.c: the op table's names */
 const char *gv_unary_name(enum gv_unary u);
 const char *gv_dist_name(enum gv_dist d);
 const char *gv_call_name(enum gv_call c);     /* "", "linear", "defaults", "flash", ... */

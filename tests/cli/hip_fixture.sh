@@ -60,7 +60,7 @@ trap 'rm -f "$probe"' EXIT
 # Plain build: the sanitizer runtimes are not inside the roots.
 $CC -O1 -std=gnu11 -D_GNU_SOURCE -DGPUVET_VERSION='"test"' -I"$GV_SRC/src" -o "$probe" \
     "$GV_SRC/tests/fixtures/hip_probe_main.c" "$GV_SRC"/src/dev/{vendor,rtc,gpu_run,lt}.c "$GV_SRC"/src/dev/hip/hip.c \
-    "$GV_SRC"/src/base/{err,globs,json,fs}.c "$GV_SRC"/src/num/{types,catalog}.c "$embed" -ljansson -ldl -lm ||
+    "$GV_SRC"/src/base/{err,globs,json,fs}.c "$GV_SRC"/src/num/{types,catalog,op}.c "$embed" -ljansson -ldl -lm ||
     { echo "FAIL: building the probe"; exit 1; }
 jansson=$(ldd "$probe" | awk '/libjansson/ {print $3}')
 

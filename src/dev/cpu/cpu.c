@@ -39,6 +39,7 @@
 #include "dev/cpu/cpu.h"
 #include "dev/backend.h"
 #include "num/fp.h"
+#include "num/op.h"
 
 enum {
     EMU_TF32 = 1 << 0,
@@ -848,7 +849,7 @@ static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err 
     (void)d;
     if ((unsigned)c->op >= GV_OP_COUNT)
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: unknown operation", c->id);
-    if (c->op == GV_OP_MLP || c->call != GV_CALL_DEFAULT)
+    if ((gv_op_desc(c->op)->flags & GV_OPF_TORCH_ONLY) || c->call != GV_CALL_DEFAULT)
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: a PyTorch case (--device torch:...)", c->id);
     if (!storage_ok(c->in_dtype))
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: the cpu backend has no %s input kernels",
@@ -887,10 +888,10 @@ static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buf
     int rc = supports(d, c, err);
     if (rc)
         return rc;
-    static const int need[GV_OP_COUNT] = {2, 2, 1, 3, 2, 3, 1, 1, 1, 1, 4};
-    if (nin < need[c->op])
+    int need = gv_op_desc(c->op)->nin;
+    if (nin < need)
         return gv_err_set(err, GV_E_USAGE, "%s: %d inputs given, %s needs %d", c->id, nin,
-                          gv_op_name(c->op), need[c->op]);
+                          gv_op_name(c->op), need);
     if (out->dtype != c->out_dtype)
         return gv_err_set(err, GV_E_USAGE, "%s: output buffer is %s, the case declares %s",
                           c->id, gv_dtype_name(out->dtype), gv_dtype_name(c->out_dtype));
