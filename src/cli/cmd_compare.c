@@ -405,30 +405,22 @@ void cli_explain_print_json(const json_t *ex)
 
 static int write_junit(const char *path, const struct gv_compare *c, struct gv_err *err)
 {
-    struct gv_junit_case *j = calloc(c->n ? c->n : 1, sizeof *j);
-    char (*msg)[200] = calloc(c->n ? c->n : 1, sizeof *msg);
-    if (!j || !msg) {
-        free(j);
-        free(msg);
-        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", path);
-    }
+    struct gv_junit *j = gv_junit_begin("gpuvet compare");
     for (size_t i = 0; i < c->n; i++) {
         const struct gv_cmp_case *x = &c->cases[i];
-        j[i].classname = "gpuvet.compare";
-        j[i].name = x->id;
-        snprintf(msg[i], sizeof msg[i], "%s (effective bits %+.1f)", gv_change_name(x->status),
-                 x->dbits);
-        j[i].message = msg[i];
-        j[i].status = gv_change_flagged(x->status)        ? GV_JUNIT_FAILURE
-                      : x->status == GV_CH_INPUTS_DIFFER ? GV_JUNIT_ERROR
-                      : (x->status == GV_CH_MISSING_AFTER || x->status == GV_CH_MISSING_BEFORE ||
-                         x->status == GV_CH_NOT_RUN)
-                          ? GV_JUNIT_SKIPPED
-                          : GV_JUNIT_PASS;
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s (effective bits %+.1f)", gv_change_name(x->status), x->dbits);
+        enum gv_junit_status st =
+            gv_change_flagged(x->status)        ? GV_JUNIT_FAILURE
+            : x->status == GV_CH_INPUTS_DIFFER ? GV_JUNIT_ERROR
+            : (x->status == GV_CH_MISSING_AFTER || x->status == GV_CH_MISSING_BEFORE ||
+               x->status == GV_CH_NOT_RUN)
+                ? GV_JUNIT_SKIPPED
+                : GV_JUNIT_PASS;
+        gv_junit_add(j, "gpuvet.compare", x->id, 0, st, msg, NULL);
     }
-    int rc = gv_junit_write(path, "gpuvet compare", j, c->n, err);
-    free(j);
-    free(msg);
+    int rc = gv_junit_save(j, path, err);
+    gv_junit_free(j);
     return rc;
 }
 
