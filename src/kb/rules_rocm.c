@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb/rocm_mix.h"
 #include "kb/rules_impl.h"
 
 /* ---- HSA_OVERRIDE_GFX_VERSION ---- */
@@ -323,20 +324,6 @@ static const char *dir_release(const json_t *snap, const char *dir)
     return jstr(in, "version");
 }
 
-/* Does the default install ship a library with this SONAME? */
-static int default_provides(const json_t *snap, const json_t *def, const char *soname)
-{
-    const json_t *libs = section(snap, "libraries");
-    size_t i;
-    json_t *it;
-    json_array_foreach(jarr(libs, "items"), i, it) {
-        const char *so = jstr(it, "soname"), *p = jstr(it, "path");
-        if (so && p && !strcmp(so, soname) && install_of_path(snap, p) == def)
-            return 1;
-    }
-    return 0;
-}
-
 /* A profile file's value with shell expansions removed:
  * "/opt/rocm-5.7.0/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" -> "/opt/rocm-5.7.0/lib". */
 static void strip_shell(const char *v, char *out, size_t size)
@@ -428,33 +415,27 @@ static void mixed_dirs(struct gv_rule_ctx *c, const char *want, const char *want
 }
 
 /* loader.resolved: a SONAME the default release ships resolving into another
- * release (the classic: a 6.0 libamdhip64 next to 5.7's libhsa-runtime64.so.1).
- * SONAMEs only another release has (libamdhip64.so.5) are no mix. */
-static void mixed_resolved(struct gv_rule_ctx *c, const json_t *def, const char *want,
-                           const char *want_path)
+ * release (the classic: a 6.0 libamdhip64 next to 5.7's libhsa-runtime64.so.1),
+ * judged by the predicate `gpuvet diff` uses too (kb/rocm_mix.h). */
+struct mixed_arg {
+    struct gv_rule_ctx *c;
+    const char *want_path;
+};
+
+static void mixed_resolved(const struct gv_rocm_mix *m, void *arg)
 {
-    const json_t *ld = section(c->snap, "loader");
-    const char *k;
-    json_t *r;
-    json_object_foreach((json_t *)jobj(ld, "resolved"), k, r) {
-        const char *p = jstr(r, "path");
-        const char *rel = p ? release_of_path(c->snap, p) : NULL;
-        const char *via = jstr(r, "via");
-        if (!rel || kb_vercmp_n(rel, want, 2) == 0)
-            continue;
-        if (via && !strcmp(via, "LD_LIBRARY_PATH"))
-            continue; /* already reported as an LD_LIBRARY_PATH entry */
-        if (!default_provides(c->snap, def, k))
-            continue;
-        json_t *f = finding(c, GV_SEV_ERROR, "%s resolves to ROCm %s (%s), not the default %s",
-                            k, rel, p, want);
-        char path[160];
-        snprintf(path, sizeof path, "loader.resolved.%s", k);
-        evidence(f, path, r);
-        evidence_str(f, want_path, want);
-        fix(f, "find what puts %s first (via %s) and remove it; then sudo ldconfig", p,
-            via ? via : "?");
-    }
+    struct mixed_arg *a = arg;
+    const char *via = jstr(m->resolved, "via");
+    if (via && !strcmp(via, "LD_LIBRARY_PATH"))
+        return; /* already reported as an LD_LIBRARY_PATH entry */
+    json_t *f = finding(a->c, GV_SEV_ERROR, "%s resolves to ROCm %s (%s), not the default %s",
+                        m->soname, m->release, m->path, m->reference);
+    char path[160];
+    snprintf(path, sizeof path, "loader.resolved.%s", m->soname);
+    evidence(f, path, m->resolved);
+    evidence_str(f, a->want_path, m->reference);
+    fix(f, "find what puts %s first (via %s) and remove it; then sudo ldconfig", m->path,
+        via ? via : "?");
 }
 
 static void check_rocm_mixed_path(struct gv_rule_ctx *c)
@@ -468,7 +449,8 @@ static void check_rocm_mixed_path(struct gv_rule_ctx *c)
     char want_path[64];
     snprintf(want_path, sizeof want_path, "stacks.installs[%d].version", idx);
     mixed_dirs(c, jstr(in, "version"), want_path);
-    mixed_resolved(c, in, jstr(in, "version"), want_path);
+    struct mixed_arg arg = {c, want_path};
+    gv_rocm_mixed_each(c->snap, mixed_resolved, &arg);
 }
 
 /* ---- unowned files ---- */
