@@ -117,48 +117,30 @@ int cli_capture_junit(const char *path, const char *suite, const struct json_t *
 {
     const json_t *ops = json_object_get(d, "ops");
     const char *lists[] = {"call_changes", "only_before", "only_after"};
-    size_t n = json_array_size(ops);
-    for (int k = 0; k < 3; k++)
-        n += json_array_size(json_object_get(d, lists[k]));
-    struct gv_junit_case *j = calloc(n ? n : 1, sizeof *j);
-    char (*name)[160] = calloc(n ? n : 1, sizeof *name);
-    char (*cls)[200] = calloc(n ? n : 1, sizeof *cls);
-    if (!j || !name || !cls) {
-        free(j);
-        free(name);
-        free(cls);
-        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", path);
-    }
-    size_t m = 0;
+    struct gv_junit *j = gv_junit_begin(suite);
     for (int k = -1; k < 3; k++) {
         const json_t *list = k < 0 ? ops : json_object_get(d, lists[k]);
-        for (size_t i = 0; i < json_array_size(list); i++, m++) {
+        for (size_t i = 0; i < json_array_size(list); i++) {
             const json_t *e = json_array_get(list, i);
             const json_t *idx = json_object_get(e, "op");
             if (!idx)
                 idx = json_object_get(e, "a");
             if (!idx)
                 idx = json_object_get(e, "op_a"); /* a call change: its op in A */
-            snprintf(name[m], sizeof name[m], "%05lld %s", (long long)json_integer_value(idx),
+            char name[160], cls[200];
+            snprintf(name, sizeof name, "%05lld %s", (long long)json_integer_value(idx),
                      s(e, "name"));
-            snprintf(cls[m], sizeof cls[m], "gpuvet.%s.%s", suite,
+            snprintf(cls, sizeof cls, "gpuvet.%s.%s", suite,
                      s(e, "module")[0] ? s(e, "module") : "-");
-            j[m].classname = cls[m];
-            j[m].name = name[m];
-            if (k < 0) {
-                const char *v = s(e, "verdict")[0] ? s(e, "verdict") : s(e, "status");
-                j[m].status = op_status(v);
-                j[m].message = v;
-            } else {
-                j[m].status = GV_JUNIT_FAILURE;
-                j[m].message = lists[k];
-            }
+            const char *v = s(e, "verdict")[0] ? s(e, "verdict") : s(e, "status");
+            if (k < 0)
+                gv_junit_add(j, cls, name, 0, op_status(v), v, NULL);
+            else
+                gv_junit_add(j, cls, name, 0, GV_JUNIT_FAILURE, lists[k], NULL);
         }
     }
-    int rc = gv_junit_write(path, suite, j, m, err);
-    free(j);
-    free(name);
-    free(cls);
+    int rc = gv_junit_save(j, path, err);
+    gv_junit_free(j);
     return rc;
 }
 

@@ -319,3 +319,21 @@ int cli_results_load(const char *path, struct gv_results *res, struct gv_err *er
         gv_results_free(res);
     return rc;
 }
+
+int cli_parse_since(const char *in, char *out, size_t n)
+{
+    int y, mo, d, h = 0, mi = 0, s = 0;
+    char tail[8] = "";
+    size_t len = strlen(in);
+    if (len == 10 && sscanf(in, "%4d-%2d-%2d", &y, &mo, &d) == 3) {
+    } else if (sscanf(in, "%4d-%2d-%2dT%2d:%2d:%2d%7s", &y, &mo, &d, &h, &mi, &s, tail) >= 6 &&
+               (!tail[0] || !strcmp(tail, "Z"))) {
+    } else {
+        return -1;
+    }
+    if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+        s > 60 || h < 0 || mi < 0 || s < 0)
+        return -1;
+    snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, s);
+    return 0;
+}

@@ -43,6 +43,15 @@ GV_COMMANDS(GV_DECLARE_CMD)
 void cli_choose_python(const char *python, const char *python_root, int want_gpu, char *note,
                        size_t notesz);
 
+/* compare A B (compare_out.c): result files, else two captures or two bench
+ * documents; what 'gpuvet compare' prints and returns (ab runs it too).
+ * oa/ob: saved outputs of A and B (NULL: the paths the result files record). */
+struct cli_compare_opts {
+    const char *a, *b, *oa, *ob, *junit;
+    int json, all;
+};
+int cli_compare_files(const struct cli_compare_opts *o);
+
 /* Captures (.gvcap): compare A B for two (capture_out.c). */
 int cli_compare_captures(const char *a, const char *b, int json, const char *junit);
 /* compare for two gpuvet.bench documents (cmp_bench.c); all: list unchanged results too. */
@@ -99,7 +108,7 @@ void cli_capture_print_outputs(const struct json_t *outs);
 int cli_capture_junit(const char *path, const char *suite, const struct json_t *d,
                       struct gv_err *err);
 
-/* gpuvet probe: explanations shared by compare, ab and verify (cmd_compare.c):
+/* Explanations shared by compare, ab and verify (explain_out.c):
  * the ranked likely causes, each degraded case's error signature and, when both
  * result files embed a fingerprint (check --probe), the properties that changed. */
 struct gv_compare;
@@ -110,7 +119,7 @@ struct json_t *cli_explain_json(const struct gv_compare *c, const struct gv_resu
                                 const struct gv_results *b);
 /* The same explanation printed from its JSON form (verify's report). */
 void cli_explain_print_json(const struct json_t *ex);
-/* History database (record.c, cmd_history.c). --record, or GPUVET_RECORD=1
+/* History database (record.c). --record, or GPUVET_RECORD=1
  * always: one cli_record call after the command's result is written. A failed
  * recording is an error on stderr and exit 3 where the run itself exited 0
  * (the result file is written all the same). */
@@ -127,13 +136,13 @@ int cli_history_open(const char *db, int create, struct gv_history **h);
 /* The snapshot of this machine's (or machine's) last run that passed, written
  * to a file under the data directory for 'plan rollback --to last-good'. */
 int cli_history_last_good(const char *machine, char *path, size_t pathsz);
-/* "2026-11-30" or "2026-11-30T10:00:00Z" (history --since, matrix --since) as
+/* "2026-11-30" or "2026-11-30T10:00:00Z" (history --since, matrix --since; cli.c) as
  * ISO-8601 UTC in out; -1 when it is neither. */
 int cli_parse_since(const char *in, char *out, size_t n);
 /* gv_results_load within the memory budget for documents (base/json.h): a
  * document too large for it is GV_E_NOMEM naming path. */
 int cli_results_load(const char *path, struct gv_results *res, struct gv_err *err);
-/* The text form of a snapshot diff document (cmd_diff.c). */
+/* The text form of a snapshot diff document (diff_out.c): diff, history diff. */
 void cli_diff_print(const struct json_t *doc);
 
 #endif

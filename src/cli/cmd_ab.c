@@ -362,19 +362,8 @@ int cmd_ab(int argc, char **argv)
     if (!rc)
         rc = run_side("b", &b, suite, only, device, fb, ob, bench_mode, bench);
     if (!rc) {
-        char *cargv[8];
-        int n = 0;
-        cargv[n++] = (char *)"compare";
-        if (json)
-            cargv[n++] = (char *)"--json";
-        if (junit) {
-            cargv[n++] = (char *)"--junit";
-            cargv[n++] = (char *)junit;
-        }
-        cargv[n++] = fa;
-        cargv[n++] = fb;
-        cargv[n] = NULL;
-        rc = cmd_compare(n, cargv);
+        struct cli_compare_opts co = {.a = fa, .b = fb, .junit = junit, .json = json};
+        rc = cli_compare_files(&co);
         if (record && (cli_record_file(fa) | cli_record_file(fb)) && !rc)
             rc = GV_EXIT_ERROR;
     }

@@ -229,38 +229,27 @@ static int save_outputs(const char *path, const struct gv_case_result *r, size_t
 static int write_junit(const char *path, const struct gv_case_result *r, size_t n,
                        struct gv_err *err)
 {
-    struct gv_junit_case *j = calloc(n ? n : 1, sizeof *j);
-    char (*cls)[48] = calloc(n ? n : 1, sizeof *cls);
-    char (*msg)[256] = calloc(n ? n : 1, sizeof *msg);
-    if (!j || !cls || !msg) {
-        free(j);
-        free(cls);
-        free(msg);
-        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", path);
-    }
+    struct gv_junit *j = gv_junit_begin("gpuvet check");
     for (size_t i = 0; i < n; i++) {
-        snprintf(cls[i], sizeof cls[i], "gpuvet.check.%s", gv_op_name(r[i].entry->c.op));
-        j[i].classname = cls[i];
-        j[i].name = r[i].entry->id;
-        j[i].seconds = r[i].seconds;
+        char cls[48], msg[256] = "";
+        enum gv_junit_status st;
+        snprintf(cls, sizeof cls, "gpuvet.check.%s", gv_op_name(r[i].entry->c.op));
         switch (r[i].verdict) {
-        case GV_PASS: j[i].status = GV_JUNIT_PASS; break;
+        case GV_PASS: st = GV_JUNIT_PASS; break;
         case GV_FAIL:
-            j[i].status = GV_JUNIT_FAILURE;
-            snprintf(msg[i], sizeof msg[i],
-                     "error/bound %.3g, effective bits %.1f, %llu NaN, %llu Inf",
+            st = GV_JUNIT_FAILURE;
+            snprintf(msg, sizeof msg, "error/bound %.3g, effective bits %.1f, %llu NaN, %llu Inf",
                      r[i].m.err_over_bound, r[i].m.eff_bits, (unsigned long long)r[i].m.nan_count,
                      (unsigned long long)r[i].m.inf_count);
             break;
-        case GV_ERROR: j[i].status = GV_JUNIT_ERROR; break;
-        default: j[i].status = GV_JUNIT_SKIPPED; break;
+        case GV_ERROR: st = GV_JUNIT_ERROR; break;
+        default: st = GV_JUNIT_SKIPPED; break;
         }
-        j[i].message = r[i].status ? r[i].error : msg[i];
+        gv_junit_add(j, cls, r[i].entry->id, r[i].seconds, st, r[i].status ? r[i].error : msg,
+                     NULL);
     }
-    int rc = gv_junit_write(path, "gpuvet check", j, n, err);
-    free(j);
-    free(cls);
-    free(msg);
+    int rc = gv_junit_save(j, path, err);
+    gv_junit_free(j);
     return rc;
 }
 

@@ -169,11 +169,10 @@ static int explain(const char *msg)
 
 static int list_rules(void)
 {
-    size_t n;
-    const struct gv_rule *r = gv_rules(&n);
-    for (size_t i = 0; i < n; i++)
-        printf("%-17s %-7s %s  (%s)\n", r[i].id, gv_severity_name(r[i].severity), r[i].title,
-               r[i].issue_rule);
+    const struct gv_rule *r;
+    for (size_t i = 0; (r = gv_rule_at(i)); i++)
+        printf("%-17s %-7s %s  (%s)\n", r->id, gv_severity_name(r->severity), r->title,
+               r->issue_rule);
     return GV_EXIT_OK;
 }
 

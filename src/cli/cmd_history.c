@@ -90,24 +90,6 @@ static int parse(int argc, char **argv, struct hopts *o)
     return 0;
 }
 
-int cli_parse_since(const char *in, char *out, size_t n)
-{
-    int y, mo, d, h = 0, mi = 0, s = 0;
-    char tail[8] = "";
-    size_t len = strlen(in);
-    if (len == 10 && sscanf(in, "%4d-%2d-%2d", &y, &mo, &d) == 3) {
-    } else if (sscanf(in, "%4d-%2d-%2dT%2d:%2d:%2d%7s", &y, &mo, &d, &h, &mi, &s, tail) >= 6 &&
-               (!tail[0] || !strcmp(tail, "Z"))) {
-    } else {
-        return -1;
-    }
-    if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-        s > 60 || h < 0 || mi < 0 || s < 0)
-        return -1;
-    snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, s);
-    return 0;
-}
-
 static const char *s_or(const json_t *o, const char *key, const char *dflt)
 {
     const char *v = json_string_value(json_object_get(o, key));
@@ -439,50 +421,6 @@ int cmd_history(int argc, char **argv)
         rc = do_import(h, &o, nargs, args);
     else
         rc = do_check(h, &o);
-    gv_history_close(h);
-    return rc;
-}
-
-/* For 'gpuvet plan rollback --to last-good' (cmd_plan.c). */
-int cli_history_last_good(const char *machine, char *path, size_t pathsz)
-{
-    struct gv_history *h = NULL;
-    if (cli_history_open(NULL, 0, &h))
-        return GV_EXIT_ERROR;
-    struct gv_history_ident id;
-    gv_history_this_machine(&id);
-    json_t *s = NULL, *doc = NULL;
-    struct gv_err err = {0};
-    int rc = gv_history_good(h, machine, &id, &s, &doc, &err);
-    if (rc) {
-        gv_history_close(h);
-        return rc == GV_E_NOTFOUND ? (fprintf(stderr, "gpuvet plan: %s: no last good state to "
-                                      "plan back to\n", err.msg), GV_EXIT_FINDINGS)
-                                   : cli_fail(&err);
-    }
-    const json_t *snap = gv_history_doc_snapshot(doc);
-    long long run = i_of(s, "id");
-    if (!snap) {
-        rc = cli_failf("history database %s: run %lld (the last that passed) holds no snapshot "
-                       "to plan back to", gv_history_name(h), run);
-    } else {
-        char dir[GV_PATH_MAX];
-        const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-        if (xdg && xdg[0] == '/')
-            snprintf(dir, sizeof dir, "%s/gpuvet/baselines", xdg);
-        else
-            snprintf(dir, sizeof dir, "%s/.local/share/gpuvet/baselines", home ? home : "/tmp");
-        gv_mkdirs(dir, 0700);
-        snprintf(path, pathsz, "%s/run-%lld.snapshot.json", dir, run);
-        if (gv_json_write_file(path, snap, &err))
-            rc = cli_fail(&err);
-        else
-            fprintf(stderr, "gpuvet plan: last good: run %lld of %s (%s, %s), its snapshot "
-                    "written to %s\n", run, s_or(s, "hostname", "?"), s_or(s, "created", "?"),
-                    s_or(s, "kind", "?"), path);
-    }
-    json_decref(s);
-    json_decref(doc);
     gv_history_close(h);
     return rc;
 }

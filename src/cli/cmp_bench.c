@@ -136,34 +136,27 @@ static void print_human(const struct gv_bench_compare *c, const char *a, const c
 
 static int write_junit(const char *path, const struct gv_bench_compare *c, struct gv_err *err)
 {
-    struct gv_junit_case *j = calloc(c->n ? c->n : 1, sizeof *j);
-    char (*msg)[400] = calloc(c->n ? c->n : 1, sizeof *msg);
-    if (!j || !msg) {
-        free(j);
-        free(msg);
-        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", path);
-    }
+    struct gv_junit *j = gv_junit_begin("gpuvet compare (bench)");
     for (size_t i = 0; i < c->n; i++) {
         const struct gv_bcmp_case *x = &c->cases[i];
-        j[i].classname = "gpuvet.compare.bench";
-        j[i].name = x->id;
+        char msg[400];
         if (isfinite(x->ratio))
-            snprintf(msg[i], sizeof msg[i], "%s (B vs A %.3fx, noise %.1f%%)",
+            snprintf(msg, sizeof msg, "%s (B vs A %.3fx, noise %.1f%%)",
                      gv_bcmp_change_name(x->change), x->ratio, 100 * x->noise);
         else
-            snprintf(msg[i], sizeof msg[i], "%s%s%s", gv_bcmp_change_name(x->change),
+            snprintf(msg, sizeof msg, "%s%s%s", gv_bcmp_change_name(x->change),
                      x->why[0] ? ": " : "", x->why);
-        j[i].message = msg[i];
-        j[i].status = gv_bcmp_flagged(x->change)       ? GV_JUNIT_FAILURE
-                      : x->change == GV_BC_NOT_COMPARABLE ? GV_JUNIT_ERROR
-                      : (x->change == GV_BC_ONLY_A || x->change == GV_BC_ONLY_B ||
-                         x->change == GV_BC_NOT_RUN)
-                          ? GV_JUNIT_SKIPPED
-                          : GV_JUNIT_PASS;
+        enum gv_junit_status st =
+            gv_bcmp_flagged(x->change)       ? GV_JUNIT_FAILURE
+            : x->change == GV_BC_NOT_COMPARABLE ? GV_JUNIT_ERROR
+            : (x->change == GV_BC_ONLY_A || x->change == GV_BC_ONLY_B ||
+               x->change == GV_BC_NOT_RUN)
+                ? GV_JUNIT_SKIPPED
+                : GV_JUNIT_PASS;
+        gv_junit_add(j, "gpuvet.compare.bench", x->id, 0, st, msg, NULL);
     }
-    int rc = gv_junit_write(path, "gpuvet compare (bench)", j, c->n, err);
-    free(j);
-    free(msg);
+    int rc = gv_junit_save(j, path, err);
+    gv_junit_free(j);
     return rc;
 }
 

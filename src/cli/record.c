@@ -1,10 +1,13 @@
-/* --record and GPUVET_RECORD=1: one call after a command has written its
- * result, shared by snapshot, check, ab and torch capture (and history import). */
+/* The history database as the commands share it: --record and
+ * GPUVET_RECORD=1 (one call after a command has written its result: snapshot,
+ * check, ab, torch capture, history import), opening it, and the last good
+ * run's snapshot (plan rollback --to last-good). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fs.h"
 #include "base/json.h"
 #include "capture/gvcap.h"
 #include "cli/cli.h"
@@ -102,6 +105,56 @@ int cli_record_file(const char *path)
     struct gv_history_ident id;
     gv_history_this_machine(&id);
     int rc = cli_record_file_into(h, path, &id);
+    gv_history_close(h);
+    return rc;
+}
+
+static const char *str_or(const json_t *o, const char *key, const char *dflt)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v && *v ? v : dflt;
+}
+
+/* For 'gpuvet plan rollback --to last-good' (cmd_plan.c). */
+int cli_history_last_good(const char *machine, char *path, size_t pathsz)
+{
+    struct gv_history *h = NULL;
+    if (cli_history_open(NULL, 0, &h))
+        return GV_EXIT_ERROR;
+    struct gv_history_ident id;
+    gv_history_this_machine(&id);
+    json_t *s = NULL, *doc = NULL;
+    struct gv_err err = {0};
+    int rc = gv_history_good(h, machine, &id, &s, &doc, &err);
+    if (rc) {
+        gv_history_close(h);
+        return rc == GV_E_NOTFOUND ? (fprintf(stderr, "gpuvet plan: %s: no last good state to "
+                                      "plan back to\n", err.msg), GV_EXIT_FINDINGS)
+                                   : cli_fail(&err);
+    }
+    const json_t *snap = gv_history_doc_snapshot(doc);
+    long long run = (long long)json_integer_value(json_object_get(s, "id"));
+    if (!snap) {
+        rc = cli_failf("history database %s: run %lld (the last that passed) holds no snapshot "
+                       "to plan back to", gv_history_name(h), run);
+    } else {
+        char dir[GV_PATH_MAX];
+        const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+        if (xdg && xdg[0] == '/')
+            snprintf(dir, sizeof dir, "%s/gpuvet/baselines", xdg);
+        else
+            snprintf(dir, sizeof dir, "%s/.local/share/gpuvet/baselines", home ? home : "/tmp");
+        gv_mkdirs(dir, 0700);
+        snprintf(path, pathsz, "%s/run-%lld.snapshot.json", dir, run);
+        if (gv_json_write_file(path, snap, &err))
+            rc = cli_fail(&err);
+        else
+            fprintf(stderr, "gpuvet plan: last good: run %lld of %s (%s, %s), its snapshot "
+                    "written to %s\n", run, str_or(s, "hostname", "?"), str_or(s, "created", "?"),
+                    str_or(s, "kind", "?"), path);
+    }
+    json_decref(s);
+    json_decref(doc);
     gv_history_close(h);
     return rc;
 }

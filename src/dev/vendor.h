@@ -1,6 +1,6 @@
 /* Vendor GPU libraries opened at run time (DESIGN.md decision 1).
  *
- * Each library has one symbol list, an X-macro in src/dev/syms_<lib>.h:
+ * Each library has one symbol list, an X-macro in src/dev/syms/syms_<lib>.h:
  *
  *   X(REQ|OPT, field, return type, (parameters), "exported name", "older alias", ...)
  *

@@ -10,6 +10,7 @@
 
 #include "env/envpolicy.h"
 #include "env/libnames.h"
+#include "kb/rocm_mix.h"
 
 struct dctx {
     json_t *changes;        /* array of change objects, in discovery order */
@@ -598,25 +599,7 @@ static void diff_libraries(struct dctx *d, const json_t *a, const json_t *b)
 }
 
 /* ---- mixed sets: a library resolved by the loader that belongs to another
- * ROCm release than the HIP runtime it runs on ---- */
-
-static const json_t *item_for_path(const json_t *items, const char *path)
-{
-    size_t i, j;
-    json_t *it, *l;
-    if (!path)
-        return NULL;
-    json_array_foreach(items, i, it) {
-        if (!differ(str(it, "path"), path))
-            return it;
-        json_array_foreach(json_object_get(it, "links"), j, l) {
-            const char *lp = json_is_string(l) ? json_string_value(l) : str(l, "path");
-            if (!differ(lp, path))
-                return it;
-        }
-    }
-    return NULL;
-}
+ * ROCm release than the one the stack is on (kb/rocm_mix.h) ---- */
 
 /* "6.4.3" -> "6.4" */
 static void major_minor(const char *v, char *buf, size_t n)
@@ -627,105 +610,22 @@ static void major_minor(const char *v, char *buf, size_t n)
         *dot = '\0';
 }
 
-static const json_t *resolved_item(const json_t *loader, const json_t *items, const char *soname)
+/* One mixed library (kb/rocm_mix.h) into set, keyed "soname\tpath". */
+static void add_mixed(const struct gv_rocm_mix *m, void *set)
 {
-    const json_t *r = json_object_get(json_object_get(loader, "resolved"), soname);
-    if (!json_is_object(r) || json_is_false(json_object_get(r, "found")))
-        return NULL;
-    return item_for_path(items, str(r, "path"));
+    char key[2048], ra[64], rb[64];
+    major_minor(m->release, ra, sizeof ra);
+    major_minor(m->reference, rb, sizeof rb);
+    snprintf(key, sizeof key, "%s\t%s", m->soname, m->path);
+    json_object_set_new(set, key, json_pack("{s:s,s:s,s:s,s:s}", "soname", m->soname, "path",
+                                            m->path, "release", ra, "hip", rb));
 }
 
-/* The release of the HIP runtime with the highest SONAME major the loader
- * resolves (what a program built today runs on); NULL when none. */
-static const char *primary_hip(const json_t *loader, const json_t *items)
-{
-    const char *best = NULL, *key;
-    long best_major = -1;
-    json_t *r;
-    json_object_foreach(json_object_get(loader, "resolved"), key, r) {
-        if (strncmp(key, "libamdhip64.so.", 15))
-            continue;
-        const json_t *h = resolved_item(loader, items, key);
-        long major = strtol(key + 15, NULL, 10);
-        if (h && str(h, "rocm_release") && major > best_major) {
-            best_major = major;
-            best = str(h, "rocm_release");
-        }
-    }
-    return best;
-}
-
-static int same_release(const char *x, const char *y)
-{
-    char a[64], b[64];
-    major_minor(x, a, sizeof a);
-    major_minor(y, b, sizeof b);
-    return !strcmp(a, b);
-}
-
-/* Whether another item with this soname belongs to release rel. */
-static int soname_in_release(const json_t *items, const char *soname, const char *rel)
-{
-    size_t i;
-    json_t *it;
-    json_array_foreach(items, i, it) {
-        const char *s = str(it, "soname"), *r = str(it, "rocm_release");
-        if (s && r && !strcmp(s, soname) && same_release(r, rel))
-            return 1;
-    }
-    return 0;
-}
-
-/* Why a resolved library is mixed with the HIP runtime, or NULL:
- * (a) its DT_NEEDED HIP runtime resolves to another release, or
- * (b) the loader picks it from another release than the primary HIP runtime
- *     although that release has a file of the same SONAME (shadowing). */
-static const char *mixed_hip(const json_t *loader, const json_t *items, const json_t *lib,
-                             const char *soname, const char *rel, const char *primary)
-{
-    size_t i;
-    json_t *n;
-    json_array_foreach(json_object_get(lib, "needed"), i, n) {
-        const char *s = json_string_value(n);
-        if (s && !strncmp(s, "libamdhip64.so", 14)) {
-            const json_t *h = resolved_item(loader, items, s);
-            const char *hr = h ? str(h, "rocm_release") : NULL;
-            if (hr && !same_release(hr, rel))
-                return hr;
-        }
-    }
-    if (primary && !same_release(primary, rel) && soname_in_release(items, soname, primary))
-        return primary;
-    return NULL;
-}
-
-/* Fills set (object keyed "soname\tpath") with the mixed libraries of one side. */
+/* The mixed libraries of one side, by the predicate doctor uses too. */
 static json_t *mixed_set(const json_t *snap)
 {
     json_t *set = json_object();
-    const json_t *loader = json_object_get(snap, "loader"), *libs = json_object_get(snap, "libraries");
-    if (!collected(loader) || !collected(libs))
-        return set;
-    const json_t *items = json_object_get(libs, "items");
-    const char *primary = primary_hip(loader, items), *soname;
-    json_t *r;
-    json_object_foreach(json_object_get(loader, "resolved"), soname, r) {
-        const json_t *it = resolved_item(loader, items, soname);
-        const struct gv_libname *ln = it && str(it, "name") ? gv_libname_by_name(str(it, "name")) : NULL;
-        if (!ln || strcmp(ln->vendor, "amd") || !strcmp(ln->name, "hip-runtime"))
-            continue;
-        const char *rel = str(it, "rocm_release");
-        const char *hip = rel ? mixed_hip(loader, items, it, soname, rel, primary) : NULL;
-        if (!hip)
-            continue;
-        char key[2048], ra[64], rb[64];
-        major_minor(rel, ra, sizeof ra);
-        major_minor(hip, rb, sizeof rb);
-        snprintf(key, sizeof key, "%s\t%s", soname, str(it, "path") ? str(it, "path") : "");
-        json_object_set_new(set, key, json_pack("{s:s,s:s,s:s,s:s}", "soname", soname, "path",
-                                                str(it, "path") ? str(it, "path") : "", "release",
-                                                ra, "hip", rb));
-    }
+    gv_rocm_mixed_each(snap, add_mixed, set);
     return set;
 }
 

@@ -1,6 +1,6 @@
 /* Differences between two snapshots (docs/snapshot-schema.md), grouped by
  * layer and ranked by consequence. The result is a gpuvet.diff document
- * (docs/diff-schema.md); src/cli/cmd_diff.c prints it. */
+ * (docs/diff-schema.md); src/cli/diff_out.c prints it. */
 #ifndef GV_ENV_DIFF_H
 #define GV_ENV_DIFF_H
 

@@ -1,4 +1,4 @@
-/* The doctor rule table, the runner, the report document, and the snapshot
+/* The doctor rule list (the areas' tables joined), the runner, the report document, and the snapshot
  * helpers the checks share. */
 #include "kb/rules.h"
 
@@ -9,86 +9,44 @@
 
 #include "kb/rules_impl.h"
 
-static const struct gv_rule rules[] = {
-    {"gpu-access", GV_SEV_ERROR, "GPU device nodes are not accessible to the user",
-     check_gpu_access, "rocm-facts §8 (render group); rocm-install-on-linux prerequisites.rst",
-     "issue 4 rule 1"},
-    {"kernel-driver", GV_SEV_ERROR, "a GPU is present but its kernel driver is not loaded",
-     check_kernel_driver, "rocm-facts §5, §8", "issue 4 rule 2"},
-    {"nouveau", GV_SEV_ERROR, "an NVIDIA GPU is bound to nouveau", check_nouveau,
-     "anchor-tools §2.2 (DCGM Denylist)", "DCGM software check"},
-    {"no-gpu", GV_SEV_INFO, "no AMD or NVIDIA GPU on the PCI bus", check_no_gpu,
-     "docs/snapshot-schema.md (gpus)", "gpuvet"},
-    {"torch-build", GV_SEV_ERROR, "the torch wheel does not match the GPU vendor (CPU/CUDA build)",
-     check_torch_build, "rocm-facts §1; seed 002 §3.3", "issue 4 rule 3"},
-    {"torch-runtime", GV_SEV_ERROR,
-     "torch was built for one ROCm release but another runtime will load",
-     check_torch_runtime, "rocm-facts §4b, §7a", "issue 4 rule 4"},
-    {"ld-preload", GV_SEV_WARNING, "LD_PRELOAD forces GPU libraries into every process",
-     check_ld_preload, "rocm-facts §7a (RPATH, LD_PRELOAD)", "issue 4 rule 4"},
-    {"gfx-not-in-wheel", GV_SEV_ERROR, "the GPU's gfx target is not compiled into torch",
-     check_gfx_not_in_wheel, "rocm-facts §2a, §3, §8 (hipErrorNoBinaryForGpu)",
-     "issue 4 rule 5"},
-    {"rocblas-kernels", GV_SEV_ERROR, "the ROCm line in use ships no rocBLAS kernels for the GPU",
-     check_rocblas_kernels, "rocm-facts §2a caveat, §8 (TensileLibrary.dat)", "rocm-facts §2a"},
-    {"torch-companions", GV_SEV_ERROR,
-     "torchvision/torchaudio do not match the installed torch build", check_torch_companions,
-     "rocm-facts §1, §8 (undefined symbol)", "seed 002 §2.3"},
-    {"hsa-override", GV_SEV_ERROR, "HSA_OVERRIDE_GFX_VERSION is unneeded, unsafe or malformed",
-     check_hsa_override, "rocm-facts §3", "issue 4 rule 6"},
-    {"kmd-window", GV_SEV_WARNING,
-     "ROCm user space is outside the kernel driver's supported window", check_kmd_window,
-     "rocm-facts §5 (user-kernel-space-compat-matrix)", "issue 4 rule 7"},
-    {"rocm-mixed-path", GV_SEV_ERROR, "libraries of several ROCm releases on the loader path",
-     check_rocm_mixed_path, "rocm-facts §5; seed 000 (leftover 6.0 libraries)",
-     "issue 4 rule 8"},
-    {"rocm-unowned", GV_SEV_ERROR, "files in ROCm directories that no package owns",
-     check_rocm_unowned, "seed 000 (diff the .so lists after a rollback)", "issue 4 rule 8"},
-    {"rocm-link", GV_SEV_ERROR, "/opt/rocm points at a release other than the installed rocm-core",
-     check_rocm_link, "rocm-facts §5 (update-alternatives, .info/version)", "issue 4 rule 9"},
-    {"rocm-path-env", GV_SEV_WARNING, "ROCM_PATH/HIP_PATH select a release other than /opt/rocm",
-     check_rocm_path_env, "seed 000 (restore ROCM_PATH in /etc/profile.d/rocm.sh); rocm-facts §5",
-     "seed 000"},
-    {"rocm-support", GV_SEV_INFO, "the GPU is not on the ROCm release's official support list",
-     check_rocm_support, "rocm-facts §2b", "rocm-facts §2b"},
-    {"igpu-dgpu", GV_SEV_WARNING, "an AMD integrated GPU next to a discrete one",
-     check_igpu_dgpu, "rocm-facts §5 (disable iGPUs), §3 danger 3", "rocm-facts §5"},
-    {"numerics-env", GV_SEV_WARNING, "environment variables that change numerics or kernel choice",
-     check_numerics_env, "rocm-facts §6", "issue 4 rule 10"},
-    {"debug-env", GV_SEV_WARNING, "debugging switches left on (slower, serialised)",
-     check_debug_env, "rocm-facts §6; anchor-tools §2.2", "DCGM software check"},
-    {"tooling-env", GV_SEV_WARNING, "profiler/debugger injection variables are set",
-     check_tooling_env, "anchor-tools §2.2 (DCGM Environmental Variables)",
-     "DCGM software check"},
-    {"visible-devices", GV_SEV_ERROR, "*_VISIBLE_DEVICES hides GPUs", check_visible_devices,
-     "rocm-facts §6 (visibility), §8 (No HIP GPUs are available)", "DCGM software check"},
-    {"ldcache-stale", GV_SEV_ERROR,
-     "/etc/ld.so.cache disagrees with the library directories (ldconfig not run)",
-     check_ldcache_stale, "ld.so(8) search order; ldconfig(8)", "gpuvet"},
-    {"cuda-stub", GV_SEV_ERROR, "the CUDA toolkit's stub libcuda is on the loader path",
-     check_cuda_stub, "docs/snapshot-schema.md (loader.resolved stub)", "issue 4 rule 11"},
-    {"cuda-driver", GV_SEV_ERROR, "a CUDA runtime newer than the NVIDIA driver supports",
-     check_cuda_driver, "NVIDIA CUDA Toolkit Release Notes (minor version compatibility)",
-     "issue 4 rule 11"},
-    {"process-libs", GV_SEV_ERROR, "a process mapped two copies of one GPU library",
-     check_process_libs, "rocm-facts §4b", "issue 4 rule 12"},
-    {"unheld-packages", GV_SEV_WARNING, "some GPU-stack packages are held, others are not",
-     check_unheld_packages, "seed 000 (apt-mark hold); anchor-tools §7.1", "issue 4 rule 13"},
+/* The areas, in report order: within one severity, findings come in this order. */
+static const struct {
+    const struct gv_rule *rules;
+    const size_t *n;
+} areas[] = {
+    {gv_rules_gpu, &gv_rules_gpu_n},
+    {gv_rules_torch, &gv_rules_torch_n},
+    {gv_rules_rocm, &gv_rules_rocm_n},
+    {gv_rules_env, &gv_rules_env_n},
 };
 
-const struct gv_rule *gv_rules(size_t *n)
+size_t gv_rule_count(void)
 {
-    *n = sizeof rules / sizeof rules[0];
-    return rules;
+    size_t n = 0;
+    for (size_t a = 0; a < sizeof areas / sizeof areas[0]; a++)
+        n += *areas[a].n;
+    return n;
+}
+
+const struct gv_rule *gv_rule_at(size_t i)
+{
+    for (size_t a = 0; a < sizeof areas / sizeof areas[0]; a++) {
+        if (i < *areas[a].n)
+            return &areas[a].rules[i];
+        i -= *areas[a].n;
+    }
+    return NULL;
 }
 
 const struct gv_rule *gv_rule_find(const char *id)
 {
-    for (size_t i = 0; id && i < sizeof rules / sizeof rules[0]; i++)
-        if (!strcmp(rules[i].id, id))
-            return &rules[i];
+    const struct gv_rule *r;
+    for (size_t i = 0; id && (r = gv_rule_at(i)); i++)
+        if (!strcmp(r->id, id))
+            return r;
     return NULL;
 }
+
 
 const char *gv_severity_name(enum gv_severity s)
 {
@@ -129,8 +87,9 @@ json_t *gv_doctor_run_rule(const json_t *snapshot, const struct gv_rule *rule)
 json_t *gv_doctor_run(const json_t *snapshot)
 {
     json_t *all = json_array();
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        json_t *one = gv_doctor_run_rule(snapshot, &rules[i]);
+    const struct gv_rule *r;
+    for (size_t i = 0; (r = gv_rule_at(i)); i++) {
+        json_t *one = gv_doctor_run_rule(snapshot, r);
         json_array_extend(all, one);
         json_decref(one);
     }
@@ -167,7 +126,7 @@ json_t *gv_doctor_report(const json_t *snapshot, const char *snapshot_source)
     json_object_set_new(sum, "warnings", json_integer(counts[1]));
     json_object_set_new(sum, "info", json_integer(counts[0]));
     json_object_set_new(sum, "not_checked", json_integer(unchecked));
-    json_object_set_new(sum, "rules", json_integer((json_int_t)(sizeof rules / sizeof rules[0])));
+    json_object_set_new(sum, "rules", json_integer((json_int_t)gv_rule_count()));
     json_object_set_new(doc, "summary", sum);
     json_object_set_new(doc, "findings", findings);
     return doc;

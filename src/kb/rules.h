@@ -1,4 +1,7 @@
-/* Doctor rules: a table of (id, severity, title, check, reference). Each check
+/* Doctor rules: each area's file (rules_gpu.c, rules_torch.c, rules_rocm.c,
+ * rules_env.c) holds its checks and the table of its rules (id, severity,
+ * title, check, reference); docs/doctor.md documents every id (a unit test
+ * holds the two together). Each check
  * reads a snapshot (docs/snapshot-schema.md) and appends findings. Findings are
  * JSON objects (docs/doctor.md):
  *   {"rule", "severity": "error"|"warning"|"info", "title",
@@ -25,7 +28,9 @@ struct gv_rule {
     const char *issue_rule;    /* "4.1" ... the numbered rule of issue 4, or the origin */
 };
 
-const struct gv_rule *gv_rules(size_t *n);
+/* The rules of every area, in report order: rule i (NULL past the last). */
+size_t gv_rule_count(void);
+const struct gv_rule *gv_rule_at(size_t i);
 const struct gv_rule *gv_rule_find(const char *id);
 
 /* Runs every rule over snapshot and returns a new array of findings, most

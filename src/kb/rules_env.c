@@ -48,15 +48,15 @@ static void env_rule(struct gv_rule_ctx *c, enum kb_env_kind a, enum kb_env_kind
     env_each(c->snap, env_visit, &w);
 }
 
-void check_numerics_env(struct gv_rule_ctx *c) { env_rule(c, KB_ENV_NUMERICS, KB_ENV_KERNELS); }
-void check_debug_env(struct gv_rule_ctx *c) { env_rule(c, KB_ENV_DEBUG, KB_ENV_DEBUG); }
-void check_tooling_env(struct gv_rule_ctx *c) { env_rule(c, KB_ENV_TOOLING, KB_ENV_TOOLING); }
+static void check_numerics_env(struct gv_rule_ctx *c) { env_rule(c, KB_ENV_NUMERICS, KB_ENV_KERNELS); }
+static void check_debug_env(struct gv_rule_ctx *c) { env_rule(c, KB_ENV_DEBUG, KB_ENV_DEBUG); }
+static void check_tooling_env(struct gv_rule_ctx *c) { env_rule(c, KB_ENV_TOOLING, KB_ENV_TOOLING); }
 
 /* ---- loader ---- */
 
 /* loader.resolved answers where /etc/ld.so.cache (what the loader reads) and
  * the configured directories (what ldconfig would write) disagree. */
-void check_ldcache_stale(struct gv_rule_ctx *c)
+static void check_ldcache_stale(struct gv_rule_ctx *c)
 {
     const json_t *ld = section(c->snap, "loader");
     const char *k;
@@ -90,7 +90,7 @@ void check_ldcache_stale(struct gv_rule_ctx *c)
 
 /* ---- CUDA ---- */
 
-void check_cuda_stub(struct gv_rule_ctx *c)
+static void check_cuda_stub(struct gv_rule_ctx *c)
 {
     const json_t *ld = section(c->snap, "loader");
     const json_t *r = jobj(jobj(ld, "resolved"), "libcuda.so.1");
@@ -164,7 +164,7 @@ static void cuda_one(struct gv_rule_ctx *c, const char *cuda, const char *what,
         k->min_driver, kb_major(cuda) - 1);
 }
 
-void check_cuda_driver(struct gv_rule_ctx *c)
+static void check_cuda_driver(struct gv_rule_ctx *c)
 {
     char dpath[96];
     const char *drv = nvidia_driver(c->snap, dpath, sizeof dpath);
@@ -198,7 +198,7 @@ void check_cuda_driver(struct gv_rule_ctx *c)
 
 /* ---- a process with two copies of a library ---- */
 
-void check_process_libs(struct gv_rule_ctx *c)
+static void check_process_libs(struct gv_rule_ctx *c)
 {
     const json_t *pr = section(c->snap, "process");
     const json_t *m = jarr(pr, "mapped");
@@ -282,7 +282,7 @@ static void unheld_family(struct gv_rule_ctx *c, const json_t *pk, int nvidia)
         fix(f, "sudo apt-mark hold %s", list);
 }
 
-void check_unheld_packages(struct gv_rule_ctx *c)
+static void check_unheld_packages(struct gv_rule_ctx *c)
 {
     const json_t *pk = need(c, "packages");
     if (!pk)
@@ -290,3 +290,107 @@ void check_unheld_packages(struct gv_rule_ctx *c)
     unheld_family(c, pk, 0);
     unheld_family(c, pk, 1);
 }
+
+/* ---- visibility ---- */
+
+/* Count the entries of a *_VISIBLE_DEVICES list that can select one of n GPUs.
+ * Indices >= n select nothing; UUIDs (GPU-...) are assumed to select one. */
+static int visible_count(const char *v, int n)
+{
+    int count = 0;
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len > 0) {
+            char *end;
+            long idx = strtol(p, &end, 10);
+            if (end == p + len && end != p) {
+                if (idx >= 0 && (n < 0 || idx < n))
+                    count++;
+                else if (idx < 0)
+                    break; /* CUDA: -1 and everything after it hide the rest */
+            } else if (!strncmp(p, "GPU-", 4) || !strncmp(p, "MIG-", 4)) {
+                count++;
+            }
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return count;
+}
+
+static void visible_one(struct gv_rule_ctx *c, const char *name, const char *vendor)
+{
+    char path[256];
+    const char *v = env_get(c->snap, name, path, sizeof path);
+    if (!v)
+        return;
+    int n = !strcmp(vendor, "amd") ? amd_compute_gpus(c->snap) : count_gpus(c->snap, vendor);
+    if (n == 0)
+        return; /* no GPU of that vendor: the variable hides nothing */
+    int vis = visible_count(v, n);
+    if (vis > 0)
+        return;
+    json_t *f = finding(c, GV_SEV_ERROR,
+                        "%s=\"%s\" hides every %s GPU (torch.cuda.is_available() is False)",
+                        name, v, !strcmp(vendor, "amd") ? "AMD" : "NVIDIA");
+    evidence_str(f, path, v);
+    if (n > 0)
+        evidencef(f, "gpus.devices", "%d %s GPU(s)", n, vendor);
+    fix(f, "unset %s   (or list the GPUs to use, e.g. %s=0)", name, name);
+    char file[256];
+    if (profile_file(path, file, sizeof file))
+        fix(f, "and remove it from %s", file);
+}
+
+static void check_visible_devices(struct gv_rule_ctx *c)
+{
+    if (!need(c, "environment"))
+        return;
+    int amd = amd_compute_gpus(c->snap);
+    visible_one(c, "HIP_VISIBLE_DEVICES", "amd");
+    visible_one(c, "ROCR_VISIBLE_DEVICES", "amd");
+    visible_one(c, "GPU_DEVICE_ORDINAL", "amd");
+    /* HIP honours CUDA_VISIBLE_DEVICES as an alias, so it hides AMD GPUs too */
+    visible_one(c, "CUDA_VISIBLE_DEVICES", amd > 0 ? "amd" : "nvidia");
+    char p1[256], p2[256];
+    const char *rocr = env_get(c->snap, "ROCR_VISIBLE_DEVICES", p1, sizeof p1);
+    const char *hip = env_get(c->snap, "HIP_VISIBLE_DEVICES", p2, sizeof p2);
+    if (!hip)
+        hip = env_get(c->snap, "CUDA_VISIBLE_DEVICES", p2, sizeof p2);
+    if (rocr && hip && amd != 0) {
+        json_t *f = finding(c, GV_SEV_WARNING,
+                            "ROCR_VISIBLE_DEVICES and HIP/CUDA_VISIBLE_DEVICES are both set: "
+                            "HIP indexes the GPUs ROCr left, and vLLM/verl refuse this");
+        evidence_str(f, p1, rocr);
+        evidence_str(f, p2, hip);
+        fix(f, "keep one of them: unset HIP_VISIBLE_DEVICES CUDA_VISIBLE_DEVICES (and select "
+               "with ROCR_VISIBLE_DEVICES only)");
+    }
+}
+
+/* This area's doctor rules, in report order (rules.c joins the areas). */
+const struct gv_rule gv_rules_env[] = {
+    {"numerics-env", GV_SEV_WARNING, "environment variables that change numerics or kernel choice",
+     check_numerics_env, "rocm-facts §6", "issue 4 rule 10"},
+    {"debug-env", GV_SEV_WARNING, "debugging switches left on (slower, serialised)",
+     check_debug_env, "rocm-facts §6; anchor-tools §2.2", "DCGM software check"},
+    {"tooling-env", GV_SEV_WARNING, "profiler/debugger injection variables are set",
+     check_tooling_env, "anchor-tools §2.2 (DCGM Environmental Variables)",
+     "DCGM software check"},
+    {"visible-devices", GV_SEV_ERROR, "*_VISIBLE_DEVICES hides GPUs", check_visible_devices,
+     "rocm-facts §6 (visibility), §8 (No HIP GPUs are available)", "DCGM software check"},
+    {"ldcache-stale", GV_SEV_ERROR,
+     "/etc/ld.so.cache disagrees with the library directories (ldconfig not run)",
+     check_ldcache_stale, "ld.so(8) search order; ldconfig(8)", "gpuvet"},
+    {"cuda-stub", GV_SEV_ERROR, "the CUDA toolkit's stub libcuda is on the loader path",
+     check_cuda_stub, "docs/snapshot-schema.md (loader.resolved stub)", "issue 4 rule 11"},
+    {"cuda-driver", GV_SEV_ERROR, "a CUDA runtime newer than the NVIDIA driver supports",
+     check_cuda_driver, "NVIDIA CUDA Toolkit Release Notes (minor version compatibility)",
+     "issue 4 rule 11"},
+    {"process-libs", GV_SEV_ERROR, "a process mapped two copies of one GPU library",
+     check_process_libs, "rocm-facts §4b", "issue 4 rule 12"},
+    {"unheld-packages", GV_SEV_WARNING, "some GPU-stack packages are held, others are not",
+     check_unheld_packages, "seed 000 (apt-mark hold); anchor-tools §7.1", "issue 4 rule 13"},
+};
+const size_t gv_rules_env_n = sizeof gv_rules_env / sizeof gv_rules_env[0];

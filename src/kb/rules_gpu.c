@@ -1,4 +1,4 @@
-/* Rules about GPUs, drivers, device access and visibility. */
+/* Rules about GPUs, drivers and device access. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +69,7 @@ static void check_node_count(struct gv_rule_ctx *c, const json_t *perm)
     reference(f, "anchor-tools §2.2 (DCGM device count), §10");
 }
 
-void check_gpu_access(struct gv_rule_ctx *c)
+static void check_gpu_access(struct gv_rule_ctx *c)
 {
     const json_t *perm = need(c, "permissions");
     if (!perm)
@@ -172,7 +172,7 @@ static void driver_for_vendor(struct gv_rule_ctx *c, const json_t *gpus, const j
     }
 }
 
-void check_kernel_driver(struct gv_rule_ctx *c)
+static void check_kernel_driver(struct gv_rule_ctx *c)
 {
     const json_t *gpus = need(c, "gpus");
     if (!gpus)
@@ -182,7 +182,7 @@ void check_kernel_driver(struct gv_rule_ctx *c)
     driver_for_vendor(c, gpus, drv, "nvidia");
 }
 
-void check_nouveau(struct gv_rule_ctx *c)
+static void check_nouveau(struct gv_rule_ctx *c)
 {
     const json_t *gpus = need(c, "gpus");
     size_t i;
@@ -218,7 +218,7 @@ static void list_stacks(json_t *f, const json_t *snap)
     }
 }
 
-void check_no_gpu(struct gv_rule_ctx *c)
+static void check_no_gpu(struct gv_rule_ctx *c)
 {
     const json_t *gpus = section(c->snap, "gpus");
     if (!gpus || !jarr(gpus, "devices") || json_array_size(jarr(gpus, "devices")) > 0)
@@ -233,144 +233,16 @@ void check_no_gpu(struct gv_rule_ctx *c)
            "check 'lspci -nn | grep -iE \"vga|3d|display\"' and the BIOS/PCIe slot");
 }
 
-void check_igpu_dgpu(struct gv_rule_ctx *c)
-{
-    const json_t *gpus = section(c->snap, "gpus");
-    const json_t *apu = NULL, *dgpu = NULL;
-    char gfx[32], agfx[32] = "", dgfx[32] = "";
-    size_t i;
-    json_t *d;
-    json_array_foreach(jarr(gpus, "devices"), i, d) {
-        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx))
-            continue;
-        const struct kb_gpu *g = kb_gpu_by_gfx(gfx);
-        if (!g)
-            continue;
-        if (g->apu && !apu) {
-            apu = d;
-            snprintf(agfx, sizeof agfx, "%s", gfx);
-        } else if (!g->apu && !dgpu) {
-            dgpu = d;
-            snprintf(dgfx, sizeof dgfx, "%s", gfx);
-        }
-    }
-    if (!apu || !dgpu)
-        return;
-    json_t *f = finding(c, GV_SEV_WARNING,
-                        "integrated %s next to discrete %s: the ROCm runtime may crash even "
-                        "when told to skip the iGPU",
-                        agfx, dgfx);
-    evidence(f, "gpus.devices (integrated)", apu);
-    evidence(f, "gpus.devices (discrete)", dgpu);
-    fix(f, "disable the integrated GPU in the BIOS/UEFI setup (AMD's advice)");
-    fix(f, "meanwhile hide it from ROCm: export ROCR_VISIBLE_DEVICES=<index of the dGPU>");
-}
-
-void check_rocm_support(struct gv_rule_ctx *c)
-{
-    const json_t *gpus = section(c->snap, "gpus");
-    const json_t *in = default_rocm(c->snap, NULL);
-    if (!gpus || !in)
-        return;
-    const char *ver = jstr(in, "version");
-    const struct kb_rocm_support *s = kb_rocm_support(ver);
-    if (!s)
-        return;
-    char gfx[32];
-    size_t i;
-    json_t *d;
-    json_array_foreach(jarr(gpus, "devices"), i, d) {
-        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx) ||
-            kb_arch_in_list(s->archs, gfx))
-            continue;
-        const struct kb_gpu *g = kb_gpu_by_gfx(gfx);
-        json_t *f = finding(c, GV_SEV_INFO,
-                            "%s (%s) is not on ROCm %s's official support list: it may work, "
-                            "but AMD does not test it",
-                            gfx, g ? g->products : "unknown product", ver);
-        char path[64];
-        snprintf(path, sizeof path, "gpus.devices[%zu].kfd", i);
-        evidence(f, path, jobj(d, "kfd"));
-        evidence_str(f, "stacks.installs[default].version", ver);
-        evidencef(f, "kb: officially supported targets", "ROCm %s: %s (%s)", s->rocm, s->archs,
-                  s->source);
-    }
-}
-
-/* ---- visibility ---- */
-
-/* Count the entries of a *_VISIBLE_DEVICES list that can select one of n GPUs.
- * Indices >= n select nothing; UUIDs (GPU-...) are assumed to select one. */
-static int visible_count(const char *v, int n)
-{
-    int count = 0;
-    for (const char *p = v; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len > 0) {
-            char *end;
-            long idx = strtol(p, &end, 10);
-            if (end == p + len && end != p) {
-                if (idx >= 0 && (n < 0 || idx < n))
-                    count++;
-                else if (idx < 0)
-                    break; /* CUDA: -1 and everything after it hide the rest */
-            } else if (!strncmp(p, "GPU-", 4) || !strncmp(p, "MIG-", 4)) {
-                count++;
-            }
-        }
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return count;
-}
-
-static void visible_one(struct gv_rule_ctx *c, const char *name, const char *vendor)
-{
-    char path[256];
-    const char *v = env_get(c->snap, name, path, sizeof path);
-    if (!v)
-        return;
-    int n = !strcmp(vendor, "amd") ? amd_compute_gpus(c->snap) : count_gpus(c->snap, vendor);
-    if (n == 0)
-        return; /* no GPU of that vendor: the variable hides nothing */
-    int vis = visible_count(v, n);
-    if (vis > 0)
-        return;
-    json_t *f = finding(c, GV_SEV_ERROR,
-                        "%s=\"%s\" hides every %s GPU (torch.cuda.is_available() is False)",
-                        name, v, !strcmp(vendor, "amd") ? "AMD" : "NVIDIA");
-    evidence_str(f, path, v);
-    if (n > 0)
-        evidencef(f, "gpus.devices", "%d %s GPU(s)", n, vendor);
-    fix(f, "unset %s   (or list the GPUs to use, e.g. %s=0)", name, name);
-    char file[256];
-    if (profile_file(path, file, sizeof file))
-        fix(f, "and remove it from %s", file);
-}
-
-void check_visible_devices(struct gv_rule_ctx *c)
-{
-    if (!need(c, "environment"))
-        return;
-    int amd = amd_compute_gpus(c->snap);
-    visible_one(c, "HIP_VISIBLE_DEVICES", "amd");
-    visible_one(c, "ROCR_VISIBLE_DEVICES", "amd");
-    visible_one(c, "GPU_DEVICE_ORDINAL", "amd");
-    /* HIP honours CUDA_VISIBLE_DEVICES as an alias, so it hides AMD GPUs too */
-    visible_one(c, "CUDA_VISIBLE_DEVICES", amd > 0 ? "amd" : "nvidia");
-    char p1[256], p2[256];
-    const char *rocr = env_get(c->snap, "ROCR_VISIBLE_DEVICES", p1, sizeof p1);
-    const char *hip = env_get(c->snap, "HIP_VISIBLE_DEVICES", p2, sizeof p2);
-    if (!hip)
-        hip = env_get(c->snap, "CUDA_VISIBLE_DEVICES", p2, sizeof p2);
-    if (rocr && hip && amd != 0) {
-        json_t *f = finding(c, GV_SEV_WARNING,
-                            "ROCR_VISIBLE_DEVICES and HIP/CUDA_VISIBLE_DEVICES are both set: "
-                            "HIP indexes the GPUs ROCr left, and vLLM/verl refuse this");
-        evidence_str(f, p1, rocr);
-        evidence_str(f, p2, hip);
-        fix(f, "keep one of them: unset HIP_VISIBLE_DEVICES CUDA_VISIBLE_DEVICES (and select "
-               "with ROCR_VISIBLE_DEVICES only)");
-    }
-}
+/* This area's doctor rules, in report order (rules.c joins the areas). */
+const struct gv_rule gv_rules_gpu[] = {
+    {"gpu-access", GV_SEV_ERROR, "GPU device nodes are not accessible to the user",
+     check_gpu_access, "rocm-facts §8 (render group); rocm-install-on-linux prerequisites.rst",
+     "issue 4 rule 1"},
+    {"kernel-driver", GV_SEV_ERROR, "a GPU is present but its kernel driver is not loaded",
+     check_kernel_driver, "rocm-facts §5, §8", "issue 4 rule 2"},
+    {"nouveau", GV_SEV_ERROR, "an NVIDIA GPU is bound to nouveau", check_nouveau,
+     "anchor-tools §2.2 (DCGM Denylist)", "DCGM software check"},
+    {"no-gpu", GV_SEV_INFO, "no AMD or NVIDIA GPU on the PCI bus", check_no_gpu,
+     "docs/snapshot-schema.md (gpus)", "gpuvet"},
+};
+const size_t gv_rules_gpu_n = sizeof gv_rules_gpu / sizeof gv_rules_gpu[0];

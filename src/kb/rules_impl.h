@@ -82,15 +82,15 @@ const char *pip_cmd(const json_t *env, char *buf, size_t size);
  * gpu_targets), else the kb's PYTORCH_ROCM_ARCH row. *from_kb tells which. */
 const char *torch_targets(const json_t *torch, char *buf, size_t size, int *from_kb);
 
-/* Rule checks, one per rule (defined in rules_*.c). */
-#define GV_RULE_CHECKS(X)                                                                    \
-    X(gpu_access) X(kernel_driver) X(nouveau) X(no_gpu) X(torch_build) X(torch_runtime)      \
-    X(ld_preload) X(gfx_not_in_wheel) X(rocblas_kernels) X(torch_companions) X(hsa_override) \
-    X(kmd_window) X(rocm_mixed_path) X(rocm_unowned) X(rocm_link) X(rocm_path_env) X(rocm_support)           \
-    X(igpu_dgpu) X(numerics_env) X(debug_env) X(tooling_env) X(visible_devices)              \
-    X(cuda_stub) X(cuda_driver) X(process_libs) X(unheld_packages) X(ldcache_stale)
-#define GV_DECLARE_CHECK(name) void check_##name(struct gv_rule_ctx *c);
-GV_RULE_CHECKS(GV_DECLARE_CHECK)
-#undef GV_DECLARE_CHECK
+/* Each area's rule table (rules_<area>.c), joined by rules.c. A new rule is
+ * one entry in its area's table, beside its check, and one docs/doctor.md row. */
+#define GV_RULE_AREA(area)                                                                   \
+    extern const struct gv_rule gv_rules_##area[];                                           \
+    extern const size_t gv_rules_##area##_n;
+GV_RULE_AREA(gpu)
+GV_RULE_AREA(torch)
+GV_RULE_AREA(rocm)
+GV_RULE_AREA(env)
+#undef GV_RULE_AREA
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kb/rocm_mix.h"
 #include "kb/rules_impl.h"
 
 /* ---- HSA_OVERRIDE_GFX_VERSION ---- */
@@ -207,7 +208,7 @@ static void override_mixed(struct gv_rule_ctx *c, const struct ov_var *vars, con
     }
 }
 
-void check_hsa_override(struct gv_rule_ctx *c)
+static void check_hsa_override(struct gv_rule_ctx *c)
 {
     if (!need(c, "environment"))
         return;
@@ -253,7 +254,7 @@ static void kmd_one(struct gv_rule_ctx *c, const struct kb_kmd *k, const char *k
         mm, k->user_min, k->user_max);
 }
 
-void check_kmd_window(struct gv_rule_ctx *c)
+static void check_kmd_window(struct gv_rule_ctx *c)
 {
     const json_t *drv = section(c->snap, "drivers");
     const json_t *dkms = jobj(jobj(drv, "dkms"), "amdgpu-dkms");
@@ -321,20 +322,6 @@ static const char *dir_release(const json_t *snap, const char *dir)
     if (!in || (layout && !strcmp(layout, "distro")))
         return NULL;
     return jstr(in, "version");
-}
-
-/* Does the default install ship a library with this SONAME? */
-static int default_provides(const json_t *snap, const json_t *def, const char *soname)
-{
-    const json_t *libs = section(snap, "libraries");
-    size_t i;
-    json_t *it;
-    json_array_foreach(jarr(libs, "items"), i, it) {
-        const char *so = jstr(it, "soname"), *p = jstr(it, "path");
-        if (so && p && !strcmp(so, soname) && install_of_path(snap, p) == def)
-            return 1;
-    }
-    return 0;
 }
 
 /* A profile file's value with shell expansions removed:
@@ -428,36 +415,30 @@ static void mixed_dirs(struct gv_rule_ctx *c, const char *want, const char *want
 }
 
 /* loader.resolved: a SONAME the default release ships resolving into another
- * release (the classic: a 6.0 libamdhip64 next to 5.7's libhsa-runtime64.so.1).
- * SONAMEs only another release has (libamdhip64.so.5) are no mix. */
-static void mixed_resolved(struct gv_rule_ctx *c, const json_t *def, const char *want,
-                           const char *want_path)
+ * release (the classic: a 6.0 libamdhip64 next to 5.7's libhsa-runtime64.so.1),
+ * judged by the predicate `gpuvet diff` uses too (kb/rocm_mix.h). */
+struct mixed_arg {
+    struct gv_rule_ctx *c;
+    const char *want_path;
+};
+
+static void mixed_resolved(const struct gv_rocm_mix *m, void *arg)
 {
-    const json_t *ld = section(c->snap, "loader");
-    const char *k;
-    json_t *r;
-    json_object_foreach((json_t *)jobj(ld, "resolved"), k, r) {
-        const char *p = jstr(r, "path");
-        const char *rel = p ? release_of_path(c->snap, p) : NULL;
-        const char *via = jstr(r, "via");
-        if (!rel || kb_vercmp_n(rel, want, 2) == 0)
-            continue;
-        if (via && !strcmp(via, "LD_LIBRARY_PATH"))
-            continue; /* already reported as an LD_LIBRARY_PATH entry */
-        if (!default_provides(c->snap, def, k))
-            continue;
-        json_t *f = finding(c, GV_SEV_ERROR, "%s resolves to ROCm %s (%s), not the default %s",
-                            k, rel, p, want);
-        char path[160];
-        snprintf(path, sizeof path, "loader.resolved.%s", k);
-        evidence(f, path, r);
-        evidence_str(f, want_path, want);
-        fix(f, "find what puts %s first (via %s) and remove it; then sudo ldconfig", p,
-            via ? via : "?");
-    }
+    struct mixed_arg *a = arg;
+    const char *via = jstr(m->resolved, "via");
+    if (via && !strcmp(via, "LD_LIBRARY_PATH"))
+        return; /* already reported as an LD_LIBRARY_PATH entry */
+    json_t *f = finding(a->c, GV_SEV_ERROR, "%s resolves to ROCm %s (%s), not the default %s",
+                        m->soname, m->release, m->path, m->reference);
+    char path[160];
+    snprintf(path, sizeof path, "loader.resolved.%s", m->soname);
+    evidence(f, path, m->resolved);
+    evidence_str(f, a->want_path, m->reference);
+    fix(f, "find what puts %s first (via %s) and remove it; then sudo ldconfig", m->path,
+        via ? via : "?");
 }
 
-void check_rocm_mixed_path(struct gv_rule_ctx *c)
+static void check_rocm_mixed_path(struct gv_rule_ctx *c)
 {
     int idx = -1;
     const json_t *in = default_rocm(c->snap, &idx);
@@ -468,7 +449,8 @@ void check_rocm_mixed_path(struct gv_rule_ctx *c)
     char want_path[64];
     snprintf(want_path, sizeof want_path, "stacks.installs[%d].version", idx);
     mixed_dirs(c, jstr(in, "version"), want_path);
-    mixed_resolved(c, in, jstr(in, "version"), want_path);
+    struct mixed_arg arg = {c, want_path};
+    gv_rocm_mixed_each(c->snap, mixed_resolved, &arg);
 }
 
 /* ---- unowned files ---- */
@@ -484,7 +466,7 @@ static int major_by_soname(const char *soname)
     return -1;
 }
 
-void check_rocm_unowned(struct gv_rule_ctx *c)
+static void check_rocm_unowned(struct gv_rule_ctx *c)
 {
     const json_t *libs = need(c, "libraries");
     if (!libs)
@@ -533,7 +515,7 @@ void check_rocm_unowned(struct gv_rule_ctx *c)
 
 /* ---- /opt/rocm vs rocm-core ---- */
 
-void check_rocm_link(struct gv_rule_ctx *c)
+static void check_rocm_link(struct gv_rule_ctx *c)
 {
     const json_t *st = need(c, "stacks");
     if (!st)
@@ -608,7 +590,7 @@ static void path_var(struct gv_rule_ctx *c, const char *name, const char *want,
         fix(f, "export %s=/opt/rocm   (or unset it)", name);
 }
 
-void check_rocm_path_env(struct gv_rule_ctx *c)
+static void check_rocm_path_env(struct gv_rule_ctx *c)
 {
     int idx = -1;
     const json_t *in = default_rocm(c->snap, &idx);
@@ -620,3 +602,93 @@ void check_rocm_path_env(struct gv_rule_ctx *c)
     path_var(c, "ROCM_HOME", jstr(in, "version"), want_path);
     path_var(c, "HIP_PATH", jstr(in, "version"), want_path);
 }
+
+/* ---- GPUs next to this ROCm release ---- */
+
+static void check_igpu_dgpu(struct gv_rule_ctx *c)
+{
+    const json_t *gpus = section(c->snap, "gpus");
+    const json_t *apu = NULL, *dgpu = NULL;
+    char gfx[32], agfx[32] = "", dgfx[32] = "";
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(gpus, "devices"), i, d) {
+        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx))
+            continue;
+        const struct kb_gpu *g = kb_gpu_by_gfx(gfx);
+        if (!g)
+            continue;
+        if (g->apu && !apu) {
+            apu = d;
+            snprintf(agfx, sizeof agfx, "%s", gfx);
+        } else if (!g->apu && !dgpu) {
+            dgpu = d;
+            snprintf(dgfx, sizeof dgfx, "%s", gfx);
+        }
+    }
+    if (!apu || !dgpu)
+        return;
+    json_t *f = finding(c, GV_SEV_WARNING,
+                        "integrated %s next to discrete %s: the ROCm runtime may crash even "
+                        "when told to skip the iGPU",
+                        agfx, dgfx);
+    evidence(f, "gpus.devices (integrated)", apu);
+    evidence(f, "gpus.devices (discrete)", dgpu);
+    fix(f, "disable the integrated GPU in the BIOS/UEFI setup (AMD's advice)");
+    fix(f, "meanwhile hide it from ROCm: export ROCR_VISIBLE_DEVICES=<index of the dGPU>");
+}
+
+static void check_rocm_support(struct gv_rule_ctx *c)
+{
+    const json_t *gpus = section(c->snap, "gpus");
+    const json_t *in = default_rocm(c->snap, NULL);
+    if (!gpus || !in)
+        return;
+    const char *ver = jstr(in, "version");
+    const struct kb_rocm_support *s = kb_rocm_support(ver);
+    if (!s)
+        return;
+    char gfx[32];
+    size_t i;
+    json_t *d;
+    json_array_foreach(jarr(gpus, "devices"), i, d) {
+        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx) ||
+            kb_arch_in_list(s->archs, gfx))
+            continue;
+        const struct kb_gpu *g = kb_gpu_by_gfx(gfx);
+        json_t *f = finding(c, GV_SEV_INFO,
+                            "%s (%s) is not on ROCm %s's official support list: it may work, "
+                            "but AMD does not test it",
+                            gfx, g ? g->products : "unknown product", ver);
+        char path[64];
+        snprintf(path, sizeof path, "gpus.devices[%zu].kfd", i);
+        evidence(f, path, jobj(d, "kfd"));
+        evidence_str(f, "stacks.installs[default].version", ver);
+        evidencef(f, "kb: officially supported targets", "ROCm %s: %s (%s)", s->rocm, s->archs,
+                  s->source);
+    }
+}
+
+/* This area's doctor rules, in report order (rules.c joins the areas). */
+const struct gv_rule gv_rules_rocm[] = {
+    {"hsa-override", GV_SEV_ERROR, "HSA_OVERRIDE_GFX_VERSION is unneeded, unsafe or malformed",
+     check_hsa_override, "rocm-facts §3", "issue 4 rule 6"},
+    {"kmd-window", GV_SEV_WARNING,
+     "ROCm user space is outside the kernel driver's supported window", check_kmd_window,
+     "rocm-facts §5 (user-kernel-space-compat-matrix)", "issue 4 rule 7"},
+    {"rocm-mixed-path", GV_SEV_ERROR, "libraries of several ROCm releases on the loader path",
+     check_rocm_mixed_path, "rocm-facts §5; seed 000 (leftover 6.0 libraries)",
+     "issue 4 rule 8"},
+    {"rocm-unowned", GV_SEV_ERROR, "files in ROCm directories that no package owns",
+     check_rocm_unowned, "seed 000 (diff the .so lists after a rollback)", "issue 4 rule 8"},
+    {"rocm-link", GV_SEV_ERROR, "/opt/rocm points at a release other than the installed rocm-core",
+     check_rocm_link, "rocm-facts §5 (update-alternatives, .info/version)", "issue 4 rule 9"},
+    {"rocm-path-env", GV_SEV_WARNING, "ROCM_PATH/HIP_PATH select a release other than /opt/rocm",
+     check_rocm_path_env, "seed 000 (restore ROCM_PATH in /etc/profile.d/rocm.sh); rocm-facts §5",
+     "seed 000"},
+    {"rocm-support", GV_SEV_INFO, "the GPU is not on the ROCm release's official support list",
+     check_rocm_support, "rocm-facts §2b", "rocm-facts §2b"},
+    {"igpu-dgpu", GV_SEV_WARNING, "an AMD integrated GPU next to a discrete one",
+     check_igpu_dgpu, "rocm-facts §5 (disable iGPUs), §3 danger 3", "rocm-facts §5"},
+};
+const size_t gv_rules_rocm_n = sizeof gv_rules_rocm / sizeof gv_rules_rocm[0];

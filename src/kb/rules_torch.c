@@ -163,7 +163,7 @@ static const char *first_amd_gfx(const json_t *snap, char *buf, size_t size)
     return NULL;
 }
 
-void check_torch_build(struct gv_rule_ctx *c)
+static void check_torch_build(struct gv_rule_ctx *c)
 {
     const json_t *py = need(c, "python");
     if (!py)
@@ -281,7 +281,7 @@ static void runtime_unbundled(struct gv_rule_ctx *c, size_t i, const json_t *tor
         want, got);
 }
 
-void check_torch_runtime(struct gv_rule_ctx *c)
+static void check_torch_runtime(struct gv_rule_ctx *c)
 {
     const json_t *py = section(c->snap, "python");
     size_t i;
@@ -329,7 +329,7 @@ static int is_gpu_lib(const char *path)
     return 0;
 }
 
-void check_ld_preload(struct gv_rule_ctx *c)
+static void check_ld_preload(struct gv_rule_ctx *c)
 {
     const json_t *ld = section(c->snap, "loader");
     size_t i;
@@ -433,7 +433,7 @@ static void gfx_check_one(struct gv_rule_ctx *c, size_t gi, const json_t *d, con
     override_advice(f, gfx, targets);
 }
 
-void check_gfx_not_in_wheel(struct gv_rule_ctx *c)
+static void check_gfx_not_in_wheel(struct gv_rule_ctx *c)
 {
     const json_t *gpus = section(c->snap, "gpus");
     const json_t *py = section(c->snap, "python");
@@ -481,7 +481,7 @@ static void tensile_one(struct gv_rule_ctx *c, const char *gfx, const char *rocm
     }
 }
 
-void check_rocblas_kernels(struct gv_rule_ctx *c)
+static void check_rocblas_kernels(struct gv_rule_ctx *c)
 {
     const json_t *gpus = section(c->snap, "gpus");
     const json_t *py = section(c->snap, "python");
@@ -568,7 +568,7 @@ static void companion_one(struct gv_rule_ctx *c, size_t ei, const json_t *env,
         fix(f, "%s install %s%s from the same index torch %s came from", pip, name, spec, tver);
 }
 
-void check_torch_companions(struct gv_rule_ctx *c)
+static void check_torch_companions(struct gv_rule_ctx *c)
 {
     const json_t *py = section(c->snap, "python");
     size_t i;
@@ -579,3 +579,23 @@ void check_torch_companions(struct gv_rule_ctx *c)
         companion_one(c, i, env, torch, "torchaudio");
     }
 }
+
+/* This area's doctor rules, in report order (rules.c joins the areas). */
+const struct gv_rule gv_rules_torch[] = {
+    {"torch-build", GV_SEV_ERROR, "the torch wheel does not match the GPU vendor (CPU/CUDA build)",
+     check_torch_build, "rocm-facts §1; seed 002 §3.3", "issue 4 rule 3"},
+    {"torch-runtime", GV_SEV_ERROR,
+     "torch was built for one ROCm release but another runtime will load",
+     check_torch_runtime, "rocm-facts §4b, §7a", "issue 4 rule 4"},
+    {"ld-preload", GV_SEV_WARNING, "LD_PRELOAD forces GPU libraries into every process",
+     check_ld_preload, "rocm-facts §7a (RPATH, LD_PRELOAD)", "issue 4 rule 4"},
+    {"gfx-not-in-wheel", GV_SEV_ERROR, "the GPU's gfx target is not compiled into torch",
+     check_gfx_not_in_wheel, "rocm-facts §2a, §3, §8 (hipErrorNoBinaryForGpu)",
+     "issue 4 rule 5"},
+    {"rocblas-kernels", GV_SEV_ERROR, "the ROCm line in use ships no rocBLAS kernels for the GPU",
+     check_rocblas_kernels, "rocm-facts §2a caveat, §8 (TensileLibrary.dat)", "rocm-facts §2a"},
+    {"torch-companions", GV_SEV_ERROR,
+     "torchvision/torchaudio do not match the installed torch build", check_torch_companions,
+     "rocm-facts §1, §8 (undefined symbol)", "seed 002 §2.3"},
+};
+const size_t gv_rules_torch_n = sizeof gv_rules_torch / sizeof gv_rules_torch[0];

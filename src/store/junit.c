@@ -167,3 +167,74 @@ int gv_junit_write(const char *path, const char *suite, const struct gv_junit_ca
     free(b.p);
     return rc;
 }
+
+/* ---- the builder ---- */
+
+struct gv_junit {
+    char *suite;
+    struct gv_junit_case *c;
+    size_t n, cap;
+    int oom;
+};
+
+static char *copy(struct gv_junit *j, const char *s)
+{
+    char *d = s ? strdup(s) : NULL;
+    j->oom |= s && !d;
+    return d;
+}
+
+struct gv_junit *gv_junit_begin(const char *suite)
+{
+    struct gv_junit *j = calloc(1, sizeof *j);
+    if (j && !(j->suite = strdup(suite ? suite : ""))) {
+        free(j);
+        j = NULL;
+    }
+    return j;
+}
+
+void gv_junit_add(struct gv_junit *j, const char *classname, const char *name, double seconds,
+                  enum gv_junit_status status, const char *message, const char *text)
+{
+    if (!j || j->oom)
+        return;
+    if (j->n == j->cap) {
+        size_t cap = j->cap ? 2 * j->cap : 16;
+        struct gv_junit_case *c = realloc(j->c, cap * sizeof *c);
+        if (!c) {
+            j->oom = 1;
+            return;
+        }
+        j->c = c;
+        j->cap = cap;
+    }
+    struct gv_junit_case *c = &j->c[j->n++];
+    *c = (struct gv_junit_case){.seconds = seconds, .status = status};
+    c->classname = copy(j, classname);
+    c->name = copy(j, name);
+    c->message = copy(j, message);
+    c->text = copy(j, text);
+}
+
+int gv_junit_save(const struct gv_junit *j, const char *path, struct gv_err *err)
+{
+    if (!j || j->oom)
+        return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", path);
+    return gv_junit_write(path, j->suite, j->c, j->n, err);
+}
+
+void gv_junit_free(struct gv_junit *j)
+{
+    if (!j)
+        return;
+    for (size_t i = 0; i < j->n; i++) {
+        free((char *)j->c[i].classname);
+        free((char *)j->c[i].name);
+        free((char *)j->c[i].message);
+        free((char *)j->c[i].text);
+    }
+    free(j->c);
+    free(j->suite);
+    free(j);
+}

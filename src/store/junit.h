@@ -26,4 +26,15 @@ int gv_xml_escape_append(char **out, size_t *len, size_t *cap, const char *s);
 int gv_junit_write(const char *path, const char *suite, const struct gv_junit_case *c, size_t n,
                    struct gv_err *err);
 
+/* The builder every command's --junit uses: begin a suite, add cases (their
+ * strings are copied, so a caller's buffer can be reused at once), save, free.
+ * Running out of memory anywhere is reported once, by gv_junit_save (a NULL
+ * builder from gv_junit_begin included). */
+struct gv_junit;
+struct gv_junit *gv_junit_begin(const char *suite);
+void gv_junit_add(struct gv_junit *j, const char *classname, const char *name, double seconds,
+                  enum gv_junit_status status, const char *message, const char *text);
+int gv_junit_save(const struct gv_junit *j, const char *path, struct gv_err *err);
+void gv_junit_free(struct gv_junit *j);
+
 #endif
