@@ -1,6 +1,6 @@
 # gpuvet's capture and replay of a user's model, run inside the PyTorch worker
-# (gpuvet_torch_worker.py, which is loaded after this file into the same
-# namespace and calls capture_model() and replay_op()). docs/capture.md.
+# (gpuvet_torch_worker.py, which imports this module and calls capture_model(),
+# replay_op() and replay_span()). docs/capture.md.
 #
 # capture: every ATen operation of one forward pass, seen through a
 # TorchDispatchMode (so functional calls, in-place ops and views are there too,
@@ -18,6 +18,8 @@ import time
 import traceback
 import weakref
 from collections.abc import Mapping
+
+from gpuvet_errors import Unsupported, err_text, where
 
 CAPTURE_FMT = 1
 
@@ -767,19 +769,22 @@ def compiles(torch, model):
 
 
 NATIVE = {}  # "module": the recorder in C, or None; "why": what was used and why
+# the files gpuvet sent that are not Python, by name (set by gpuvet_torch_worker.main):
+# "gpuvet_rec.so", where this gpuvet has the recorder in C
+BLOBS = {}
+SO_NAME = "gpuvet_rec.so"
 
 
 def native_recorder(torch):
     """gpuvet_rec, the recorder's per-op work in C (python/native/gpuvet_rec.c, built
-    against CPython's stable ABI and sent with these files), loaded once; None where
+    against CPython's stable ABI and sent with these modules), loaded once; None where
     this gpuvet has none, this interpreter cannot load it, or the test setting
     GPUVET_TEST_CAPTURE_RECORDER=python asks for the Python (=corrupt loads half
     of it). NATIVE["why"] says which recorder runs and why."""
     if "why" in NATIVE:
         return NATIVE["module"]
     mod, why = None, "native"
-    blobs = globals().get("GPUVET_NATIVE") or {}
-    data = blobs.get("gpuvet_rec.so")
+    data = BLOBS.get(SO_NAME)
     test = os.environ.get("GPUVET_TEST_CAPTURE_RECORDER")  # tests: python, corrupt
     if test == "python":
         why = "python (GPUVET_TEST_CAPTURE_RECORDER=python)"
@@ -789,7 +794,7 @@ def native_recorder(torch):
         try:
             if test == "corrupt":
                 data = data[:len(data) // 2]
-            mod = load_extension("gpuvet_rec", data)
+            mod = load_extension(SO_NAME[:-3], data)
             mod.setup({"Tensor": torch.Tensor, "cpu": torch.device("cpu"), "torch": torch,
                        "NAME_OF_DTYPE": NAME_OF_DTYPE, "SCHEMA_FACTS": SCHEMA_FACTS,
                        "DEVICE_NAMES": DEVICE_NAMES, "schema_facts": schema_facts,
