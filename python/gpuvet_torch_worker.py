@@ -3,7 +3,7 @@
 # (src/dev/torch.c) generates the inputs and judges the outputs in C.
 #
 # It ships inside the gpuvet binary and arrives over the socket, with the
-# modules it imports (gpuvet_capture, gpuvet_bench, gpuvet_errors), which the
+# modules it imports (gpuvet_capture*, gpuvet_bench, gpuvet_errors), which the
 # bootstrap (src/dev/torch_proc.c) imports by name from memory, so nothing is
 # written into the user's environment. Plain Python 3.7+, no dependency beyond torch, and it
 # works with every torch from 1.13 on: a function an older torch lacks makes
@@ -30,6 +30,8 @@ import warnings
 
 import gpuvet_bench
 import gpuvet_capture
+import gpuvet_capture_native
+import gpuvet_capture_replay
 from gpuvet_errors import Unsupported, err_text, where
 
 PROTOCOL = 1
@@ -928,10 +930,10 @@ class Worker(object):
             elif op == "capture":
                 gpuvet_capture.capture_model(self, req, payload)
             elif op == "replay":
-                hdr, out = gpuvet_capture.replay_op(self, req, payload)
+                hdr, out = gpuvet_capture_replay.replay_op(self, req, payload)
                 self.chan.send(hdr, out)
             elif op == "replay_span":
-                hdr, out = gpuvet_capture.replay_span(self, req, payload)
+                hdr, out = gpuvet_capture_replay.replay_span(self, req, payload)
                 self.chan.send(hdr, out)
             elif op == "bench_gemm":
                 self.chan.send(gpuvet_bench.bench_gemm(self, req))
@@ -950,7 +952,7 @@ class _null(object):
 def main(fd, blobs):
     """Serves gpuvet on the socket fd; blobs: the files it sent that are not Python
     (the recorder in C), by name (the bootstrap in src/dev/torch_proc.c calls this)."""
-    gpuvet_capture.BLOBS.update(blobs)
+    gpuvet_capture_native.BLOBS.update(blobs)
     chan = Channel(fd)
     chan.send({"ok": True, "hello": "gpuvet torch worker", "protocol": PROTOCOL,
                "python": sys.version.split()[0], "executable": sys.executable,

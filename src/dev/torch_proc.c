@@ -26,7 +26,7 @@ extern char **environ;
 #define FD_VAR "GPUVET_FD"
 #define MAX_HEADER (16u << 20)
 #define WORKER_MODULE "gpuvet_torch_worker" /* python/gpuvet_torch_worker.py: main() serves */
-/* python/native/gpuvet_rec.c, as python/gpuvet_capture.py asks for it */
+/* python/native/gpuvet_rec.c, as python/gpuvet_capture_native.py asks for it */
 #define CAPTURE_RECORD_SO "gpuvet_rec.so"
 
 /* Run with `python -c`: reads the worker's files from the socket (a count, then

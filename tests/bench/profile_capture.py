@@ -67,10 +67,10 @@ def load_worker(so=None):
     for name in [n for n in sys.modules if n.startswith("gpuvet_")]:
         del sys.modules[name]
     importlib.import_module("gpuvet_torch_worker")  # and every module it imports
-    import gpuvet_capture
+    import gpuvet_capture_native
     if so:
         with open(so, "rb") as f:
-            gpuvet_capture.BLOBS[gpuvet_capture.SO_NAME] = f.read()
+            gpuvet_capture_native.BLOBS[gpuvet_capture_native.SO_NAME] = f.read()
     return Names([m for n, m in sys.modules.items() if n.startswith("gpuvet_")])
 
 

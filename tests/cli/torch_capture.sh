@@ -148,7 +148,7 @@ PY
 "$HOST_PY" - "$GV_SRC/python" "$M" <<'PY' || fail "module paths: the model was not left as it was"
 import sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
-import gpuvet_capture as g
+import gpuvet_capture_record as g
 import paths, torch
 m, x = paths.make()
 own = m.own.__dict__["forward"]
@@ -173,7 +173,7 @@ PY
 python3 - "$GV_SRC/python" <<'PY' || fail "the queue's size steps"
 import sys
 sys.path.insert(0, sys.argv[1])
-from gpuvet_capture import next_budget as nb
+from gpuvet_capture_budget import next_budget as nb
 P = 100  # the plain forward's peak; the limit is 140
 cases = [
     ([(40, 100, 6)], 80),                            # grows by the headroom
