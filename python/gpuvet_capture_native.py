@@ -1,4 +1,4 @@
-# The recorder in C (python/native/gpuvet_rec.c, the per-op work of
+# The recorder in C (python/native/_gpuvet_capture_record.c, the per-op work of
 # gpuvet_capture_record's dispatch mode, built against CPython's stable ABI): its
 # bytes arrive with these modules (BLOBS, set by gpuvet_torch_worker.main) and are
 # loaded from an anonymous file, never from the user's disk. docs/capture.md,
@@ -10,17 +10,18 @@ from gpuvet_capture_tensors import (DEVICE_NAMES, NAME_OF_DTYPE, device_names, d
                                     encode, storage_of)
 from gpuvet_errors import err_text
 
-# the files gpuvet sent that are not Python, by name: "gpuvet_rec.so",
+# the files gpuvet sent that are not Python, by name: "_gpuvet_capture_record.so",
 # where this gpuvet has the recorder in C
 BLOBS = {}
-SO_NAME = "gpuvet_rec.so"
+SO_NAME = "_gpuvet_capture_record.so"
 
 NATIVE = {}  # "module": the recorder in C, or None; "why": what was used and why
 
 
 def native_recorder(torch):
-    """gpuvet_rec, the recorder's per-op work in C (python/native/gpuvet_rec.c, built
-    against CPython's stable ABI and sent with these modules), loaded once; None where this gpuvet has none, this interpreter cannot
+    """_gpuvet_capture_record, the recorder's per-op work in C (python/native/
+    _gpuvet_capture_record.c, built against CPython's stable ABI and sent with these
+    modules), loaded once; None where this gpuvet has none, this interpreter cannot
     load it, or the test setting GPUVET_TEST_CAPTURE_RECORDER=python asks for the
     Python (=corrupt loads half of it). NATIVE["why"] says which recorder runs and why."""
     if "why" in NATIVE:

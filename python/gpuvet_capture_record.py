@@ -1,6 +1,6 @@
 # The capture's recording (docs/capture.md): a TorchDispatchMode that sees every
 # ATen op of the forward pass (make_recorder: its per-op work in Python,
-# dispatch_py, or in C where gpuvet_rec loads), and which module of
+# dispatch_py, or in C where _gpuvet_capture_record loads), and which module of
 # the model each op ran in (module_paths).
 import re
 import time
@@ -201,7 +201,7 @@ def make_recorder(torch, wrap):
     the wrapper costs every op a call through Dynamo's frame switching, and
     imports all of Dynamo at the first op where it is not loaded). gpuvet's mode
     compiles nothing, so it is wrapped only when the model compiles (compiles()).
-    Its per-op work is done in C where gpuvet_rec loads (native_recorder), the
+    Its per-op work is done in C where _gpuvet_capture_record loads (native_recorder), the
     same work as dispatch_py's, which does it otherwise."""
     from torch.utils._python_dispatch import TorchDispatchMode
     record, cur_stream_key = event_calls(torch)

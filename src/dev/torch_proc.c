@@ -26,8 +26,8 @@ extern char **environ;
 #define FD_VAR "GPUVET_FD"
 #define MAX_HEADER (16u << 20)
 #define WORKER_MODULE "gpuvet_torch_worker" /* python/gpuvet_torch_worker.py: main() serves */
-/* python/native/gpuvet_rec.c, as python/gpuvet_capture_native.py asks for it */
-#define CAPTURE_RECORD_SO "gpuvet_rec.so"
+/* python/native/_gpuvet_capture_record.c, as python/gpuvet_capture_native.py asks for it */
+#define CAPTURE_RECORD_SO "_gpuvet_capture_record.so"
 
 /* Run with `python -c`: reads the worker's files from the socket (a count, then
  * for each a name and its bytes, lengths little-endian) into memory and installs
@@ -95,10 +95,11 @@ static void put_file(unsigned char *buf, size_t *at, const char *name, const voi
  * files; into buf (NULL: only counted), *at bytes. */
 static void put_scripts(unsigned char *buf, size_t *at)
 {
-    int n = gv_python_sources_count, native = gv_native_recorder_size > 0;
+    int n = gv_python_sources_count, native = gv_python_capture_record_size > 0;
     put_le(buf, at, (uint64_t)(n + native), 4);
     if (native)
-        put_file(buf, at, CAPTURE_RECORD_SO, gv_native_recorder, gv_native_recorder_size);
+        put_file(buf, at, CAPTURE_RECORD_SO, gv_python_capture_record,
+                 gv_python_capture_record_size);
     for (int i = 0; i < n; i++)
         put_file(buf, at, gv_python_sources[i].name, gv_python_sources[i].text,
                  strlen(gv_python_sources[i].text));

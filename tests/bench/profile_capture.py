@@ -16,8 +16,9 @@
 #   e.g. GV_MODEL_BATCH=1 /usr/bin/python3 tests/bench/profile_capture.py \
 #            tests/cli/models/resnet18_224.py:make cpu --cprofile 25
 # GPUVET_TEST_CAPTURE_QUEUE=BYTES queues values on any device (as the GPU does).
-# GPUVET_NATIVE_SO=BUILD/gpuvet_rec.abi3.so: the recorder in C, as gpuvet sends it to the
-# worker (without it the Python recorder runs; GPUVET_TEST_CAPTURE_RECORDER=python forces it).
+# GPUVET_NATIVE_SO=BUILD/_gpuvet_capture_record.abi3.so: the recorder in C, as gpuvet sends
+# it to the worker (without it the Python recorder runs; GPUVET_TEST_CAPTURE_RECORDER=python
+# forces it).
 import importlib
 import json
 import os
@@ -61,7 +62,8 @@ class Names(object):
 def load_worker(so=None):
     """The worker's modules (python/*.py), imported anew, so that each call has a copy
     of its own, as one namespace (Names); so: the recorder in C
-    (BUILD/gpuvet_rec.abi3.so), which gpuvet sends with them, or None for none."""
+    (BUILD/_gpuvet_capture_record.abi3.so), which gpuvet sends with them, or None for
+    none."""
     if SRC not in sys.path:
         sys.path.insert(0, SRC)
     for name in [n for n in sys.modules if n.startswith("gpuvet_")]:
