@@ -10,6 +10,10 @@
 #                   {"action": "time", "key": K, "iters": N} -> {"ok", "seconds"}
 #                   {"action": "check", "key": K}   -> {"ok", "good", "what"}
 #                   {"action": "release", "key": K} -> {"ok"}
+import os
+import time
+
+from gpuvet_errors import Unsupported
 
 BENCH_WORK = {}
 BENCH_CLOCK = {}
@@ -34,12 +38,12 @@ def bench_prepare(worker, req):
     names = {"f64": "float64", "f32": "float32", "tf32": "float32", "f16": "float16",
              "bf16": "bfloat16", "f8e4m3": "float8_e4m3fn"}
     if dt not in names or not hasattr(torch, names[dt]):
-        raise Unsupported("torch %s has no %s" % (torch.__version__, dt))  # noqa: F821
+        raise Unsupported("torch %s has no %s" % (torch.__version__, dt))
     store = getattr(torch, names[dt])
     if dt in ("tf32", "f8e4m3") and not worker.is_gpu:
-        raise Unsupported("%s GEMMs are a GPU setting in PyTorch" % dt)  # noqa: F821
+        raise Unsupported("%s GEMMs are a GPU setting in PyTorch" % dt)
     if dt == "f8e4m3" and not hasattr(torch, "_scaled_mm"):
-        raise Unsupported("torch %s has no torch._scaled_mm" % torch.__version__)  # noqa: F821
+        raise Unsupported("torch %s has no torch._scaled_mm" % torch.__version__)
     esize = torch.tensor([], dtype=store).element_size()
     set_bytes = (m * k + n * k) * esize + m * n * 4
     rot = float(req.get("rotate_bytes") or 0)
@@ -161,7 +165,7 @@ def bench_gemm(worker, req):
                 worker.torch.cuda.empty_cache()
             return {"ok": True}
         return {"ok": False, "status": "usage", "error": "bench_gemm: unknown action %r" % act}
-    except Unsupported as e:  # noqa: F821
+    except Unsupported as e:
         return {"ok": False, "status": "unsupported", "error": str(e)}
     except KeyError as e:
         return {"ok": False, "status": "usage", "error": "bench_gemm: no prepared work %s" % e}

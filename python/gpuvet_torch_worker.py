@@ -2,9 +2,10 @@
 # computes numerics cases with the PyTorch calls a user would write; gpuvet
 # (src/dev/torch/torch.c) generates the inputs and judges the outputs in C.
 #
-# It ships inside the gpuvet binary and arrives over the socket given in
-# GPUVET_FD (see BOOT in src/dev/torch/torch.c), so nothing is written into the
-# user's environment. Plain Python 3.7+, no dependency beyond torch, and it
+# It ships inside the gpuvet binary and arrives over the socket, with the
+# modules it imports (gpuvet_capture*, gpuvet_bench, gpuvet_errors), which the
+# bootstrap (src/dev/torch/torch_proc.c) imports by name from memory, so nothing is
+# written into the user's environment. Plain Python 3.7+, no dependency beyond torch, and it
 # works with every torch from 1.13 on: a function an older torch lacks makes
 # its cases "unsupported" with the reason.
 #
@@ -25,8 +26,13 @@ import socket
 import struct
 import sys
 import time
-import traceback
 import warnings
+
+import gpuvet_bench
+import gpuvet_capture
+import gpuvet_capture_native
+import gpuvet_capture_replay
+from gpuvet_errors import Unsupported, err_text, where
 
 PROTOCOL = 1
 
@@ -65,25 +71,6 @@ class Channel(object):
         self.sock.sendall(struct.pack("<I", len(text)) + text)
         if payload:
             self.sock.sendall(payload)
-
-
-class Unsupported(Exception):
-    """The case cannot run in this torch or on this device (skipped, with why)."""
-
-
-def err_text(e):
-    msg = str(e).strip().splitlines()
-    first = msg[0] if msg else ""
-    return "%s: %s" % (type(e).__name__, first) if first else type(e).__name__
-
-
-def where(e):
-    """The innermost frame of a traceback, as file:line in function."""
-    tb = traceback.extract_tb(e.__traceback__)
-    if not tb:
-        return ""
-    f = tb[-1]
-    return " (at %s:%d in %s)" % (os.path.basename(f.filename), f.lineno, f.name)
 
 
 # ---------------------------------------------------------------- the open step
@@ -941,15 +928,15 @@ class Worker(object):
             elif op == "describe":
                 self.chan.send({"ok": True, "describe": self.describe()})
             elif op == "capture":
-                capture_model(self, req, payload)  # noqa: F821 - gpuvet_capture.py
+                gpuvet_capture.capture_model(self, req, payload)
             elif op == "replay":
-                hdr, out = replay_op(self, req, payload)  # noqa: F821 - gpuvet_capture.py
+                hdr, out = gpuvet_capture_replay.replay_op(self, req, payload)
                 self.chan.send(hdr, out)
             elif op == "replay_span":
-                hdr, out = replay_span(self, req, payload)  # noqa: F821 - gpuvet_capture.py
+                hdr, out = gpuvet_capture_replay.replay_span(self, req, payload)
                 self.chan.send(hdr, out)
             elif op == "bench_gemm":
-                self.chan.send(bench_gemm(self, req))  # noqa: F821 - gpuvet_bench.py
+                self.chan.send(gpuvet_bench.bench_gemm(self, req))
             else:
                 self.chan.send({"ok": False, "status": "usage", "error": "unknown op %r" % op})
 
@@ -962,12 +949,13 @@ class _null(object):
         return False
 
 
-def main(fd):
+def main(fd, blobs):
+    """Serves gpuvet on the socket fd; blobs: the files it sent that are not Python
+    (the recorder in C), by name (the bootstrap in src/dev/torch/torch_proc.c calls this)."""
+    gpuvet_capture_native.BLOBS.update(blobs)
     chan = Channel(fd)
     chan.send({"ok": True, "hello": "gpuvet torch worker", "protocol": PROTOCOL,
                "python": sys.version.split()[0], "executable": sys.executable,
                "pid": os.getpid()})
     Worker(chan).serve()
 
-
-main(GPUVET_FD)  # noqa: F821 - set by the bootstrap (src/dev/torch/torch.c)

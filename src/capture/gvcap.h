@@ -37,7 +37,7 @@ size_t gv_cap_dtype_size(const char *dtype, int *num);
  * NAMESPACE.NAME.OVERLOAD (str() of a torch OpOverload: "aten.convolution.default"),
  * each part [A-Za-z_][A-Za-z0-9_]* of at most 128 bytes, no part of the form __x__
  * except the NAME of ATen's operator methods (__and__, __lshift__, ...). Anything else
- * in a capture is "not an operator" and never replayed; python/gpuvet_capture.py
+ * in a capture is "not an operator" and never replayed; python/gpuvet_capture_load.py
  * (op_of) applies the same grammar before it looks anything up. */
 int gv_cap_op_name_ok(const char *name);
 

@@ -106,7 +106,7 @@ sys.exit(0 if ms < 60000 else 1)
 PY
 # the recorded pass like for like: in turns with the plain forward in one process
 # the recorder in C built beside GPUVET, as the capture runs it
-so=$(dirname "$G")/gpuvet_rec.abi3.so
+so=$(dirname "$G")/_gpuvet_capture_record.abi3.so
 [[ -f $so ]] && export GPUVET_NATIVE_SO=$so
 "$PY" "$SRC/tests/bench/profile_capture.py" "$SRC/tests/cli/models/resnet18_224.py:make" "$DEV" \
     --emptying 30 >"$W/empty.log" 2>&1 || { echo "profile_capture.py --emptying failed: $(tail -3 "$W/empty.log")"; status=1; }

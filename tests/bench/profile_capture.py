@@ -16,8 +16,10 @@
 #   e.g. GV_MODEL_BATCH=1 /usr/bin/python3 tests/bench/profile_capture.py \
 #            tests/cli/models/resnet18_224.py:make cpu --cprofile 25
 # GPUVET_TEST_CAPTURE_QUEUE=BYTES queues values on any device (as the GPU does).
-# GPUVET_NATIVE_SO=BUILD/gpuvet_rec.abi3.so: the recorder in C, as gpuvet sends it to the
-# worker (without it the Python recorder runs; GPUVET_TEST_CAPTURE_RECORDER=python forces it).
+# GPUVET_NATIVE_SO=BUILD/_gpuvet_capture_record.abi3.so: the recorder in C, as gpuvet sends
+# it to the worker (without it the Python recorder runs; GPUVET_TEST_CAPTURE_RECORDER=python
+# forces it).
+import importlib
 import json
 import os
 import sys
@@ -37,20 +39,41 @@ class Chan(object):
             self.done = hdr
 
 
+class Names(object):
+    """The worker's modules seen as one namespace: g[name] is what the module that
+    defines name holds; g[name] = v sets it in every module that holds it (those that
+    imported it too), so that the worker's own calls find v."""
+
+    def __init__(self, mods):
+        self.mods = mods
+
+    def __getitem__(self, name):
+        for m in self.mods:
+            if name in m.__dict__:
+                return m.__dict__[name]
+        raise KeyError(name)
+
+    def __setitem__(self, name, v):
+        for m in self.mods:
+            if name in m.__dict__:
+                setattr(m, name, v)
+
+
 def load_worker(so=None):
-    """The worker's files in a namespace of their own; so: the recorder in C
-    (BUILD/gpuvet_rec.abi3.so), which gpuvet sends with them, or None for none."""
-    g = {"__name__": "__gpuvet_worker__"}
+    """The worker's modules (python/*.py), imported anew, so that each call has a copy
+    of its own, as one namespace (Names); so: the recorder in C
+    (BUILD/_gpuvet_capture_record.abi3.so), which gpuvet sends with them, or None for
+    none."""
+    if SRC not in sys.path:
+        sys.path.insert(0, SRC)
+    for name in [n for n in sys.modules if n.startswith("gpuvet_")]:
+        del sys.modules[name]
+    importlib.import_module("gpuvet_torch_worker")  # and every module it imports
+    import gpuvet_capture_native
     if so:
         with open(so, "rb") as f:
-            g["GPUVET_NATIVE"] = {"gpuvet_rec.so": f.read()}
-    for name in ("gpuvet_capture.py", "gpuvet_torch_worker.py"):
-        with open(os.path.join(SRC, name)) as f:
-            src = f.read()
-        if name == "gpuvet_torch_worker.py":
-            src = src.replace("\nmain(GPUVET_FD)", "\npass  # main(GPUVET_FD)")
-        exec(compile(src, name, "exec"), g)
-    return g
+            gpuvet_capture_native.BLOBS[gpuvet_capture_native.SO_NAME] = f.read()
+    return Names([m for n, m in sys.modules.items() if n.startswith("gpuvet_")])
 
 
 def on_device(g, w, req):

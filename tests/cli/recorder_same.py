@@ -1,4 +1,4 @@
-# The capture's recorder in C (python/native/gpuvet_rec.c) against the Python one
+# The capture's recorder in C (python/native/_gpuvet_capture_record.c) against the Python one
 # (dispatch_py): each model is captured by both, in one process, each with its own
 # copy of the worker (python/*.py, the real code), and every message the capture
 # sends (each tensor's header and bytes, each op's record, the header at the end)

@@ -145,25 +145,24 @@ python3 - "$T/s10.gvcap.idx.json" <<'PY' || fail "ten TorchScript modules: the h
 import json, sys
 assert json.load(open(sys.argv[1]))["header"]["opaque_modules"] == ["s%d" % i for i in range(10)]
 PY
-"$HOST_PY" - "$GV_SRC/python/gpuvet_capture.py" "$M" <<'PY' || fail "module paths: the model was not left as it was"
+"$HOST_PY" - "$GV_SRC/python" "$M" <<'PY' || fail "module paths: the model was not left as it was"
 import sys
-sys.path.insert(0, sys.argv[2])
-g = {"__name__": "gpuvet_capture"}
-exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), g)
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+import gpuvet_capture_record as g
 import paths, torch
 m, x = paths.make()
 own = m.own.__dict__["forward"]
 before = {n: dict(mod.__dict__) for n, mod in m.named_modules()}
 want = m(x)
 stack = []
-handles = g["module_paths"](m, stack, False)
+handles = g.module_paths(m, stack, False)
 assert "forward" in m.fc.__dict__ and stack == [], (m.fc.__dict__.keys(), stack)
 assert torch.equal(m(x), want) and stack == [], stack
 for h in handles:
     h.remove()
 assert m.own.__dict__["forward"] == own and "forward" not in m.fc.__dict__
 assert {n: dict(mod.__dict__) for n, mod in m.named_modules()} == before
-hooks = g["module_paths"](m, stack, True)  # a model Dynamo compiles: hooks, where taken
+hooks = g.module_paths(m, stack, True)  # a model Dynamo compiles: hooks, where taken
 assert len(hooks) == 2 * (len(list(m.named_modules())) - 2), len(hooks)  # not the root, not scripted
 for h in hooks:
     h.remove()
@@ -171,11 +170,10 @@ PY
 
 # the GPU queue's size, grown in the warm-up while each pass's measured GPU peak stays
 # within 1.4x the plain forward's (next_budget; tests/gpu/torch_capture_cuda.sh runs it)
-python3 - "$GV_SRC/python/gpuvet_capture.py" <<'PY' || fail "the queue's size steps"
+python3 - "$GV_SRC/python" <<'PY' || fail "the queue's size steps"
 import sys
-g = {"__name__": "gpuvet_capture"}
-exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), g)
-nb = g["next_budget"]
+sys.path.insert(0, sys.argv[1])
+from gpuvet_capture_budget import next_budget as nb
 P = 100  # the plain forward's peak; the limit is 140
 cases = [
     ([(40, 100, 6)], 80),                            # grows by the headroom

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The capture's recorder in C (python/native/gpuvet_rec.c) against the Python one, with
+# The capture's recorder in C (python/native/_gpuvet_capture_record.c) against the Python one, with
 # real PyTorch on the CPU: host torch 1.13 (Python 3.11), trixie's 2.6 (3.13) and sid's
 # 2.14 (3.14), one build of the extension for all of them (CPython's stable ABI):
 #   - every test model captured by both recorders in one process (recorder_same.py): the
@@ -20,7 +20,7 @@ set -euo pipefail
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
-SO=$GV_BUILD/gpuvet_rec.abi3.so
+SO=$GV_BUILD/_gpuvet_capture_record.abi3.so
 [[ -f $SO ]] || fail "$SO was not built (CMake found no Python headers: make test installs python3-dev)"
 torch_roots
 M=$GV_SRC/tests/cli/models
@@ -68,7 +68,7 @@ same "torch 1.13, the GPU branch" "$NG" "$HOST_PY" "$GV_SRC/tests/cli/recorder_s
 in_root() { # ROOT QUEUE [--gpu-branch]
     local root=$1 queue=$2 mnt=/mnt/gpuvet-src bmnt=/mnt/gpuvet-build how="cpu"
     mkdir -p "$root$mnt" "$root$bmnt"
-    local models="" list=("${MODELS[@]}") so=$bmnt/gpuvet_rec.abi3.so
+    local models="" list=("${MODELS[@]}") so=$bmnt/_gpuvet_capture_record.abi3.so
     [[ ${3:-} == --gpu-branch ]] && how="" so="--gpu-branch $so" list=("${GPU_MODELS[@]}")
     for m in "${list[@]}"; do models+=" $mnt/tests/cli/models/$m"; done
     unshare -m sh -c "mount --bind /proc '$root/proc' && mount --bind '$GV_SRC' '$root$mnt' &&

@@ -218,7 +218,7 @@ echo "== 7. the recorder in C against the Python one, on the GPU"
 # capture sizes for itself and with one of 1 byte (emptied at every op); the counts of
 # what the queue did, and the order of the tensor messages, are left out (GV_RECORDER_SAME_GPU:
 # the second capture in a process finds the allocator warm and may settle on another queue)
-SO=${GV_BUILD:-}/gpuvet_rec.abi3.so
+SO=${GV_BUILD:-}/_gpuvet_capture_record.abi3.so
 if [[ -f $SO ]]; then
     for q in "" 1; do
         GPUVET_TEST_CAPTURE_QUEUE=$q GV_RECORDER_SAME_GPU=1 "$PY" \

@@ -23,36 +23,15 @@
 
 #include "base/err.h"
 #include "dev/backend.h"
+#include "dev/torch/torch_reply.h"
 
 extern const struct gv_backend gv_backend_torch;
-
-/* One reply of the worker (the JSON header of a frame). */
-struct gv_torch_reply {
-    int ok;
-    char status[32];   /* when !ok: unsupported, error, device, oom, or an open-failure kind */
-    char error[1024];
-    double seconds;
-    char impl[512];
-    uint64_t nbytes;   /* payload bytes that follow the header */
-    json_t *describe;  /* owned (NULL when absent); free with gv_torch_reply_free */
-    json_t *doc;       /* the whole header, owned */
-};
-
-/* Parses a header. GV_E_FORMAT, naming the field, for anything malformed:
- * not JSON, not an object, fields of the wrong type, nbytes out of range. */
-int gv_torch_reply_parse(const char *text, size_t len, struct gv_torch_reply *r,
-                         struct gv_err *err);
-void gv_torch_reply_free(struct gv_torch_reply *r);
 
 /* Requests beyond the suite (capture and replay, src/capture): one request to
  * the device's worker (started again when it is gone), and its replies one at
  * a time; a payload of any size up to max bytes is malloc'ed into *payload.
  * A worker that dies or stops answering within timeout_ms is killed
  * (GV_E_DEVICE / GV_E_TIMEOUT) and the next request starts a new one. */
-struct gv_torch_part { /* one buffer of a message's payload */
-    const void *data;
-    size_t bytes;
-};
 int gv_torch_request(struct gv_device *dev, json_t *req, const struct gv_torch_part *parts,
                      int nparts, struct gv_err *err);
 int gv_torch_reply_next(struct gv_device *dev, int timeout_ms, size_t max, void **payload,

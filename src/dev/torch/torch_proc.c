@@ -25,13 +25,18 @@ extern char **environ;
 
 #define FD_VAR "GPUVET_FD"
 #define MAX_HEADER (16u << 20)
+#define WORKER_MODULE "gpuvet_torch_worker" /* python/gpuvet_torch_worker.py: main() serves */
+/* python/native/_gpuvet_capture_record.c, as python/gpuvet_capture_native.py asks for it */
+#define CAPTURE_RECORD_SO "_gpuvet_capture_record.so"
 
 /* Run with `python -c`: reads the worker's files from the socket (a count, then
- * for each a name and its text, lengths little-endian) and runs them in order
- * in one namespace; the last one serves. A file named *.so (the capture's
- * recorder in C) is not run but left, as bytes, in GPUVET_NATIVE[name]. */
+ * for each a name and its bytes, lengths little-endian) into memory and installs
+ * an importer of them (a meta path finder and loader over name -> source), so
+ * that the worker and the modules it imports are imported by name, each into a
+ * module of its own, and nothing is written to disk. A file not named *.py (the
+ * capture's recorder in C, a shared object) is handed to the worker as bytes. */
 static const char boot[] =
-    "import os\n"
+    "import importlib.abc, importlib.util, os, sys\n"
     "fd = int(os.environ.pop('" FD_VAR "'))\n"
     "def rd(n):\n"
     "    b = bytearray()\n"
@@ -41,57 +46,78 @@ static const char boot[] =
     "            raise SystemExit('gpuvet: the worker script did not arrive')\n"
     "        b += c\n"
     "    return bytes(b)\n"
-    "g = {'__name__': '__gpuvet_worker__', 'GPUVET_FD': fd}\n"
+    "class Sent(importlib.abc.MetaPathFinder, importlib.abc.Loader):\n"
+    "    def __init__(self):\n"
+    "        self.src, self.blobs = {}, {}\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name in self.src:\n"
+    "            return importlib.util.spec_from_loader(name, self, origin=name + '.py')\n"
+    "    def exec_module(self, m):\n"
+    "        exec(compile(self.src[m.__name__], m.__spec__.origin, 'exec'), m.__dict__)\n"
+    "sent = Sent()\n"
     "for _ in range(int.from_bytes(rd(4), 'little')):\n"
     "    name = rd(int.from_bytes(rd(4), 'little')).decode('utf-8')\n"
-    "    src = rd(int.from_bytes(rd(8), 'little'))\n"
-    "    if name.endswith('.so'):\n"
-    "        g.setdefault('GPUVET_NATIVE', {})[name] = src\n"
-    "        continue\n"
-    "    exec(compile(src.decode('utf-8'), name, 'exec'), g)\n";
+    "    data = rd(int.from_bytes(rd(8), 'little'))\n"
+    "    if name.endswith('.py'):\n"
+    "        sent.src[name[:-3]] = data.decode('utf-8')\n"
+    "    else:\n"
+    "        sent.blobs[name] = data\n"
+    "sys.meta_path.insert(0, sent)\n"
+    "import " WORKER_MODULE "\n"
+    WORKER_MODULE ".main(fd, sent.blobs)\n";
 
-/* One file as the boot code reads it: name length (4 bytes), name, size (8), bytes. */
-static int send_file(int fd, const char *name, const void *data, uint64_t size)
+/* Append to buf at *at (buf NULL: only count): v as k bytes little-endian; n bytes. */
+static void put_le(unsigned char *buf, size_t *at, uint64_t v, int k)
 {
-    unsigned char le[8];
-    uint32_t nl = (uint32_t)strlen(name);
-    for (int b = 0; b < 4; b++)
-        le[b] = (unsigned char)(nl >> (8 * b));
-    if (gv_ipc_send_all(fd, le, 4) || gv_ipc_send_all(fd, name, nl))
-        return -1;
-    for (int b = 0; b < 8; b++)
-        le[b] = (unsigned char)(size >> (8 * b));
-    if (gv_ipc_send_all(fd, le, 8) || gv_ipc_send_all(fd, data, size))
-        return -1;
-    return 0;
+    for (int b = 0; buf && b < k; b++)
+        buf[*at + b] = (unsigned char)(v >> (8 * b));
+    *at += (size_t)k;
 }
 
-/* The recorder in C where this gpuvet has it, then the embedded Python files, the
- * worker (which serves) last. */
+static void put_bytes(unsigned char *buf, size_t *at, const void *data, size_t n)
+{
+    if (buf)
+        memcpy(buf + *at, data, n);
+    *at += n;
+}
+
+/* One file as the boot code reads it: name length (4 bytes), name, size (8), bytes. */
+static void put_file(unsigned char *buf, size_t *at, const char *name, const void *data,
+                     size_t size)
+{
+    put_le(buf, at, strlen(name), 4);
+    put_bytes(buf, at, name, strlen(name));
+    put_le(buf, at, size, 8);
+    put_bytes(buf, at, data, size);
+}
+
+/* The count, the recorder in C where this gpuvet has it, then the embedded Python
+ * files; into buf (NULL: only counted), *at bytes. */
+static void put_scripts(unsigned char *buf, size_t *at)
+{
+    int n = gv_python_sources_count, native = gv_python_capture_record_size > 0;
+    put_le(buf, at, (uint64_t)(n + native), 4);
+    if (native)
+        put_file(buf, at, CAPTURE_RECORD_SO, gv_python_capture_record,
+                 gv_python_capture_record_size);
+    for (int i = 0; i < n; i++)
+        put_file(buf, at, gv_python_sources[i].name, gv_python_sources[i].text,
+                 strlen(gv_python_sources[i].text));
+}
+
+/* The worker's files, in one write (a write per part would queue a buffer of the
+ * socket's per part, and fill it before the worker reads). */
 static int send_scripts(int fd)
 {
-    int n = 0, worker = -1, native = gv_native_recorder_size > 0;
-    for (int i = 0; i < gv_python_sources_count; i++) {
-        n++;
-        if (!strcmp(gv_python_sources[i].name, "gpuvet_torch_worker.py"))
-            worker = i;
-    }
-    if (worker < 0)
+    size_t total = 0, at = 0;
+    put_scripts(NULL, &total);
+    unsigned char *buf = malloc(total);
+    if (!buf)
         return -1;
-    unsigned char le[4];
-    for (int b = 0; b < 4; b++)
-        le[b] = (unsigned char)((unsigned)(n + native) >> (8 * b));
-    if (gv_ipc_send_all(fd, le, 4))
-        return -1;
-    if (native && send_file(fd, "gpuvet_rec.so", gv_native_recorder, gv_native_recorder_size))
-        return -1;
-    for (int k = 0; k < n; k++) {
-        int i = k < n - 1 ? (k < worker ? k : k + 1) : worker;
-        const char *text = gv_python_sources[i].text;
-        if (send_file(fd, gv_python_sources[i].name, text, strlen(text)))
-            return -1;
-    }
-    return 0;
+    put_scripts(buf, &at);
+    int rc = gv_ipc_send_all(fd, buf, total);
+    free(buf);
+    return rc;
 }
 
 /* ---------- launching ---------- */
@@ -463,7 +489,7 @@ int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char 
     p->fd = p->out = -1;
     int have = 0;
     for (int i = 0; i < gv_python_sources_count; i++)
-        have |= !strcmp(gv_python_sources[i].name, "gpuvet_torch_worker.py");
+        have |= !strcmp(gv_python_sources[i].name, WORKER_MODULE ".py");
     if (!have)
         return gv_err_set(err, GV_E_LIB, "this gpuvet was built without its PyTorch worker");
     struct launch *l = calloc(1, sizeof *l);

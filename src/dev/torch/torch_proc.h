@@ -1,6 +1,6 @@
 /* The PyTorch worker process: starting the user's interpreter (on this
  * machine, or inside a root filesystem), handing it the worker script, and
- * the framed messages both sides exchange (see torch.h, docs/torch.md). */
+ * the framed messages both sides exchange (torch_reply.h, docs/torch.md). */
 #ifndef GV_DEV_TORCH_PROC_H
 #define GV_DEV_TORCH_PROC_H
 
@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "base/err.h"
-#include "dev/torch/torch.h"
+#include "dev/torch/torch_reply.h"
 
 struct gv_torch_proc {
     pid_t pid;   /* -1 when none */

@@ -1,8 +1,9 @@
 /* gpuvet's capture recorder in C: the body of the recording dispatch mode's
- * __torch_dispatch__ (python/gpuvet_capture.py, make_recorder: dispatch_py) and
- * the bookkeeping of Tensors it does for every op (ref, send, remember, describe,
- * before_writes), written against CPython's stable ABI (3.8 and later),
- * so one build loads into any CPython of the platform, whatever its PyTorch.
+ * __torch_dispatch__ (python/gpuvet_capture_record.py, make_recorder: dispatch_py)
+ * and the bookkeeping of Tensors (python/gpuvet_capture_tensors.py) it does for
+ * every op (ref, send, remember, describe, before_writes), written against
+ * CPython's stable ABI (3.8 and later), so one build loads into any CPython of
+ * the platform, whatever its PyTorch.
  *
  * It computes what the Python computes, branch for branch, with the same
  * objects (the Tensors object's dicts and lists, the Recorder's records and
@@ -1023,7 +1024,7 @@ static PyObject *dispatch(PyObject *self, PyObject *pargs)
     if (!PyArg_ParseTuple(pargs, "OOOO", &rec, &func, &args, &kwargs))
         return NULL;
     if (!g_tensor_type) {
-        PyErr_SetString(PyExc_RuntimeError, "gpuvet_rec.setup() was not called");
+        PyErr_SetString(PyExc_RuntimeError, "_gpuvet_capture_record.setup() was not called");
         return NULL;
     }
     struct op o = {0};
@@ -1190,12 +1191,13 @@ static PyObject *setup(PyObject *self, PyObject *pargs)
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         PyObject *v = PyDict_GetItemString(d, keys[i].key);
         if (!v) {
-            PyErr_Format(PyExc_KeyError, "gpuvet_rec.setup: no %s", keys[i].key);
+            PyErr_Format(PyExc_KeyError, "_gpuvet_capture_record.setup: no %s", keys[i].key);
             return NULL;
         }
         if ((keys[i].p == &g_dtypes || keys[i].p == &g_facts || keys[i].p == &g_device_names)
             && !PyDict_Check(v)) {
-            PyErr_Format(PyExc_TypeError, "gpuvet_rec.setup: %s is not a dict", keys[i].key);
+            PyErr_Format(PyExc_TypeError, "_gpuvet_capture_record.setup: %s is not a dict",
+                         keys[i].key);
             return NULL;
         }
         Py_INCREF(v);
@@ -1213,12 +1215,12 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "gpuvet_rec", "gpuvet's capture recorder in C", -1, methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "_gpuvet_capture_record", "gpuvet's capture recorder in C", -1,
+    methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit_gpuvet_rec(void);
-PyMODINIT_FUNC PyInit_gpuvet_rec(void)
+PyMODINIT_FUNC PyInit__gpuvet_capture_record(void);
+PyMODINIT_FUNC PyInit__gpuvet_capture_record(void)
 {
     return PyModule_Create(&module);
 }
