@@ -13,6 +13,7 @@
 #include "bench/coll.h"
 #include "bench/topo.h"
 #include "dev/bench_dev.h"
+#include "dev/kind.h"
 #include "kb/gpu_peaks.h"
 #include "num/types.h"
 
@@ -145,22 +146,17 @@ static const struct shape cpu_quick[] = {{256, 256, 256, "square"}};
 static const struct shape cpu_default[] = {{512, 512, 512, "square"}, {1024, 1024, 1024, "square"},
                                            {256, 1024, 1024, "LLM-like (256 tokens)"}};
 
-static void plan_gemm(struct plan *p, const char *backend, int on_gpu, enum gv_bench_mode mode,
-                      const struct kb_gpu_peak *peak, double l2)
+/* The GEMM precisions on a GPU (on the host, the kind's own list). */
+static const enum gv_dtype gpu_types[] = {GV_F64, GV_F32, GV_TF32, GV_F16, GV_BF16, GV_F8E4M3};
+
+static void plan_gemm(struct plan *p, const struct gv_dev_kind *kind, int on_gpu,
+                      enum gv_bench_mode mode, const struct kb_gpu_peak *peak, double l2)
 {
-    static const char *const cuda_routes[] = {"cublaslt", "cublas"};
-    static const char *const hip_routes[] = {"hipblaslt", "rocblas"};
-    static const char *const cpu_routes[] = {"openblas"};
-    static const char *const torch_routes[] = {"torch_mm"};
-    static const enum gv_dtype torch_cpu_types[] = {GV_F32, GV_F64, GV_BF16};
-    static const enum gv_dtype cuda_types[] = {GV_F64, GV_F32, GV_TF32, GV_F16, GV_BF16, GV_F8E4M3};
-    static const enum gv_dtype cpu_types[] = {GV_F32, GV_F64};
-    int torch = strcmp(backend, "torch") == 0, cpu = !on_gpu;
-    const char *const *routes = torch ? torch_routes : cpu ? cpu_routes
-                                : strcmp(backend, "hip") == 0 ? hip_routes : cuda_routes;
-    int nr = torch || cpu ? 1 : 2;
-    const enum gv_dtype *types = torch && cpu ? torch_cpu_types : cpu ? cpu_types : cuda_types;
-    int nt = torch && cpu ? 3 : cpu ? 2 : 6;
+    int cpu = !on_gpu;
+    const struct gv_bench_route *routes = kind->bench_routes;
+    int nr = (int)kind->n_bench_routes;
+    const enum gv_dtype *types = cpu ? kind->host_types : gpu_types;
+    int nt = cpu ? (int)kind->n_host_types : (int)(sizeof gpu_types / sizeof gpu_types[0]);
     struct shape shapes[16];
     int ns = 0;
 #define ADD_SHAPES(arr)                                                                      \
@@ -183,32 +179,31 @@ static void plan_gemm(struct plan *p, const char *backend, int on_gpu, enum gv_b
     for (int t = 0; t < nt; t++)
         for (int r = 0; r < nr; r++)
             for (int s = 0; s < ns; s++) {
-                if (types[t] == GV_F8E4M3 && (strcmp(routes[r], "cublas") == 0 ||
-                                              strcmp(routes[r], "rocblas") == 0))
-                    continue; /* no fp8 in GemmEx / gemm_ex; the Lt row says what fp8 does */
+                if (types[t] == GV_F8E4M3 && routes[r].no_fp8)
+                    continue;
                 struct item *it = add(p, "gemm");
                 if (!it)
                     return;
                 const struct shape *sh = &shapes[s];
-                snprintf(it->id, sizeof it->id, "gemm.%s.%s.%lldx%lldx%lld", routes[r],
+                const char *route = routes[r].name;
+                snprintf(it->id, sizeof it->id, "gemm.%s.%s.%lldx%lldx%lld", route,
                          gv_dtype_name(types[t]), sh->m, sh->n, sh->k);
                 snprintf(it->name, sizeof it->name, "%s GEMM %lldx%lldx%lld (%s), %s",
-                         gv_dtype_name(types[t]), sh->m, sh->n, sh->k, sh->what, routes[r]);
+                         gv_dtype_name(types[t]), sh->m, sh->n, sh->k, sh->what, route);
                 it->unit = "TFLOP/s";
                 it->unit_scale = 1e12;
                 it->work = 2.0 * (double)sh->m * (double)sh->n * (double)sh->k;
                 it->peak = kb_gpu_peak_tflops(peak, types[t]);
                 it->spec.kind = GV_BW_GEMM;
-                it->spec.route = routes[r];
+                it->spec.route = route;
                 it->spec.dtype = types[t];
                 it->spec.m = sh->m, it->spec.n = sh->n, it->spec.k = sh->k;
                 it->spec.rotate_bytes = cpu ? 0 : 2 * l2;
-                (void)torch;
-                snprintf(it->route_name, sizeof it->route_name, "%s", routes[r]);
+                snprintf(it->route_name, sizeof it->route_name, "%s", route);
             }
 }
 
-static void plan_memory(struct plan *p, const char *backend, const struct sizes *z,
+static void plan_memory(struct plan *p, int runtime_copy, const struct sizes *z,
                         const struct kb_gpu_peak *peak)
 {
     static const char *const ops[] = {"copy", "scale", "add", "triad", "read"};
@@ -229,7 +224,7 @@ static void plan_memory(struct plan *p, const char *backend, const struct sizes 
         it->spec.stream = (enum gv_bw_stream)i;
         it->spec.bytes = z->stream_bytes;
     }
-    if (strcmp(backend, "cpu") == 0)
+    if (!runtime_copy)
         return;
     struct item *it = add(p, "memory");
     if (!it)
@@ -624,38 +619,6 @@ static json_t *method(const struct sizes *z, const char *timer)
 
 /* ---- the run ---- */
 
-static int open_backend(const char *spec, const struct gv_bench_backend **be, struct gv_bdev **d,
-                        char *note, size_t notesz, struct gv_err *err)
-{
-    note[0] = '\0';
-    if (!spec) {
-        struct gv_err e = {0};
-        if (gv_bench_cuda.open("0", d, &e) == GV_OK) {
-            *be = &gv_bench_cuda;
-            snprintf(note, notesz, "no --device: the first CUDA GPU");
-            return GV_OK;
-        }
-        snprintf(note, notesz, "no --device and no CUDA GPU (%s): the CPU", e.msg);
-        *be = &gv_bench_cpu;
-        return gv_bench_cpu.open("", d, err);
-    }
-    const char *colon = strchr(spec, ':');
-    size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
-    const char *rest = colon ? colon + 1 : "";
-    if (n == 3 && strncmp(spec, "cpu", 3) == 0)
-        *be = &gv_bench_cpu;
-    else if (n == 4 && strncmp(spec, "cuda", 4) == 0)
-        *be = &gv_bench_cuda;
-    else if (n == 5 && strncmp(spec, "torch", 5) == 0)
-        *be = &gv_bench_torch;
-    else if (n == 3 && strncmp(spec, "hip", 3) == 0)
-        *be = &gv_bench_hip;
-    else
-        return gv_err_set(err, GV_E_USAGE, "--device %s: unknown device kind (cpu, cuda:N, "
-                          "hip:N, torch:cuda:N, torch:cpu)", spec);
-    return (*be)->open(rest, d, err);
-}
-
 static void add_if(struct plan *src, struct plan *dst, const char *only)
 {
     for (int i = 0; i < src->n; i++)
@@ -688,32 +651,31 @@ static void run_collectives(const struct gv_bench_opts *o, json_t *doc, json_t *
 int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err *err)
 {
     *doc_out = NULL;
-    const struct gv_bench_backend *be = NULL;
+    const struct gv_dev_kind *kind = NULL;
     struct gv_bdev *d = NULL;
-    char note[512];
-    int rc = open_backend(o->device, &be, &d, note, sizeof note, err);
+    char note[1200];
+    int rc = gv_bench_device_open(o->device, &kind, &d, note, sizeof note, err);
     if (rc)
         return rc;
+    const struct gv_bench_backend *be = kind->bench;
     double t0 = now();
     json_t *desc = be->describe(d);
-    int torch = strcmp(be->name, "torch") == 0, hip = strcmp(be->name, "hip") == 0;
-    /* torch: its device says what it is ("cuda:0" or "cpu") */
-    const char *tdev = json_string_value(json_object_get(desc, "torch_device"));
-    int cpu = strcmp(be->name, "cpu") == 0 || (torch && !(tdev && strncmp(tdev, "cuda", 4) == 0));
+    const char *spec = o->device ? o->device : kind->name;
+    int cpu = gv_dev_spec_on_host(spec);
     struct sizes z;
     sizes_for(o->mode, cpu, &z);
     const char *devname = json_string_value(json_object_get(desc, "name"));
     const struct kb_gpu_peak *peak = cpu ? NULL : kb_gpu_peak_find(devname);
     static struct plan all, sel;
     all.n = sel.n = 0;
-    double cache = kb_gpu_cache_bytes(peak, l2_bytes(desc), hip);
+    double cache = kb_gpu_cache_bytes(peak, l2_bytes(desc), kind->amd);
     /* each device array at least 4x the last-level cache (bench-anchors.md s3) */
     if (!cpu && z.stream_bytes < 4 * cache)
         z.stream_bytes = (size_t)(4 * cache);
-    plan_gemm(&all, be->name, !cpu, o->mode, peak, cache);
-    if (!torch)
-        plan_memory(&all, be->name, &z, peak);
-    if (!cpu && !torch) {
+    plan_gemm(&all, kind, !cpu, o->mode, peak, cache);
+    if (kind->bench_parts & GV_BENCH_MEMORY)
+        plan_memory(&all, kind->bench_parts & GV_BENCH_RUNTIME, &z, peak);
+    if (kind->bench_parts & GV_BENCH_RUNTIME) {
         plan_transfers(&all, &z);
         plan_launch(&all);
         plan_peers(&all, be->count(d), &z);
@@ -726,7 +688,7 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     json_object_set_new(doc, "mode", json_string(o->mode == GV_BENCH_QUICK     ? "quick"
                                                  : o->mode == GV_BENCH_DEFAULT ? "default"
                                                                                : "full"));
-    json_object_set_new(doc, "device_spec", json_string(o->device ? o->device : be->name));
+    json_object_set_new(doc, "device_spec", json_string(spec));
     if (note[0])
         json_object_set_new(doc, "device_note", json_string(note));
     json_object_set_new(doc, "device", desc);
@@ -762,7 +724,7 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
                                         "benchmarks after it did not run"));
     json_t *verdicts = json_array();
     if (!cpu && !fatal && gv_bench_selected(o->only, "verdict.bf16_vs_fp16")) {
-        const char *vroute = torch ? "torch_mm" : hip ? "hipblaslt" : "cublaslt";
+        const char *vroute = kind->bench_routes[0].name;
         static const struct shape vs[] = {{4096, 4096, 4096, "square"}, {8192, 8192, 8192, "square"}};
         int nv = o->mode == GV_BENCH_QUICK ? 1 : 2;
         for (int i = 0; i < nv; i++)
@@ -774,16 +736,13 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     json_object_set_new(doc, "topology", gv_bench_topology(be, d));
     be->close(d);
     /* collectives open their own contexts on every GPU (after this one is closed) */
-    if (!cpu && !torch && !hip && !fatal)
+    if (!kind->no_collectives && !fatal)
         run_collectives(o, doc, results);
     else
         json_object_set_new(doc, "collectives",
-                            json_pack("{s:s}", "skipped", torch ? "through PyTorch only GEMMs "
-                                                                  "are measured"
-                                                      : cpu ? "no GPU: the CPU backend"
-                                                      : hip ? "RCCL collectives are not "
-                                                              "measured on HIP yet"
-                                                            : "the run stopped at a fault"));
+                            json_pack("{s:s}", "skipped", kind->no_collectives
+                                                              ? kind->no_collectives
+                                                              : "the run stopped at a fault"));
     json_object_set_new(doc, "seconds", json_real(now() - t0));
     *doc_out = doc;
     return GV_OK;

@@ -19,7 +19,7 @@ enum gv_bench_mode { GV_BENCH_QUICK, GV_BENCH_DEFAULT, GV_BENCH_FULL };
 typedef void (*gv_bench_progress_fn)(void *ctx, const char *id, int done, int total);
 
 struct gv_bench_opts {
-    const char *device;        /* "cpu", "cuda:0"; NULL: the first CUDA GPU, else the CPU */
+    const char *device;        /* "cpu", "cuda:0"; NULL: as check chooses (gv_device_open) */
     const char *only;          /* comma-separated fnmatch patterns on result ids; NULL: all */
     enum gv_bench_mode mode;
     gv_bench_progress_fn progress;

@@ -11,6 +11,7 @@
 #include "base/fs.h"
 #include "cli/child.h"
 #include "cli/cli.h"
+#include "dev/kind.h"
 
 extern char **environ;
 
@@ -252,9 +253,8 @@ static int run_side(const char *label, struct side *s, const char *suite, const 
         args[n++] = (char *)only;
     }
     const char *dev = s->device ? s->device : device;
-    if ((s->python || s->python_root) && (!dev || strncmp(dev, "torch", 5) != 0))
-        dev = gv_exists("/dev/nvidiactl") || gv_exists("/dev/kfd")
-                  ? "torch:cuda:0" : "torch:cpu"; /* python= means: this PyTorch */
+    if ((s->python || s->python_root) && !gv_dev_spec_starts_python(dev))
+        dev = gv_kind_torch.default_spec(); /* python= means: this PyTorch */
     if (s->python) {
         args[n++] = (char *)"--python";
         args[n++] = (char *)s->python;

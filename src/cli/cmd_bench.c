@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "bench/bench.h"
 #include "cli/cli.h"
+#include "dev/kind.h"
 #include "dev/vendor.h"
 #include "env/probe.h"
 
@@ -37,7 +38,7 @@ static const char usage[] =
     "figure. The method is in the output document and docs/bench.md.\n"
     "\n"
     "Options:\n"
-    "      --device D       cpu, cuda:N, hip:N (default: the first CUDA GPU, else the CPU);\n"
+    "      --device D       cpu, cuda:N, hip:N (default: the first GPU found, else the CPU);\n"
     "                       torch:cuda:N, torch:cpu: the GEMMs through your PyTorch\n"
     "      --python PY      the interpreter for torch:... (else $GPUVET_PYTHON, else the\n"
     "                       first environment with torch the snapshot finds)\n"
@@ -202,9 +203,9 @@ int cmd_bench(int argc, char **argv)
         return cli_usage("bench", "unexpected argument '%s'", argv[optind]);
     if (modes > 1)
         return cli_usage("bench", "--quick and --full exclude each other");
-    if (o.device && strncmp(o.device, "torch:", 6) == 0) {
+    if (gv_dev_spec_starts_python(o.device)) {
         char note[512];
-        cli_choose_python(python, NULL, strncmp(o.device, "torch:cpu", 9) != 0, note, sizeof note);
+        cli_choose_python(python, NULL, !gv_dev_spec_on_host(o.device), note, sizeof note);
     } else if (python) {
         return cli_usage("bench", "--python goes with --device torch:...");
     }

@@ -12,6 +12,7 @@
 #include "base/json.h"
 #include "cli/cli.h"
 #include "dev/backend.h"
+#include "dev/kind.h"
 #include "dev/vendor.h"
 #include "dev/cpu/cpu.h"
 #include "env/probe.h"
@@ -459,10 +460,9 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
 /* Which cases apply to the device (catalog.h, "Targets"). */
 static unsigned targets_of(const char *device)
 {
-    if (!device || strncmp(device, "torch", 5) != 0)
+    if (!gv_dev_spec_starts_python(device))
         return GV_TARGET_KERNEL;
-    return !strcmp(device, "torch:cpu") || !strcmp(device, "torch:cpu:0") ? GV_TARGET_TORCH_CPU
-                                                                          : GV_TARGET_TORCH_GPU;
+    return gv_dev_spec_on_host(device) ? GV_TARGET_TORCH_CPU : GV_TARGET_TORCH_GPU;
 }
 
 int cmd_check(int argc, char **argv)

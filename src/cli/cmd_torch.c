@@ -15,6 +15,7 @@
 #include "capture/capture.h"
 #include "capture/gvcap.h"
 #include "cli/cli.h"
+#include "dev/kind.h"
 #include "env/probe.h"
 
 extern char **environ;
@@ -161,10 +162,9 @@ static int parse(int argc, char **argv, struct torch_opts *o)
 static void torch_device(const char *given, char *out, size_t n)
 {
     if (given)
-        snprintf(out, n, "%s%s", strncmp(given, "torch:", 6) ? "torch:" : "", given);
+        snprintf(out, n, "%s%s", gv_dev_spec_starts_python(given) ? "" : "torch:", given);
     else
-        snprintf(out, n, "%s", gv_exists("/dev/nvidiactl") || gv_exists("/dev/kfd")
-                                   ? "torch:cuda:0" : "torch:cpu");
+        snprintf(out, n, "%s", gv_kind_torch.default_spec());
 }
 
 static int open_torch(const struct torch_opts *o, const struct gv_backend **be,
@@ -172,8 +172,7 @@ static int open_torch(const struct torch_opts *o, const struct gv_backend **be,
 {
     char spec[64], note[1200];
     torch_device(o->device, spec, sizeof spec);
-    cli_choose_python(o->python, o->python_root, strcmp(spec, "torch:cpu") != 0, note,
-                      sizeof note);
+    cli_choose_python(o->python, o->python_root, !gv_dev_spec_on_host(spec), note, sizeof note);
     struct gv_err err = {0};
     if (gv_device_open(spec, be, dev, NULL, 0, &err))
         return err.code == GV_E_USAGE ? cli_usage("torch", "%s", err.msg) : cli_fail(&err);

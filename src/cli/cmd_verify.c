@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "cli/child.h"
 #include "cli/cli.h"
+#include "dev/kind.h"
 #include "env/probe.h"
 #include "env/rootenv.h"
 #include "check/compare.h"
@@ -105,7 +106,7 @@ static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv
         args[n++] = (char *)"--device";
         args[n++] = (char *)dev;
     }
-    if (dev && !strncmp(dev, "torch", 5)) { /* the same PyTorch environment as the baseline */
+    if (gv_dev_spec_starts_python(dev)) { /* the same PyTorch environment as the baseline */
         const char *py = o->python ? o->python
                                    : gv_json_path_str(base.doc, "device.description.python.executable");
         const char *root = gv_json_path_str(base.doc, "device.description.python_root");

@@ -4,7 +4,8 @@
  * against an fp64 reference. Backends never print: they fill struct gv_err.
  *
  * Implementations: cpu (src/dev/cpu/cpu.c, reference precision plus emulated
- * behaviours), cuda (src/dev/cuda*.c), hip (src/dev/hip*.c). */
+ * behaviours), cuda (src/dev/cuda/), hip (src/dev/hip/), torch (src/dev/torch/);
+ * each is one kind's record's numerics backend (kind.h). */
 #ifndef GV_DEV_BACKEND_H
 #define GV_DEV_BACKEND_H
 
@@ -43,11 +44,13 @@ struct gv_backend {
                int nin, struct gv_buffer *out, struct gv_run_info *info, struct gv_err *err);
 };
 
-/* All backends compiled in, cpu first. */
 extern const struct gv_backend gv_backend_cpu;
-const struct gv_backend *gv_backend_find(const char *name);
-/* Opens a device from a --device value ("cpu", "cuda:0", "hip:0", "cpu:emulate=tf32").
- * NULL spec: the first GPU found, else the CPU (note says which and why). */
+/* CUDA and HIP behind their worker process (gpu_proxy.c) */
+extern const struct gv_backend gv_backend_cuda, gv_backend_hip;
+/* Opens a device from a --device value ("cpu", "cuda:0", "hip:0", "cpu:emulate=tf32"),
+ * through the list of kinds (kind.h, src/dev/registry.c). NULL spec: the first
+ * GPU kind that opens, else the CPU (note says which and why; note may be NULL).
+ * An unknown kind is GV_E_USAGE with the list of kinds. */
 int gv_device_open(const char *spec, const struct gv_backend **be, struct gv_device **dev,
                    char *note, size_t notesz, struct gv_err *err);
 

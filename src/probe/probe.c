@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "base/json.h"
+#include "dev/kind.h"
 #include "probe/exec.h"
 
 static const struct gv_probe_prec precs[] = {
@@ -45,28 +46,16 @@ static void route(struct gv_probe_route *r, const char *name, const char *device
 size_t gv_probe_routes(const char *device, struct gv_probe_route *out, size_t max)
 {
     const char *d = device ? device : "cpu";
-    struct gv_probe_route r[4];
+    /* an unknown kind gets the CPU's route: opening it says what is wrong */
+    const struct gv_dev_kind *k = gv_dev_kind_of(d);
+    if (!k)
+        k = &gv_kind_cpu;
     size_t n = 0;
-    if (!strncmp(d, "cuda", 4)) {
-        route(&r[n++], "cublas", d, "classic", GV_CALL_DEFAULT, "cuBLAS (cublasGemmEx family)");
-        route(&r[n++], "cublaslt", d, "lt", GV_CALL_DEFAULT, "cuBLASLt (cublasLtMatmul)");
-        route(&r[n++], "kernel", d, "kernel", GV_CALL_DEFAULT, "gpuvet's NVRTC kernel gv_gemm_f32");
-    } else if (!strncmp(d, "hip", 3)) {
-        route(&r[n++], "rocblas", d, "classic", GV_CALL_DEFAULT, "rocBLAS (rocblas_gemm_ex)");
-        route(&r[n++], "hipblaslt", d, "lt", GV_CALL_DEFAULT, "hipBLASLt (hipblasLtMatmul)");
-        route(&r[n++], "kernel", d, "kernel", GV_CALL_DEFAULT, "gpuvet's hipRTC kernel gv_gemm_f32");
-    } else if (!strncmp(d, "torch", 5)) {
-        route(&r[n++], "torch.matmul", d, "", GV_CALL_DEFAULT,
-              "torch.matmul, flags set to the precision asked for");
-        route(&r[n++], "torch.linear", d, "", GV_CALL_LINEAR, "torch.nn.functional.linear");
-        route(&r[n++], "torch.defaults", d, "", GV_CALL_DEFAULTS,
-              "torch.matmul under PyTorch's own default flags");
-    } else {
-        route(&r[n++], "cpu", d, "", GV_CALL_DEFAULT, "gpuvet's CPU reference loops");
+    for (; n < k->n_probe_routes && n < max; n++) {
+        const struct gv_probe_route_def *r = &k->probe_routes[n];
+        route(&out[n], r->name, d, r->blas, r->call, r->what);
     }
-    for (size_t i = 0; i < n && i < max; i++)
-        out[i] = r[i];
-    return n < max ? n : max;
+    return n;
 }
 
 /* ---------- one route ---------- */
