@@ -632,9 +632,11 @@ static double l2_bytes(json_t *desc)
     return json_is_integer(l2) ? (double)json_integer_value(l2) : 0;
 }
 
-static void run_collectives(const struct gv_bench_opts *o, json_t *doc, json_t *results)
+static void run_collectives(const struct gv_bench_opts *o, const char *kind, json_t *doc,
+                            json_t *results)
 {
     struct gv_coll_opts co = {0};
+    co.kind = kind;
     co.max_bytes = o->mode == GV_BENCH_QUICK ? 64u << 20 : o->mode == GV_BENCH_DEFAULT ? 1u << 30
                                                                                      : 4ull << 30;
     co.factor = o->mode == GV_BENCH_QUICK ? 4 : 2;
@@ -737,7 +739,7 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     be->close(d);
     /* collectives open their own contexts on every GPU (after this one is closed) */
     if (!kind->no_collectives && !fatal)
-        run_collectives(o, doc, results);
+        run_collectives(o, kind->name, doc, results);
     else
         json_object_set_new(doc, "collectives",
                             json_pack("{s:s}", "skipped", kind->no_collectives
