@@ -22,8 +22,9 @@
 #                          GV_KEEP_TMP=1)
 #   gv_workdir VAR [NAME]  the fixed directory $GV_TEST_TMP/NAME (NAME: the script's name),
 #                          emptied now and kept afterwards for a look at what the test wrote
-#   expect_rc WANT CMD...  run CMD with stdout in $GV_OUT and stderr in $GV_ERR (files of the
-#                          last gv_tmpdir, one of its own when there is none); fail naming the
+#   expect_rc WANT CMD...  run CMD with stdout in $GV_OUT and stderr in $GV_ERR (last.out and
+#                          last.err in the directory of the last gv_tmpdir or gv_workdir, one
+#                          of its own when there is none); fail naming the
 #                          command and showing its stderr unless the exit status is WANT
 #                          (a number, or several separated by commas: 0,1)
 #   json_get FILE EXPR     print the Python expression EXPR over d, the JSON document FILE
