@@ -19,8 +19,8 @@ G=${1:?usage: bench_capture.sh [-n N] GPUVET [PYTHON] [DEVICE]}
 PY=${2:-$(command -v python3)}
 DEV=${3:-cuda:0}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir W
 export XDG_CACHE_HOME=$W/cache
 status=0
 for ((i = 1; i <= N; i++)); do

@@ -10,8 +10,8 @@ B=${1:-$SRC/build-bench}
 cmake -S "$SRC" -B "$B" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF > /dev/null
 cmake --build "$B" -j2 > /dev/null
 G="$B/gpuvet"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir W
 echo "cpus: $(nproc), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 status=0
 for suite in quick standard; do

@@ -7,8 +7,8 @@ set -euo pipefail
 GPUVET=${1:-${GPUVET:-build/gpuvet}}
 [[ -x "$GPUVET" ]] || { echo "no gpuvet binary at $GPUVET" >&2; exit 2; }
 [[ -r /var/lib/dpkg/status ]] || { echo "needs /var/lib/dpkg/status as a template" >&2; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir T
 for n in 5000 20000 80000; do
     mkdir -p "$T/r$n/var/lib/dpkg"
     python3 - "$n" "$T/r$n/var/lib/dpkg/status" <<'PY'

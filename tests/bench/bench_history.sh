@@ -16,12 +16,13 @@ bench=$B/tests/bench_history
 [[ -x $G && -x $bench ]] || { echo "needs $G and $bench (cmake -DBUILD_TESTING=ON, Release)"; exit 77; }
 RUNS=${RUNS:-100000}
 MACHINES=${MACHINES:-1000}
-work=$(mktemp -d)
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir work
 export XDG_CACHE_HOME=$work/cache XDG_DATA_HOME=$work/data
 unset GPUVET_DB GPUVET_RECORD
 # shellcheck source=tests/cli/pg_env.bash
 . "$src/tests/cli/pg_env.bash"
-trap 'pg_stop; rm -rf "$work"' EXIT
+at_exit pg_stop
 
 median_ms() { # CMD...: the median wall time of 7 runs, in ms
     local i t0 t1 ts=()

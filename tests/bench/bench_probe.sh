@@ -12,8 +12,8 @@ if [ ! -x "$B/gpuvet" ] || [ "$B" = "$SRC/build-bench" ]; then
     cmake -S "$SRC" -B "$B" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF > /dev/null
     cmake --build "$B" -j2 > /dev/null
 fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir W
 echo "cpus: $(nproc), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 s=$(date +%s%N)
 "$B/gpuvet" probe --device "$DEV" --json -o "$W/fp.json" > /dev/null || { rc=$?; [ $rc -eq 1 ] || exit $rc; }

@@ -10,8 +10,8 @@
 set -u
 G=${1:?usage: bench_torch.sh GPUVET [PYTHON]}
 PY=${2:-$(command -v python3)}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir W
 export XDG_CACHE_HOME=$W/cache
 echo "cpus: $(nproc), load before: $(cut -d' ' -f1-3 /proc/loadavg), python: $PY"
 best=

@@ -35,8 +35,8 @@ for side in A B; do
     done
 done
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir W
 export XDG_CACHE_HOME=$W/cache
 
 run() { # SIDE ROUND: one profiled capture; prints its line, adds "SIDE RATIO" to $W/ratios

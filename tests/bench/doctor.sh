@@ -17,8 +17,8 @@ if [[ -z $bin ]]; then
     cmake --build "$here/build-bench" -j2 --target gpuvet >/dev/null 2>&1
     bin=$here/build-bench/gpuvet
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir tmp
 bash "$here/tests/fixtures/amd-layout.sh" "$tmp/root" --stray >/dev/null
 "$bin" snapshot --root "$tmp/root" -o "$tmp/amd.json"
 python3 - "$here/tests/data/doctor/broken-amd.json" "$tmp/large.json" <<'PY'

@@ -17,8 +17,8 @@ set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -ge 1 ] || { echo "usage: $0 GPUVET [GPUVET...]" >&2; exit 2; }
 SIZES=${SIZES:-"32 200"}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir W
 python3 - "$W" "$SRC/tests/data/diff/before.json" $SIZES <<'PY'
 import json, sys
 w, base, sizes = sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]]

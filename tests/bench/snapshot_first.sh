@@ -8,8 +8,8 @@
 set -uo pipefail
 G=${1:?usage: snapshot_first.sh GPUVET [N]}
 N=${2:-3}
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir W
 echo "cpus: $(nproc) ($(sort -u /sys/devices/system/cpu/cpu*/topology/core_id 2>/dev/null | wc -l) cores), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 measure() { # LABEL FRESH-CACHE(0/1) ENV... : median wall ms and max RSS of N snapshots
     local label=$1 fresh=$2

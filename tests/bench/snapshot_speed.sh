@@ -17,8 +17,8 @@ if [[ -z $root ]]; then
     done
 fi
 [[ -n $root && -d $root ]] || { echo "no fixture root (tests/fixtures/debian-rocm.sh all)"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../cli/lib.sh"
+gv_tmpdir tmp
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 run() { # LABEL ENV...   ($EXTRA: more snapshot arguments)
     local label=$1 t0 t1 _

@@ -2,10 +2,8 @@
 # gpuvet ab on the CPU backend: two child processes with different set-ups,
 # compared like `gpuvet compare`.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$GV_TEST_TMP/ab.$$
-mkdir -p "$work"
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/lib.sh"
+gv_tmpdir work ab
 export XDG_CACHE_HOME=$work/cache
 only='gemm.f32.*'
 

@@ -4,9 +4,8 @@
 # statuses changed, a variable, a library and a clock changed in B), so nothing depends on
 # how fast this machine is or on two runs measuring alike.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-T=$GV_TEST_TMP/bench_compare
-rm -rf "$T" && mkdir -p "$T" && cd "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T && cd "$T"
 
 rc=0
 "$GPUVET" bench --device cpu --quick --only 'memory.*,gemm.*' -o run1.json >/dev/null 2>&1 || rc=$?

@@ -3,9 +3,8 @@
 # its checks, --only, a wrong result withheld, GPU absence said plainly, usage
 # errors, and nothing written when the command fails.
 set -u
-T="${GV_TEST_TMP:-/tmp}/bench_cpu"; rm -rf "$T"; mkdir -p "$T"
-GPUVET=${GPUVET:-gpuvet}
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 
 "$GPUVET" bench --device cpu --quick -o "$T/b.json" >"$T/out.txt" 2>"$T/err" ||
     { cat "$T/out.txt" "$T/err"; fail "bench --device cpu --quick (exit $?)"; }

@@ -17,10 +17,10 @@
 # The bench kernels' hipRTC compilation for gfx90a/gfx942 is tests/cli/hip_fixture.sh.
 # Skips (77) when not root (chroot), or when no fixture root can be had.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:=/tmp}"
-[[ $(id -u) == 0 ]] || { echo "skipped: chroot needs root"; exit 77; }
-command -v python3 >/dev/null || { echo "skipped: python3 is needed to read the output"; exit 77; }
-command -v unshare >/dev/null || { echo "skipped: unshare is needed to mount /proc privately"; exit 77; }
+. "$(dirname "$0")/lib.sh"
+need_root "chroot needs root"
+need_cmd python3 "python3 is needed to read the output"
+need_cmd unshare "unshare is needed to mount /proc privately"
 mkdir -p "$GV_TEST_TMP"
 
 # gpuvet's own libraries that a root lacks (the sanitizer runtimes, OpenBLAS, ...);
@@ -90,5 +90,5 @@ PY
 
 check_root trixie-rocm libamdhip64.so.5 50731921 libamdhip64.so.5 librocblas.so.0 none
 check_root sid-rocm libamdhip64.so.6 60443484 libhiprtc.so.6 librocblas.so.4 libhipblaslt.so.1
-[[ $ran == 0 ]] && { echo "skipped: no Debian ROCm fixture root could be built"; exit 77; }
+[[ $ran == 0 ]] && skip "no Debian ROCm fixture root could be built"
 exit $fail

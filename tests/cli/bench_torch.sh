@@ -4,9 +4,10 @@
 # checks as gpuvet's own routes; a wrong product is withheld; what PyTorch is
 # not asked for is said, not guessed.
 set -u
+. "$(dirname "$0")/lib.sh"
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
-T="$GV_TEST_TMP/bench_torch"; rm -rf "$T"; mkdir -p "$T"
+gv_workdir T
 GPUVET_PYTHON=$HOST_PY "$GPUVET" bench --device torch:cpu --quick --no-snapshot -o "$T/b.json" \
     >"$T/out.txt" 2>&1 || { cat "$T/out.txt"; fail "bench --device torch:cpu --quick"; }
 grep -q "collectives: through PyTorch only GEMMs" "$T/out.txt" || fail "says what is not measured"

@@ -19,11 +19,11 @@
 #      the capture's: not run (so a capture cannot pick an installed file with side effects
 #      whose bytes it knows), unless the user names it with --model.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
-T=$GV_TEST_TMP/capture_hostile
-rm -rf "$T" && mkdir -p "$T"
+gv_workdir T
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
 

@@ -2,10 +2,9 @@
 # gpuvet check on the CPU backend: every quick case passes, and the result file,
 # safetensors outputs and JUnit report are real, readable files of their formats.
 set -u
-T="$GV_TEST_TMP/check_basic"
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 export XDG_CACHE_HOME="$GV_TEST_TMP/cache"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # --list and --only
 "$GPUVET" check --list > "$T/list" || fail "--list exit $?"

@@ -4,10 +4,9 @@
 # derived here from the case properties recorded in the result files (op,
 # formats, distribution, reduction length), never from gpuvet's own verdicts.
 set -u
-T="$GV_TEST_TMP/check_emulate"
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 export XDG_CACHE_HOME="$GV_TEST_TMP/cache"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$GPUVET" check --device cpu --determinism none -o "$T/base.json" > /dev/null \
     || fail "baseline run exit $?"

@@ -8,10 +8,9 @@
 # src/base/fs.h), the test waits until the kernel reports it stopped, then kills it
 # with kill -9. So every point is hit exactly, on an idle or a loaded machine.
 set -u
-T="$GV_TEST_TMP/check_killed"
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 export XDG_CACHE_HOME="$T/cache"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 ONLY='gemm.f32.127x253x511.*,softmax.f16.*,convert.*'
 
 "$GPUVET" check --device cpu --only "$ONLY" -o "$T/F.json" > /dev/null || fail "first run"
@@ -19,23 +18,6 @@ ncases=$("$GPUVET" check --device cpu --only "$ONLY" --list | wc -l)
 [ "$ncases" -ge 5 ] || fail "expected at least 5 cases, got $ncases"
 cp "$T/F.json" "$T/prev.json"
 
-state_of() { # PID: the state letter of /proc/PID/stat (R, S, T, Z ...), "" when gone
-    local s
-    s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
-    s=${s##*) }
-    echo "${s%% *}"
-}
-
-wait_stopped() { # PID: until it is stopped (T) or has exited; 0 when stopped
-    local i st
-    for ((i = 0; i < 6000; i++)); do # up to 10 minutes: a limit, not a timing assumption
-        st=$(state_of "$1")
-        [ "$st" = T ] && return 0
-        [ -z "$st" ] || [ "$st" = Z ] && return 1
-        sleep 0.1
-    done
-    return 1
-}
 
 kills=0
 points="case-0 case-$((ncases / 2)) case-$((ncases - 1)) atomic-start atomic-created atomic-half"

@@ -2,10 +2,9 @@
 # Bad result files give exit 3 and a message naming the file and the case or
 # field; mismatched inputs are refused; degraded cases give exit 1.
 set -u
-T="$GV_TEST_TMP/compare_errors"
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 export XDG_CACHE_HOME="$GV_TEST_TMP/cache"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 ONLY='gemm.f32.256x256x256.normal.s1,softmax.f16.*,convert.f32-f16.*'
 
 "$GPUVET" check --device cpu --only "$ONLY" -o "$T/good.json" --save-outputs "$T/good.st" \

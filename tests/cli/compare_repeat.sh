@@ -3,10 +3,9 @@
 # bit-identical, the element-wise diff finds 0 differing elements, and no
 # environment/library/device difference is invented.
 set -u
-T="$GV_TEST_TMP/compare_repeat"
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 export XDG_CACHE_HOME="$GV_TEST_TMP/cache"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 ONLY='gemm.f16acc32.128x128x128.*,gemm.f32.127x253x511.*,softmax.f16.*,sum.f32.*,sdpa.f32.*,gelu.f16.*,convert.f32-e4m3.*'
 
 "$GPUVET" check --device cpu --only "$ONLY" -o "$T/r0.json" --save-outputs "$T/o0.st" > /dev/null \

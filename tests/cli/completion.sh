@@ -2,7 +2,7 @@
 # The bash completion offers the commands and each command's options, taken
 # from the real binary's --help.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=/dev/null
 source "$GV_SRC/contrib/gpuvet.bash-completion"
 complete_words() { # WORDS... : what completion offers for the last word

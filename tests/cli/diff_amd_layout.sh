@@ -6,12 +6,10 @@
 # not this process's). Expected changes are derived from how the fixture was built, not
 # from gpuvet.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v gcc >/dev/null || { echo "skip: gcc is needed to build the fixture libraries"; exit 77; }
-command -v python3 >/dev/null || { echo "skip: python3 is needed to read the JSON"; exit 77; }
-T=$GV_TEST_TMP/diff_amd_layout
-rm -rf "$T" && mkdir -p "$T"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_cmd gcc "gcc is needed to build the fixture libraries"
+need_cmd python3 "python3 is needed to read the JSON"
+gv_workdir T
 FX=$GV_SRC/tests/fixtures/amd-layout.sh
 "$FX" "$T/r57" --link 5.7.0
 "$FX" "$T/r60"

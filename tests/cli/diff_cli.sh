@@ -3,12 +3,10 @@
 # ranking, kinds, not-comparable sections, the environment allowlist, exit codes
 # and errors. The expected changes below are written from the inputs by hand.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skip: python3 is needed to read the JSON"; exit 77; }
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed to read the JSON"
 D=$GV_SRC/tests/data/diff
-T=$GV_TEST_TMP/diff_cli
-rm -rf "$T" && mkdir -p "$T"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+gv_workdir T
 
 # identical snapshots: exit 0, no changes
 "$GPUVET" diff "$D/before.json" "$D/before.json" >"$T/same.txt" || fail "self diff exit $?"

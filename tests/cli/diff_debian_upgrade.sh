@@ -5,14 +5,12 @@
 # independently from dpkg-query on the two roots, and that the HIP runtime change
 # 5.7 -> 6.4 is reported under the runtime layer.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[[ $(id -u) -eq 0 ]] || { echo "skip: the Debian fixtures need root to build"; exit 77; }
-command -v debootstrap >/dev/null || { echo "skip: debootstrap is not installed"; exit 77; }
-command -v dpkg-query >/dev/null || { echo "skip: dpkg-query is not installed"; exit 77; }
-command -v python3 >/dev/null || { echo "skip: python3 is needed to read the JSON"; exit 77; }
-T=$GV_TEST_TMP/diff_debian_upgrade
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+need_root "the Debian fixtures need root to build"
+need_cmd debootstrap "debootstrap is not installed"
+command -v dpkg-query >/dev/null || skip "dpkg-query is not installed"
+need_cmd python3 "python3 is needed to read the JSON"
+gv_workdir T
 mapfile -t roots < <("$GV_SRC/tests/fixtures/debian-rocm.sh" all) || fail "fixture build failed"
 TRIXIE=${roots[0]} SID=${roots[1]}
 

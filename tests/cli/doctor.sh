@@ -5,11 +5,9 @@
 # directory, looping symlink). Snapshots are the hand-written ones in
 # tests/data/doctor; expectations follow from the rule definitions.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skip: python3 is needed to read the JSON output"; exit 77; }
-mkdir -p "$GV_TEST_TMP"
-tmp=$(mktemp -d "$GV_TEST_TMP/doctor.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed to read the JSON output"
+gv_tmpdir tmp doctor
 data=$GV_SRC/tests/data/doctor
 fails=0
 expect_rc() { # WANT DESCRIPTION CMD...

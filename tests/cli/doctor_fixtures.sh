@@ -8,12 +8,10 @@
 #   - the Debian trixie (ROCm 5.7) and sid (6.4) roots of debian-rocm.sh (built
 #     and cached on first use): no errors.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skip: python3 is needed to read the JSON output"; exit 77; }
-command -v gcc >/dev/null || { echo "skip: gcc is needed by amd-layout.sh"; exit 77; }
-mkdir -p "$GV_TEST_TMP"
-tmp=$(mktemp -d "$GV_TEST_TMP/doctor-fx.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed to read the JSON output"
+need_cmd gcc "gcc is needed by amd-layout.sh"
+gv_tmpdir tmp doctor-fx
 fails=0
 
 doctor_root() { # NAME ROOT : writes $tmp/NAME.json, checks the exit code matches errors

@@ -5,11 +5,10 @@
 # the roots work as chroots (dpkg and apt run inside), and that the downloaded .debs
 # are kept for offline rollbacks.
 set -euo pipefail
-: "${GV_SRC:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[[ $(id -u) -eq 0 ]] || { echo "skip: building and chrooting into the fixtures needs root"; exit 77; }
-command -v debootstrap >/dev/null || { echo "skip: debootstrap is not installed"; exit 77; }
-command -v dpkg-query >/dev/null || { echo "skip: dpkg-query is not installed"; exit 77; }
+. "$(dirname "$0")/lib.sh"
+need_root "building and chrooting into the fixtures needs root"
+need_cmd debootstrap "debootstrap is not installed"
+command -v dpkg-query >/dev/null || skip "dpkg-query is not installed"
 
 mapfile -t roots < <("$GV_SRC/tests/fixtures/debian-rocm.sh" all) ||
     fail "debian-rocm.sh failed (log: \${GV_FIXTURE_CACHE:-~/.cache/gpuvet-fixtures}/build.log)"

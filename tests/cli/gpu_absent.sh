@@ -5,10 +5,9 @@
 # (GPUVET_LIB_NO_SYSTEM=1) and --lib-path points at an empty directory, then
 # at the CUDA toolkit's stub libcuda when it is installed.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:=/tmp}"
-dir=$GV_TEST_TMP/gpu_absent.$$
+. "$(dirname "$0")/lib.sh"
+gv_tmpdir dir gpu_absent
 mkdir -p "$dir/empty"
-trap 'rm -rf "$dir"' EXIT
 fail=0
 expect() { # NAME WANTED-RC PATTERN -- command...
     local name=$1 want=$2 pat=$3; shift 4

@@ -39,11 +39,12 @@
 #     hipBLASLt is not loaded.
 # Skips (77) when not root (chroot) or when no fixture root can be had.
 set -uo pipefail
-: "${GV_SRC:?}" "${GV_BUILD:?}" "${GV_TEST_TMP:=/tmp}"
-[[ $(id -u) == 0 ]] || { echo "skipped: chroot needs root"; exit 77; }
-command -v python3 >/dev/null || { echo "skipped: python3 is needed to read the report"; exit 77; }
+. "$(dirname "$0")/lib.sh"
+: "${GV_BUILD:?}"
+need_root "chroot needs root"
+need_cmd python3 "python3 is needed to read the report"
 CC=${CC:-cc}
-command -v "$CC" >/dev/null || { echo "skipped: no C compiler to build the probe"; exit 77; }
+need_cmd "$CC" "no C compiler to build the probe"
 embed=$GV_BUILD/generated/kernels_embed.c
 [[ -f $embed ]] || { echo "FAIL: $embed missing"; exit 1; }
 
@@ -56,7 +57,7 @@ done
 
 mkdir -p "$GV_TEST_TMP"
 probe=$GV_TEST_TMP/hipprobe.$$
-trap 'rm -f "$probe"' EXIT
+at_exit 'rm -f "$probe"'
 # Plain build: the sanitizer runtimes are not inside the roots.
 $CC -O1 -std=gnu11 -D_GNU_SOURCE -DGPUVET_VERSION='"test"' -I"$GV_SRC/src" -o "$probe" \
     "$GV_SRC/tests/fixtures/hip_probe_main.c" "$GV_SRC"/src/dev/{vendor,rtc,gpu_run,lt}.c "$GV_SRC"/src/dev/hip/hip.c \
@@ -177,5 +178,5 @@ PY
 
 check_root trixie-rocm libamdhip64.so.5 50731921 libamdhip64.so.5 none none
 check_root sid-rocm libamdhip64.so.6 60443484 libhiprtc.so.6 3.4.0 libhipblaslt.so.1
-[[ $ran == 0 ]] && { echo "skipped: no Debian ROCm fixture root could be built"; exit 77; }
+[[ $ran == 0 ]] && skip "no Debian ROCm fixture root could be built"
 exit $fail

@@ -8,11 +8,11 @@
 # busy) reached the user, and the database passes its integrity check. A
 # second pass of one worker over the same files (a retried run) adds nothing.
 set -u
-T="$GV_TEST_TMP/history_concurrency"
-rm -rf "$T" && mkdir -p "$T/docs"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
+mkdir -p "$T/docs"
 export XDG_CACHE_HOME="$T/cache" XDG_DATA_HOME="$T/data"
 unset GPUVET_DB GPUVET_RECORD
-fail() { echo "FAIL: $*" >&2; exit 1; }
 WORKERS=8
 PER=200
 TOTAL=$((WORKERS * PER))
@@ -91,7 +91,7 @@ check_db "$T/shared.db" SQLite
 
 # shellcheck source=tests/cli/pg_env.bash
 . "$GV_SRC/tests/cli/pg_env.bash"
-trap pg_stop EXIT
+at_exit pg_stop
 pg_start
 check_db "$PG_URL" PostgreSQL
 echo "ok: $WORKERS x $PER concurrent recordings, each present once, on SQLite and PostgreSQL"

@@ -9,14 +9,13 @@
 # no output or message; a newer schema is refused; libpq missing is named;
 # kill -9 inside a recording leaves no half run.
 set -u
-T="$GV_TEST_TMP/history_pg"
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 export XDG_CACHE_HOME="$T/cache" XDG_DATA_HOME="$T/data"
 unset GPUVET_DB GPUVET_RECORD
-fail() { echo "FAIL: $*" >&2; exit 1; }
 # shellcheck source=tests/cli/pg_env.bash
 . "$GV_SRC/tests/cli/pg_env.bash"
-trap pg_stop EXIT
+at_exit pg_stop
 pg_start
 ONLY='gemm.f32.127x253x511.*,softmax.f16.*'
 py() { python3 -c "$@"; }
@@ -106,16 +105,6 @@ GPUVET_LIBPQ=/nonexistent/libpq.so.5 "$GPUVET" history list 2> "$T/err"
 [ $? -eq 3 ] && grep -q "cannot load /nonexistent/libpq.so.5" "$T/err" || fail "missing libpq: $(cat "$T/err")"
 
 # --- kill -9 inside a recording (stop points, no timing)
-state_of() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0; s=${s##*) }; echo "${s%% *}"; }
-wait_stopped() {
-    local i st
-    for ((i = 0; i < 6000; i++)); do
-        st=$(state_of "$1"); [ "$st" = T ] && return 0
-        [ -z "$st" ] || [ "$st" = Z ] && return 1
-        sleep 0.1
-    done
-    return 1
-}
 before=$(count)
 i=0
 for point in record-run record-doc record-commit; do

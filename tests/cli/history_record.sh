@@ -4,12 +4,11 @@
 # capture's index, with the PyTorch that ran it), and import of a .gvcap; the
 # columns checked against the files as python3 reads them.
 set -u
-T="$GV_TEST_TMP/history_record"
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 export XDG_CACHE_HOME="$T/cache" XDG_DATA_HOME="$T/data"
 unset GPUVET_RECORD
 export GPUVET_DB="$T/h.db"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 runs() { "$GPUVET" history list --limit 1000 --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))'; }

@@ -8,11 +8,10 @@
 # file, kill -9 at every stop point of a recording (the database passes its
 # integrity check and holds every run reported recorded).
 set -u
-T="$GV_TEST_TMP/history_sqlite"
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 export XDG_CACHE_HOME="$T/cache" XDG_DATA_HOME="$T/data"
 unset GPUVET_DB GPUVET_RECORD
-fail() { echo "FAIL: $*" >&2; exit 1; }
 ONLY='gemm.f32.127x253x511.*,softmax.f16.*'
 DB="$XDG_DATA_HOME/gpuvet/history.db"
 py() { python3 -c "$@"; }
@@ -172,22 +171,6 @@ GPUVET_DB="$T/corrupt.db" "$GPUVET" snapshot --no-hash --record -o "$T/s2.json" 
 
 # --- kill -9 inside a recording, at each stop point (no timing: gpuvet stops
 # itself with SIGSTOP there, see src/base/fs.h)
-state_of() {
-    local s
-    s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
-    s=${s##*) }
-    echo "${s%% *}"
-}
-wait_stopped() {
-    local i st
-    for ((i = 0; i < 6000; i++)); do
-        st=$(state_of "$1")
-        [ "$st" = T ] && return 0
-        [ -z "$st" ] || [ "$st" = Z ] && return 1
-        sleep 0.1
-    done
-    return 1
-}
 KDB="$T/killed.db"
 export GPUVET_DB="$KDB"
 "$GPUVET" history import "$T/good1.json" 2> /dev/null || fail "first import into $KDB"

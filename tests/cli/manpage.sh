@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The man page is valid roff and names every command the binary has.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 page=$GV_SRC/docs/gpuvet.1
 cmds=$("$GPUVET" --help | awk '/^Commands:/ {f = 1; next} f && /^  [a-z]/ {print $1}')
 [[ -n $cmds ]] || fail "no commands in gpuvet --help"

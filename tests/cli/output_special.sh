@@ -4,9 +4,8 @@
 # renamed its temporary file over the target, so `-o /dev/null` run as root
 # replaced the device node with a regular file.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+gv_tmpdir T
 mkfifo "$T/fifo"
 cat "$T/fifo" >"$T/read" &   # blocks until gpuvet opens the FIFO for writing
 reader=$!

@@ -1,7 +1,7 @@
 # Sourced by the PostgreSQL tests: starts a real PostgreSQL server of this
 # machine's Debian 'postgresql' package, listening only on a Unix socket in a
 # temporary directory, as a non-root user when run as root (initdb refuses
-# root); stopped and removed by pg_stop (call it from a trap).
+# root); stopped and removed by pg_stop (at_exit pg_stop, tests/cli/lib.sh).
 #   pg_start        sets PGSOCK (the socket directory), PGBIN, PGPORT and PG_URL
 #                   (postgresql://gpuvet@/gpuvet?host=PGSOCK, trust auth for gpuvet)
 #   pg_sql SQL      runs SQL as the superuser gpuvet in database gpuvet

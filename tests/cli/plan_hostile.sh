@@ -12,14 +12,11 @@
 # recorded bytes back exactly (sha256 too), and a shell sourcing the file keeps /usr/bin.
 # shellcheck disable=SC2016 # $PATH and $1 in single quotes are meant literally throughout
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v python3 >/dev/null || fail "python3 is needed"
 
-T=$GV_TEST_TMP/plan_hostile.$$
-rm -rf "$T"
-mkdir -p "$T"
-trap 'rm -rf "$T"' EXIT
+gv_tmpdir T
 cd "$T"
 
 # ---- two real snapshots: the baseline root and the same root after an upgrade ----

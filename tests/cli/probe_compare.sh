@@ -3,8 +3,8 @@
 # plain run against each emulation (check --probe on both sides) names the
 # changed fingerprint property; the causes are readable and ranked.
 set -u
-T="$GV_TEST_TMP/probe_compare"; rm -rf "$T"; mkdir -p "$T"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 "$GPUVET" probe --help | grep -q "usage: gpuvet probe" || fail "probe --help"
 "$GPUVET" probe --route nosuch >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown route is a usage error"
 "$GPUVET" probe --dtype f32 --json -o "$T/fp.json" > "$T/fp.out" || fail "probe --json"

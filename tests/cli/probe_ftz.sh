@@ -2,7 +2,7 @@
 # gpuvet probe names flushed subnormals on the ftz emulation and kept ones on
 # the plain CPU; a route that cannot open is an error naming the device.
 set -u
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 out=$("$GPUVET" probe --device cpu:emulate=ftz --dtype f16.out16) || fail "probe ftz"
 echo "$out" | grep -q "input_subnormals     flushed" || { echo "$out"; fail "ftz inputs"; }
 echo "$out" | grep -q "output_subnormals    flushed" || { echo "$out"; fail "ftz outputs"; }

@@ -6,9 +6,10 @@
 # PyTorch (2.14, a fixture root; needs root), fp8 GEMMs go through torch._scaled_mm
 # on the CPU: e4m3 and e5m2 inputs keep 3 and 2 mantissa bits, fp32 sums.
 set -u
+. "$(dirname "$0")/lib.sh"
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
-T="$GV_TEST_TMP/probe_torch"; rm -rf "$T"; mkdir -p "$T"
+gv_workdir T
 GPUVET_PYTHON=$HOST_PY "$GPUVET" probe --device torch:cpu --route torch.matmul --dtype f64 --json -o "$T/f64.json" >/dev/null ||
     fail "probe torch:cpu f64"
 GPUVET_PYTHON=$HOST_PY "$GPUVET" probe --device torch:cpu --route torch.linear --dtype f16 --json -o "$T/f16.json" >/dev/null 2>&1

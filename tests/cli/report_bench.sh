@@ -6,9 +6,9 @@
 # the JSON holds, the best-GEMM figure and table, verdicts, topology warnings,
 # collectives; the comparison's changes, ratios, noise and ranked causes.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-T=$GV_TEST_TMP/report_bench
-rm -rf "$T" && mkdir -p "$T/shots" && cd "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
+mkdir -p "$T/shots" && cd "$T"
 export XDG_CACHE_HOME=$T/cache
 for exe in chromium chromedriver; do
     command -v $exe >/dev/null || fail "$exe is not installed (make test installs chromium and chromium-driver)"

@@ -8,9 +8,8 @@
 # page or a clear error, never a crash. An existing output is never touched by a
 # failure.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-T=$GV_TEST_TMP/report_errors
-rm -rf "$T" && mkdir -p "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
 expect() { # RC PATTERN ARGS... : gpuvet report ARGS exits RC and stderr matches PATTERN

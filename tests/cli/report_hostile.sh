@@ -8,11 +8,12 @@
 # evidence. The one page of all three runs no injected script, loads nothing, has no
 # element with an event handler, and shows every hostile string as text.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
-T=$GV_TEST_TMP/report_hostile
-rm -rf "$T" && mkdir -p "$T/shots" "$T/h"
+gv_workdir T
+mkdir -p "$T/shots" "$T/h"
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
 M=$GV_SRC/tests/cli/models

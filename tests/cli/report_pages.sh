@@ -9,9 +9,9 @@
 # present, sorting, A4 printing without a table wider than the page, and a screenshot
 # per kind under $GV_TEST_TMP/report_pages/shots.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-T=$GV_TEST_TMP/report_pages
-rm -rf "$T" && mkdir -p "$T/shots"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
+mkdir -p "$T/shots"
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
 for exe in chromium chromedriver; do
@@ -26,13 +26,6 @@ page() { # KIND OUT.html INPUT... -- EXTRA... : make the page and check it
     "$GPUVET" report "${inputs[@]}" -o "$out" 2>"$out.err" || fail "report of ${inputs[*]}: $(cat "$out.err")"
     "${CHECK[@]}" "$kind" "$out" "$T/shots" "${inputs[0]}" "${extra[@]}" || fail "the $kind page"
 }
-expect_rc() { # WANT CMD... : run, demand exit status WANT
-    local want=$1 rc=0
-    shift
-    "$@" >"$T/last.out" 2>"$T/last.err" || rc=$?
-    [[ $rc == "$want" ]] || fail "$* exited $rc, not $want: $(tail -3 "$T/last.err")"
-}
-
 ONLY='gemm.f32*,gemm.f16acc32*,softmax.*,sum.*,conv2d.f32*'
 expect_rc 0 "$GPUVET" snapshot -o s.json
 expect_rc 0 "$GPUVET" check --device cpu --only "$ONLY" -o r1.json --save-outputs o1.safetensors

@@ -3,9 +3,8 @@
 # route and precision is a row holding the value the JSON holds (read here with json).
 # Not yet in Chromium (see check_page.py for the other kinds).
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-T=$GV_TEST_TMP/report_probe
-rm -rf "$T" && mkdir -p "$T" && cd "$T"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T && cd "$T"
 "$GPUVET" probe --device cpu -o p.json >/dev/null || fail "probe"
 "$GPUVET" report p.json -o p.html 2>/dev/null || fail "report of p.json"
 python3 - p.json p.html <<'PY' || fail "the probe page does not hold the document's values"

@@ -13,11 +13,12 @@
 #     addmm culprits in the table and marked on the error curve.
 # Values are read from the documents here; screenshots under $GV_TEST_TMP/report_torch/shots.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
-T=$GV_TEST_TMP/report_torch
-rm -rf "$T" && mkdir -p "$T/shots" "$T/gelu"
+gv_workdir T
+mkdir -p "$T/shots" "$T/gelu"
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
 # bisect runs a capture's model only from the current directory or the capture's own
@@ -87,7 +88,7 @@ if [[ $(id -u) -eq 0 ]] && torch_roots && sid_medium_is_bf16; then
     "$GPUVET" torch capture --model "$M/mlp.py:make" --python-root "$SID_TORCH" --device cpu -o m.gvcap \
         >/dev/null 2>&1 || fail "capture of the MLP"
     site=$(mktemp -d "$SID_TORCH/tmp/gv-site.XXXXXX")
-    trap 'rm -rf "$site"' EXIT
+    at_exit 'rm -rf "$site"'
     echo 'import torch; torch.set_float32_matmul_precision("medium")' >"$site/sitecustomize.py"
     rc=0
     PYTHONPATH=/tmp/$(basename "$site") "$GPUVET" torch bisect m.gvcap --python-root "$SID_TORCH" --json \

@@ -6,11 +6,10 @@
 # `gpuvet verify` must then pass. A baseline version that no source offers
 # must give "cannot plan" and change nothing.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 
-skip() { echo "skipped: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[[ $(id -u) -eq 0 ]] || skip "needs root (chroot, apt inside the fixture)"
-command -v debootstrap >/dev/null || skip "debootstrap is not installed"
+need_root "needs root (chroot, apt inside the fixture)"
+need_cmd debootstrap "debootstrap is not installed"
 command -v shellcheck >/dev/null || fail "shellcheck is not installed (scripts/install-deps.sh --test)"
 
 mapfile -t roots < <("$GV_SRC/tests/fixtures/debian-rocm.sh" all)
@@ -18,10 +17,7 @@ trixie=${roots[0]}
 sid=${roots[1]}
 [[ -d $trixie && -d $sid ]] || fail "fixture roots missing: ${roots[*]}"
 
-work=$GV_TEST_TMP/rollback.$$
-rm -rf "$work"
-mkdir -p "$work"
-trap 'rm -rf "$work"' EXIT
+gv_tmpdir work rollback
 root=$work/root
 
 # A writable copy of the upgraded root. /usr and the .deb cache are hard-linked

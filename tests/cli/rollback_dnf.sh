@@ -17,21 +17,17 @@
 # on PATH; /var/backups is bind-mounted in a private mount namespace so the
 # backup stays in the test. Nothing outside the test directory is written.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:?}"
-skip() { echo "skipped: $*"; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[[ $(id -u) -eq 0 ]] || skip "needs root (mount namespace for the backup directory)"
+. "$(dirname "$0")/lib.sh"
+need_root "needs root (mount namespace for the backup directory)"
 for tool in dnf rpm rpmbuild createrepo_c unshare python3; do
-    command -v "$tool" >/dev/null || skip "$tool is not installed (scripts/install-deps.sh --test)"
+    need_cmd "$tool" "$tool is not installed (scripts/install-deps.sh --test)"
 done
 command -v shellcheck >/dev/null || fail "shellcheck is not installed (scripts/install-deps.sh --test)"
 [[ -f /usr/lib/python3/dist-packages/dnf-plugins/versionlock.py ]] ||
     skip "the dnf versionlock plugin is not installed (dnf-plugins-core)"
 
-T=$GV_TEST_TMP/rollback_dnf.$$
-rm -rf "$T"
+gv_tmpdir T rollback_dnf
 mkdir -p "$T/top" "$T/repo" "$T/bin" "$T/home" "$T/backups" "$T/root"
-trap 'rm -rf "$T"' EXIT
 R=$T/root
 # Debian's rpm keeps its own database under ~/.rpmdb; the root gets Fedora's place.
 export HOME=$T/home

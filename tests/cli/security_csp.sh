@@ -4,11 +4,9 @@
 # scheme) and only 'sha256-...' sources; every <script> block of the page hashes to
 # one of them, so the sorting script still runs and an injected one would not.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skipped: python3 is needed to read the page"; exit 77; }
-T=$GV_TEST_TMP/security_csp
-rm -rf "$T" && mkdir -p "$T"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed to read the page"
+gv_workdir T
 
 "$GPUVET" report "$GV_SRC/tests/data/diff/before.json" -o "$T/page.html" 2>"$T/err" ||
     fail "report: $(cat "$T/err")"

@@ -7,11 +7,9 @@
 # "--db URL" and the "--db=URL" forms. Then the error messages of report, diff and
 # verify given such a URL as a file, and of history with a password= parameter.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skipped: python3 is needed for the listener"; exit 77; }
-T=$GV_TEST_TMP/security_db_secret
-rm -rf "$T" && mkdir -p "$T"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed for the listener"
+gv_workdir T
 cd "$T"
 
 for form in split joined; do

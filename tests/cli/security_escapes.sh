@@ -6,11 +6,9 @@
 # of what they write (stdout and stderr) is ESC, BEL, or those code points, and the
 # sequence shows escaped ("\x1b]0;pwned\x07").
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skipped: python3 is needed to edit the JSON"; exit 77; }
-T=$GV_TEST_TMP/security_escapes
-rm -rf "$T" && mkdir -p "$T"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed to edit the JSON"
+gv_workdir T
 cd "$T"
 
 python3 - "$GV_SRC/tests/data" <<'PY'

@@ -11,11 +11,9 @@
 #    history list, show, check and matrix read it (the commands that only read open
 #    it read-only); history import says it cannot be written.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skipped: python3 is needed to hold the lock"; exit 77; }
-T=$GV_TEST_TMP/security_history_lock
-rm -rf "$T" && mkdir -p "$T"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed to hold the lock"
+gv_workdir T
 cd "$T"
 D=$GV_SRC/tests/data/diff
 
@@ -51,7 +49,7 @@ wait $holder || fail "the lock holder failed"
 
 # --- 2. read-only
 R=$(mktemp -d /tmp/gv-ro.XXXXXX)
-trap 'chmod -R u+w "$R"; rm -rf "$R"' EXIT
+at_exit 'chmod -R u+w "$R"; rm -rf "$R"'
 chmod 755 "$R"
 mkdir "$R/db"
 cp h.db "$R/db/h.db"
@@ -59,7 +57,7 @@ chmod 0444 "$R/db/h.db"
 chmod 0555 "$R/db"
 as_reader=()
 if [[ $(id -u) == 0 ]]; then
-    command -v setpriv >/dev/null || { echo "skipped: as root, setpriv is needed to read as nobody"; exit 77; }
+    need_cmd setpriv "as root, setpriv is needed to read as nobody"
     as_reader=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 fi
 for cmd in "history list" "history show 1" "history check" "matrix"; do

@@ -7,11 +7,9 @@
 # the file (first or second), and ASan finds nothing leaked. Ordinary documents still
 # load under that budget.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skipped: python3 is needed to write the document"; exit 77; }
-T=$GV_TEST_TMP/security_json_memory
-rm -rf "$T" && mkdir -p "$T"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed to write the document"
+gv_workdir T
 cd "$T"
 D=$GV_SRC/tests/data/diff
 export GPUVET_TEST_JSON_BUDGET_MB=8

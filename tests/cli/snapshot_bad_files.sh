@@ -5,12 +5,11 @@
 # snapshot must finish (no hang, no crash) and account for every one of them:
 # an item with an "error" naming the file, or a "skipped" entry with a reason.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skip: python3 needed"; exit 77; }
-mkdir -p "$GV_TEST_TMP"
-tmp=$(mktemp -d "$GV_TEST_TMP/bad.XXXXXX")
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 needed"
+gv_tmpdir tmp bad
 chmod 755 "$tmp"
-trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+at_exit 'chmod -R u+rwx "$tmp" 2>/dev/null'
 r=$tmp/root
 L=$r/opt/rocm-9.9.9/lib
 mkdir -p "$L" "$r/opt/rocm-9.9.9/.info"

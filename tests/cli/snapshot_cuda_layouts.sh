@@ -5,11 +5,9 @@
 # the multiarch directory owned by a dpkg package. The expected values are the
 # ones this script writes (and readelf for SONAMEs).
 set -euo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:?}"
-for t in python3 gcc readelf; do command -v $t >/dev/null || { echo "skip: $t needed"; exit 77; }; done
-mkdir -p "$GV_TEST_TMP"
-tmp=$(mktemp -d "$GV_TEST_TMP/cuda.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+for t in python3 gcc readelf; do command -v $t >/dev/null || skip "$t needed"; done
+gv_tmpdir tmp cuda
 r=$tmp/root
 printf 'int f(void) { return 1; }\n' >"$tmp/f.c"
 so() { gcc -shared -fPIC -Wl,-soname,"$2" "$tmp/f.c" -o "$1"; }

@@ -4,11 +4,9 @@
 # ctime changed), and GPUVET_HASH_CACHE=0 writes no cache. Digests are checked
 # against sha256sum.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skip: python3 needed"; exit 77; }
-mkdir -p "$GV_TEST_TMP"
-tmp=$(mktemp -d "$GV_TEST_TMP/hcache.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 needed"
+gv_tmpdir tmp hcache
 L=$tmp/root/opt/rocm-6.0.0/lib
 mkdir -p "$L"
 f=$L/librocblas.so.4.0.0

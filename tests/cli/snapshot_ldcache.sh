@@ -8,14 +8,12 @@
 # ldconfig -r, neither. A corrupt cache is reported (loader.cache not
 # collected, with the reason) and the directories' order is used.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skipped: python3 is needed to read the JSON"; exit 77; }
-command -v ldconfig >/dev/null || { echo "skipped: ldconfig is not installed"; exit 77; }
-command -v cc >/dev/null || { echo "skipped: cc is needed to build the libraries"; exit 77; }
-[[ $(id -u) -eq 0 ]] || { echo "skipped: ldconfig -r needs root"; exit 77; }
-mkdir -p "$GV_TEST_TMP"
-T=$(mktemp -d "$GV_TEST_TMP/ldcache.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed to read the JSON"
+need_cmd ldconfig "ldconfig is not installed"
+need_cmd cc "cc is needed to build the libraries"
+need_root "ldconfig -r needs root"
+gv_tmpdir T ldcache
 R=$T/root
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }

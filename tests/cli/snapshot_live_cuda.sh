@@ -3,13 +3,13 @@
 # /usr/local/cuda-13.0 and its cuBLAS, cuBLASLt, cuDNN, NVRTC and NCCL
 # libraries. What must be found is listed here independently (ls, readelf).
 set -euo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:?}"
+. "$(dirname "$0")/lib.sh"
 tk=/usr/local/cuda-13.0
-[[ -d $tk ]] || { echo "skip: no CUDA toolkit at $tk on this machine"; exit 77; }
-for t in python3 readelf; do command -v $t >/dev/null || { echo "skip: $t needed"; exit 77; }; done
+[[ -d $tk ]] || skip "no CUDA toolkit at $tk on this machine"
+for t in python3 readelf; do command -v $t >/dev/null || skip "$t needed"; done
 mkdir -p "$GV_TEST_TMP"
 out=$(mktemp "$GV_TEST_TMP/live.XXXXXX.json")
-trap 'rm -f "$out"' EXIT
+at_exit 'rm -f "$out"'
 "$GPUVET" snapshot --no-hash -o "$out"
 python3 - "$tk" "$out" <<'PY'
 import glob, json, os, re, subprocess, sys

@@ -4,23 +4,14 @@
 # one rocBLAS SONAME, one of them deleted after loading) is inspected through
 # /proc/PID/maps. The expected paths are the ones this script loaded.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:?}"
-command -v gcc >/dev/null || { echo "skipped: gcc not installed"; exit 77; }
-command -v python3 >/dev/null || { echo "skipped: python3 not installed"; exit 77; }
-[[ -r /proc/self/maps ]] || { echo "skipped: no /proc"; exit 77; }
-T="$GV_TEST_TMP/snapshot_pid.$$"
-rm -rf "$T"
+. "$(dirname "$0")/lib.sh"
+need_cmd gcc "gcc not installed"
+need_cmd python3 "python3 not installed"
+[[ -r /proc/self/maps ]] || skip "no /proc"
+gv_tmpdir T snapshot_pid
 mkdir -p "$T/a" "$T/b"
 pid=""
-cleanup() { [[ -n "$pid" ]] && kill "$pid" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-j() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-expect() {
-    local got
-    got=$(j "$1" "$2") || fail "cannot evaluate $2"
-    [[ "$got" == "$3" ]] || fail "$2: expected '$3', got '$got'"
-}
+at_exit '[[ -n "$pid" ]] && kill "$pid" 2>/dev/null'
 
 echo 'int gv_test_symbol(void) { return 1; }' >"$T/lib.c"
 gcc -shared -fPIC -Wl,-soname,libamdhip64.so.5 -o "$T/a/libamdhip64.so.5" "$T/lib.c"
@@ -54,20 +45,20 @@ rm "$T/b/librocblas.so.4"   # still mapped: maps says "(deleted)"
 
 timeout 60 "$GPUVET" snapshot --no-hash --pid "$pid" -o "$T/s.json" || fail "snapshot --pid failed"
 S="$T/s.json"
-expect "$S" "d['process']['collected']" True
-expect "$S" "d['process']['pid']" "$pid"
-expect "$S" "d['process']['exe']" "$T/prog"
-expect "$S" "sorted((m['name'], m['path'], m.get('deleted', False)) for m in d['process']['mapped'])" \
+expect_json "$S" "d['process']['collected']" True
+expect_json "$S" "d['process']['pid']" "$pid"
+expect_json "$S" "d['process']['exe']" "$T/prog"
+expect_json "$S" "sorted((m['name'], m['path'], m.get('deleted', False)) for m in d['process']['mapped'])" \
     "[('hip-runtime', '$T/a/libamdhip64.so.5', False), ('hip-runtime', '$T/b/libamdhip64.so.6', False), ('rocblas', '$T/a/librocblas.so.4', False), ('rocblas', '$T/b/librocblas.so.4', True)]"
-expect "$S" "sorted((c['name'], len(c['paths'])) for c in d['process']['conflicts'])" \
+expect_json "$S" "sorted((c['name'], len(c['paths'])) for c in d['process']['conflicts'])" \
     "[('hip-runtime', 2), ('rocblas', 2)]"
 echo "ok: mapped GPU libraries and conflicts of pid $pid"
 
 # a process that does not exist is "not collected", not an error or an empty list
 kill "$pid"; wait "$pid" 2>/dev/null || true
 timeout 60 "$GPUVET" snapshot --no-hash --pid "$pid" -o "$T/gone.json" || fail "snapshot of a gone pid failed"
-expect "$T/gone.json" "d['process']['collected']" False
-expect "$T/gone.json" "d['process']['reason']" "no such process"
+expect_json "$T/gone.json" "d['process']['collected']" False
+expect_json "$T/gone.json" "d['process']['reason']" "no such process"
 pid=""
 # --pid cannot inspect a --root image
 set +e

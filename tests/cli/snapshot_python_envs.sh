@@ -5,14 +5,13 @@
 # fixture's own record (.fixture/expect.json), from readelf and from hashlib,
 # never from gpuvet.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skip: python3 is needed to check the JSON"; exit 77; }
-command -v readelf >/dev/null || { echo "skip: readelf (binutils) is needed as the ELF oracle"; exit 77; }
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 is needed to check the JSON"
+need_cmd readelf "readelf (binutils) is needed as the ELF oracle"
 mkdir -p "$GV_TEST_TMP"
 dev="$GV_TEST_TMP/devcode"
 bash "$GV_SRC/tests/fixtures/make-devcode.sh" "$dev"
-root=$(mktemp -d "$GV_TEST_TMP/pyenv.XXXXXX")
-trap 'rm -rf "$root"' EXIT
+gv_tmpdir root pyenv
 bash "$GV_SRC/tests/fixtures/make-pyenv.sh" "$root/r" "$dev"
 "$GPUVET" snapshot --root "$root/r" -o "$root/snap.json"
 

@@ -10,14 +10,12 @@
 # (its /etc/environment, itself read inside the root when it is a link), never
 # those of the process running gpuvet.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:?}"
-command -v python3 >/dev/null || { echo "skipped: python3 needed"; exit 77; }
-mkdir -p "$GV_TEST_TMP"
-tmp=$(mktemp -d "$GV_TEST_TMP/escape.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_cmd python3 "python3 needed"
+gv_tmpdir tmp escape
 MARK="GVSECRET$RANDOM$RANDOM$$"
 H=$(mktemp -d /tmp/gv-host-secret-XXXXXX)   # the "host" files, outside the root
-trap 'rm -rf "$tmp" "$H"' EXIT
+at_exit 'rm -rf "$H"'
 up=$(printf '../%.0s' $(seq 1 40))            # more ../ than the root is deep
 
 # host files, each in the format its reader parses, each carrying MARK

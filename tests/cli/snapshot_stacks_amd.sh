@@ -5,13 +5,11 @@
 # 6.0 librocblas left in the 5.7 tree that no package owns. Expected values come
 # from the fixture files, dpkg-query --admindir, readelf and hashlib.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
+. "$(dirname "$0")/lib.sh"
 for t in python3 readelf dpkg-query; do
-    command -v $t >/dev/null || { echo "skip: $t is needed as an oracle"; exit 77; }
+    need_cmd "$t" "$t is needed as an oracle"
 done
-mkdir -p "$GV_TEST_TMP"
-tmp=$(mktemp -d "$GV_TEST_TMP/amd.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+gv_tmpdir tmp amd
 
 run_case() { # NAME LINK-ARGS...
     local name=$1

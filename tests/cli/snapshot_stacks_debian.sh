@@ -6,9 +6,9 @@
 # dpkg-query --admindir (owners, versions), readelf (SONAME, NEEDED),
 # sha256sum, and the HIP->ROCm rows of rocm-facts.md section 2b.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
+. "$(dirname "$0")/lib.sh"
 for t in python3 readelf dpkg-query sha256sum gcc; do
-    command -v $t >/dev/null || { echo "skip: $t is needed"; exit 77; }
+    need_cmd "$t" "$t is needed"
 done
 cache=${GV_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuvet-fixtures}
 roots=()
@@ -16,12 +16,9 @@ for n in trixie-rocm sid-rocm; do
     [[ -f $cache/$n.stamp && -d $cache/$n ]] && roots+=("$cache/$n")
 done
 if [[ ${#roots[@]} -eq 0 ]]; then
-    echo "skip: no Debian ROCm root in $cache (build with tests/fixtures/debian-rocm.sh all; needs network)"
-    exit 77
+    skip "no Debian ROCm root in $cache (build with tests/fixtures/debian-rocm.sh all; needs network)"
 fi
-mkdir -p "$GV_TEST_TMP"
-tmp=$(mktemp -d "$GV_TEST_TMP/debian.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+gv_tmpdir tmp debian
 
 check_root() { # ROOT SNAPSHOT
     python3 - "$1" "$2" <<'PY'

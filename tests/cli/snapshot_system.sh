@@ -12,27 +12,16 @@
 #  - bad input: FIFO, huge file, symlink loops, include loops;
 #  - the live snapshot of this machine.
 set -euo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:?}"
+. "$(dirname "$0")/lib.sh"
 for tool in dpkg dpkg-deb dpkg-query gcc python3 ldconfig; do
-    command -v "$tool" >/dev/null || { echo "skipped: $tool not installed"; exit 77; }
+    need_cmd "$tool" "$tool not installed"
 done
-T="$GV_TEST_TMP/snapshot_system.$$"
-rm -rf "$T"
-mkdir -p "$T"
+gv_tmpdir T snapshot_system
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    rm -rf "$T"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# j FILE PYEXPR: evaluate a Python expression over the snapshot d
-j() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-expect() { # expect FILE PYEXPR VALUE
-    local got
-    got=$(j "$1" "$2") || fail "cannot evaluate $2"
-    [[ "$got" == "$3" ]] || fail "$2: expected '$3', got '$got'"
-}
+at_exit cleanup
 snap() { # snap OUT ARGS...: snapshot, under a hang guard
     local out=$1; shift
     timeout 60 "$GPUVET" snapshot --no-hash "$@" -o "$out" 2>"$out.err" ||
@@ -82,40 +71,40 @@ printf 'rocm-core hold\namdgpu-dkms hold\n' | dpkg --root="$R" --set-selections
 
 snap "$T/a.json" --root "$R"
 S="$T/a.json"
-expect "$S" "d['packages']['collected']" True
-expect "$S" "d['packages']['manager']" dpkg
+expect_json "$S" "d['packages']['collected']" True
+expect_json "$S" "d['packages']['manager']" dpkg
 # names and versions: exactly what dpkg-query lists
 dpkg-query --admindir="$R/var/lib/dpkg" -W -f '${Package} ${Version}\n' | LC_ALL=C sort >"$T/oracle"
-j "$S" "'\n'.join(i['name']+' '+i.get('version','') for i in d['packages']['items'])" |
+json_get "$S" "'\n'.join(i['name']+' '+i.get('version','') for i in d['packages']['items'])" |
     LC_ALL=C sort >"$T/ours"
 diff -u "$T/oracle" "$T/ours" || fail "package list differs from dpkg-query"
 [[ $(wc -l <"$T/oracle") -eq 8 ]] || fail "expected 8 packages in the oracle"
 # hold flags: dpkg-query's want field
 dpkg-query --admindir="$R/var/lib/dpkg" -W -f '${Package} ${db:Status-Want}\n' |
     awk '$2=="hold"{print $1}' | LC_ALL=C sort >"$T/oracle"
-j "$S" "'\n'.join(i['name'] for i in d['packages']['items'] if i['hold'])" >"$T/ours"
+json_get "$S" "'\n'.join(i['name'] for i in d['packages']['items'] if i['hold'])" >"$T/ours"
 diff -u "$T/oracle" "$T/ours" || fail "hold flags differ from dpkg-query"
-expect "$S" "[i['state'] for i in d['packages']['items'] if i['name']=='nvidia-dkms-550']" "['config-files']"
-expect "$S" "[i.get('source_package') for i in d['packages']['items'] if i['name']=='libamdhip64-5']" "['rocm-hipamd']"
+expect_json "$S" "[i['state'] for i in d['packages']['items'] if i['name']=='nvidia-dkms-550']" "['config-files']"
+expect_json "$S" "[i.get('source_package') for i in d['packages']['items'] if i['name']=='libamdhip64-5']" "['rocm-hipamd']"
 # GPU marks: the test's own list
-expect "$S" "sorted(i['name'] for i in d['packages']['items'] if i['gpu'])" \
+expect_json "$S" "sorted(i['name'] for i in d['packages']['items'] if i['gpu'])" \
     "['amdgpu-dkms', 'cuda-toolkit-12-4', 'hip-runtime-amd', 'libamdhip64-5', 'nvidia-dkms-550', 'rocm-core']"
-expect "$S" "d['packages']['count']" 8
-expect "$S" "d['packages']['gpu_count']" 6
+expect_json "$S" "d['packages']['count']" 8
+expect_json "$S" "d['packages']['gpu_count']" 6
 # digests: sha256 of the sorted name=version:arch lines of installed packages
 want=$(dpkg-query --admindir="$R/var/lib/dpkg" -W \
     -f '${db:Status-Status} ${Package}=${Version}:${Architecture}\n' |
     awk '$1=="installed"{print $2}' | LC_ALL=C sort | sha256sum | cut -d' ' -f1)
-expect "$S" "d['packages']['digest']" "$want"
+expect_json "$S" "d['packages']['digest']" "$want"
 want=$(dpkg-query --admindir="$R/var/lib/dpkg" -W \
     -f '${db:Status-Status} ${Package}=${Version}:${Architecture}\n' |
     awk '$1=="installed"{print $2}' | grep -E '^(rocm-core|libamdhip64-5|hip-runtime-amd|amdgpu-dkms|cuda-toolkit-12-4)=' |
     LC_ALL=C sort | sha256sum | cut -d' ' -f1)
-expect "$S" "d['packages']['gpu_digest']" "$want"
+expect_json "$S" "d['packages']['gpu_digest']" "$want"
 # drivers: DKMS packages come from the packages section
-expect "$S" "d['drivers']['dkms']['amdgpu-dkms']['version']" "1:6.3.6.60000-1697589.22.04"
-expect "$S" "d['drivers']['dkms']['amdgpu-dkms']['hold']" True
-expect "$S" "d['drivers']['not_collected']['modules'].startswith('no such directory under --root')" True
+expect_json "$S" "d['drivers']['dkms']['amdgpu-dkms']['version']" "1:6.3.6.60000-1697589.22.04"
+expect_json "$S" "d['drivers']['dkms']['amdgpu-dkms']['hold']" True
+expect_json "$S" "d['drivers']['not_collected']['modules'].startswith('no such directory under --root')" True
 echo "ok: packages match dpkg-query (fixture root)"
 
 # ---- this machine's real status file ------------------------------------------
@@ -126,7 +115,7 @@ if [[ -r /var/lib/dpkg/status ]]; then
     snap "$T/m.json" --root "$M"
     dpkg-query --admindir="$M/var/lib/dpkg" -W -f '${Package}:${Architecture} ${Version} ${db:Status-Want}\n' |
         LC_ALL=C sort >"$T/oracle"
-    j "$T/m.json" "'\n'.join(i['name']+':'+i.get('arch','')+' '+i.get('version','')+' '+('hold' if i['hold'] else 'x') for i in d['packages']['items'])" |
+    json_get "$T/m.json" "'\n'.join(i['name']+':'+i.get('arch','')+' '+i.get('version','')+' '+('hold' if i['hold'] else 'x') for i in d['packages']['items'])" |
         sed 's/ x$//' | LC_ALL=C sort >"$T/ours"
     sed -i 's/ \(install\|deinstall\|purge\|unknown\)$//' "$T/oracle"
     diff -u "$T/oracle" "$T/ours" >/dev/null || { diff -u "$T/oracle" "$T/ours" | head -20; fail "machine package list differs from dpkg-query"; }
@@ -161,18 +150,18 @@ mkdir -p "$R/var/lib/dkms/amdgpu/original_module"
 mkdir -p "$R/etc"
 printf 'PRETTY_NAME="Ubuntu 22.04.4 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\nID=ubuntu\nID_LIKE=debian\nUBUNTU_CODENAME=jammy\n' >"$R/etc/os-release"
 snap "$S" --root "$R"
-expect "$S" "[g['pci_address'] for g in d['gpus']['devices']]" "['0000:03:00.0', '0000:41:00.0']"
-expect "$S" "d['gpus']['devices'][0]['vendor']+' '+d['gpus']['devices'][0]['device_id']+' '+d['gpus']['devices'][0]['revision']+' '+d['gpus']['devices'][0]['subsystem_device_id']+' '+d['gpus']['devices'][0]['class']+' '+d['gpus']['devices'][0]['driver']" \
+expect_json "$S" "[g['pci_address'] for g in d['gpus']['devices']]" "['0000:03:00.0', '0000:41:00.0']"
+expect_json "$S" "d['gpus']['devices'][0]['vendor']+' '+d['gpus']['devices'][0]['device_id']+' '+d['gpus']['devices'][0]['revision']+' '+d['gpus']['devices'][0]['subsystem_device_id']+' '+d['gpus']['devices'][0]['class']+' '+d['gpus']['devices'][0]['driver']" \
     "amd 0x740f 0x02 0x0c34 0x038000 amdgpu"
-expect "$S" "d['gpus']['devices'][0]['kfd']['gfx_target']+' '+str(d['gpus']['devices'][0]['kfd']['node'])+' '+d['gpus']['devices'][0]['kfd']['render_node']" "gfx90a 1 /dev/dri/renderD128"
-expect "$S" "d['gpus']['devices'][1]['vendor']+' '+d['gpus']['devices'][1]['device_id']+' '+d['gpus']['devices'][1]['driver']+' '+str('kfd' in d['gpus']['devices'][1])" "nvidia 0x2335 nvidia False"
-expect "$S" "d['drivers']['modules']['amdgpu']['version']+' '+d['drivers']['modules']['nvidia']['version']" "6.3.6 550.54.15"
-expect "$S" "'550.54.15' in d['drivers']['modules']['nvidia']['proc_version']" True
-expect "$S" "d['drivers']['dkms_tree']['amdgpu']" "[{'version': '6.3.6-1697589.22.04', 'kernels': ['6.5.0-35-generic'], 'source': '/var/lib/dkms/amdgpu/6.3.6-1697589.22.04'}]"
-expect "$S" "d['host']['os']['id']+' '+d['host']['os']['version_id']+' '+d['host']['os']['codename']" "ubuntu 22.04 jammy"
-expect "$S" "d['host']['kernel']['release']" "6.5.0-35-generic"
-expect "$S" "d['host']['cpu']['logical_cpus']" 2
-expect "$S" "d['host']['container']['collected']" False
+expect_json "$S" "d['gpus']['devices'][0]['kfd']['gfx_target']+' '+str(d['gpus']['devices'][0]['kfd']['node'])+' '+d['gpus']['devices'][0]['kfd']['render_node']" "gfx90a 1 /dev/dri/renderD128"
+expect_json "$S" "d['gpus']['devices'][1]['vendor']+' '+d['gpus']['devices'][1]['device_id']+' '+d['gpus']['devices'][1]['driver']+' '+str('kfd' in d['gpus']['devices'][1])" "nvidia 0x2335 nvidia False"
+expect_json "$S" "d['drivers']['modules']['amdgpu']['version']+' '+d['drivers']['modules']['nvidia']['version']" "6.3.6 550.54.15"
+expect_json "$S" "'550.54.15' in d['drivers']['modules']['nvidia']['proc_version']" True
+expect_json "$S" "d['drivers']['dkms_tree']['amdgpu']" "[{'version': '6.3.6-1697589.22.04', 'kernels': ['6.5.0-35-generic'], 'source': '/var/lib/dkms/amdgpu/6.3.6-1697589.22.04'}]"
+expect_json "$S" "d['host']['os']['id']+' '+d['host']['os']['version_id']+' '+d['host']['os']['codename']" "ubuntu 22.04 jammy"
+expect_json "$S" "d['host']['kernel']['release']" "6.5.0-35-generic"
+expect_json "$S" "d['host']['cpu']['logical_cpus']" 2
+expect_json "$S" "d['host']['container']['collected']" False
 echo "ok: gpus, drivers, host from the sysfs/procfs tree"
 
 # ---- loader: real shared objects, checked against the real ldconfig ----------
@@ -206,17 +195,17 @@ run_loader() { # LD_LIBRARY_PATH as the root's /etc/environment sets it (under -
     rm -f "$R/etc/environment"
 }
 timeout 60 env -i "$GPUVET" snapshot --no-hash --root "$R" -o "$S" || fail "loader snapshot failed or hung"
-expect "$S" "[c['path'] for c in d['loader']['conf_files']][:4]" \
+expect_json "$S" "[c['path'] for c in d['loader']['conf_files']][:4]" \
     "['/etc/ld.so.conf', '/etc/ld.so.conf.d/00-broken.conf', '/etc/ld.so.conf.d/10-rocm.conf', '/etc/extra.d/loop.conf']"
-expect "$S" "d['loader']['search_dirs']" \
+expect_json "$S" "d['loader']['search_dirs']" \
     "['/opt/broken', '/opt/rocm/lib', '/opt/rocm/lib64', '/usr/local/lib', '/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib64', '/usr/lib64', '/lib', '/usr/lib']"
-expect "$S" "'errors' in d['loader']" True
-expect "$S" "'ld_library_path' in d['loader']" False
-expect "$S" "d['loader']['resolved']['libamdhip64.so.6']" \
+expect_json "$S" "'errors' in d['loader']" True
+expect_json "$S" "'ld_library_path' in d['loader']" False
+expect_json "$S" "d['loader']['resolved']['libamdhip64.so.6']" \
     "{'found': True, 'path': '/opt/rocm-6.0.0/lib/libamdhip64.so.6.0.32830', 'link': '/opt/rocm/lib/libamdhip64.so.6', 'via': 'ld.so.conf', 'conf_file': '/etc/ld.so.conf.d/10-rocm.conf'}"
-expect "$S" "d['loader']['resolved']['libamdhip64.so.5']['path']" /usr/lib/x86_64-linux-gnu/libamdhip64.so.5.7.31921
-expect "$S" "d['loader']['resolved']['libamdhip64.so.7']" "{'found': False}"
-expect "$S" "d['loader']['resolved']['libcuda.so.1']['via']+' '+str(d['loader']['resolved']['libcuda.so.1'].get('stub'))" "default None"
+expect_json "$S" "d['loader']['resolved']['libamdhip64.so.5']['path']" /usr/lib/x86_64-linux-gnu/libamdhip64.so.5.7.31921
+expect_json "$S" "d['loader']['resolved']['libamdhip64.so.7']" "{'found': False}"
+expect_json "$S" "d['loader']['resolved']['libcuda.so.1']['via']+' '+str(d['loader']['resolved']['libcuda.so.1'].get('stub'))" "default None"
 # oracle: the real ldconfig's cache for this root (first entry = what ld.so takes)
 cp -a "$R/etc/ld.so.conf" "$T/ld.so.conf.keep"
 rm -f "$R/etc/extra.d/loop.conf"   # ldconfig itself loops on it
@@ -225,13 +214,13 @@ ldconfig -C "$R/etc/ld.so.cache" -p | awk '/=>/ && !seen[$1]++ {print $1, $NF}' 
     grep -E '^lib(amdhip64|rocblas|cuda)\.' | LC_ALL=C sort >"$T/oracle"
 rm -f "$R/etc/ld.so.cache"
 [[ $(wc -l <"$T/oracle") -eq 4 ]] || { cat "$T/oracle"; fail "ldconfig oracle should list 4 sonames"; }
-j "$S" "'\n'.join(k+' '+v.get('link', v.get('path','')) for k,v in d['loader']['resolved'].items() if v['found'])" |
+json_get "$S" "'\n'.join(k+' '+v.get('link', v.get('path','')) for k,v in d['loader']['resolved'].items() if v['found'])" |
     LC_ALL=C sort >"$T/ours"
 diff -u "$T/oracle" "$T/ours" || fail "loader resolution differs from the real ldconfig cache"
 # LD_LIBRARY_PATH first: the CUDA stub wins, and is flagged
 run_loader "/usr/local/cuda-12.4/lib64/stubs::/nonexistent"
-expect "$S" "d['loader']['ld_library_path']" "['/usr/local/cuda-12.4/lib64/stubs', '', '/nonexistent']"
-expect "$S" "d['loader']['resolved']['libcuda.so.1']" \
+expect_json "$S" "d['loader']['ld_library_path']" "['/usr/local/cuda-12.4/lib64/stubs', '', '/nonexistent']"
+expect_json "$S" "d['loader']['resolved']['libcuda.so.1']" \
     "{'found': True, 'path': '/usr/local/cuda-12.4/lib64/stubs/libcuda.so', 'link': '/usr/local/cuda-12.4/lib64/stubs/libcuda.so.1', 'via': 'LD_LIBRARY_PATH', 'stub': True}"
 echo "ok: loader resolution agrees with ldconfig; LD_LIBRARY_PATH stub detected"
 
@@ -240,12 +229,12 @@ printf 'root:x:0:\nvideo:x:44:alice\nrender:x:109:\n' >"$R/etc/group"
 mkdir -p "$R/etc/profile.d"
 printf 'export ROCM_PATH=/opt/rocm-6.0.0\nexport ROCM_API_KEY=secret\n' >"$R/etc/profile.d/rocm.sh"
 snap "$S" --root "$R"
-expect "$S" "d['permissions']['render_group']" "{'exists': True, 'gid': 109}"
-expect "$S" "'user' in d['permissions'] or 'devices' in d['permissions']" False
-expect "$S" "sorted(d['permissions']['not_collected'])" "['devices', 'user']"
-expect "$S" "d['environment']['profile_d']" \
+expect_json "$S" "d['permissions']['render_group']" "{'exists': True, 'gid': 109}"
+expect_json "$S" "'user' in d['permissions'] or 'devices' in d['permissions']" False
+expect_json "$S" "sorted(d['permissions']['not_collected'])" "['devices', 'user']"
+expect_json "$S" "d['environment']['profile_d']" \
     "[{'path': '/etc/profile.d/rocm.sh', 'sets': {'ROCM_PATH': '/opt/rocm-6.0.0'}, 'withheld': ['ROCM_API_KEY'], 'content_withheld': 'line 2 assigns a secret'}]"
-expect "$S" "'process' in d" False
+expect_json "$S" "'process' in d" False
 echo "ok: permissions and profile.d under --root"
 
 # ---- secrets never leave the process ------------------------------------------
@@ -272,9 +261,9 @@ for mode in stdout file; do
         fi
     done
 done
-expect "$T/sec.json" "'HF_TOKEN' in json.dumps(d) or 'AWS_SECRET' in json.dumps(d) or 'DB_PASSWORD' in json.dumps(d)" False
-expect "$T/sec.json" "d['environment']['withheld']" "['HSA_AUTH_TOKEN']"
-expect "$T/sec.json" "[p.get('withheld') for p in d['environment']['profile_d'] if p['path'].endswith('leak.sh')]" "[['ROCM_API_KEY', 'HSA_PASSWORD']]"
+expect_json "$T/sec.json" "'HF_TOKEN' in json.dumps(d) or 'AWS_SECRET' in json.dumps(d) or 'DB_PASSWORD' in json.dumps(d)" False
+expect_json "$T/sec.json" "d['environment']['withheld']" "['HSA_AUTH_TOKEN']"
+expect_json "$T/sec.json" "[p.get('withheld') for p in d['environment']['profile_d'] if p['path'].endswith('leak.sh')]" "[['ROCM_API_KEY', 'HSA_PASSWORD']]"
 rm -f "$R/etc/profile.d/leak.sh" "$R/etc/environment"
 echo "ok: no secret value in stdout, stderr or the file"
 
@@ -291,13 +280,13 @@ ln -s driver "$B/sys/bus/pci/devices/0000:01:00.0/driver"     # self loop
 echo 0x1002 >"$B/sys/bus/pci/devices/0000:01:00.0/vendor"
 echo 0x030000 >"$B/sys/bus/pci/devices/0000:01:00.0/class"
 timeout 30 "$GPUVET" snapshot --no-hash --root "$B" -o "$T/bad.json" 2>"$T/bad.err" || fail "bad root: snapshot failed or hung ($?)"
-expect "$T/bad.json" "d['packages']['collected']" False
-expect "$T/bad.json" "'not a regular file' in d['packages']['reason']" True
-expect "$T/bad.json" "d['host']['os']['collected']" False
-expect "$T/bad.json" "'larger than' in d['host']['os']['reason']" True
-expect "$T/bad.json" "len(d['gpus']['devices'])" 1
-expect "$T/bad.json" "'render_group' in d['permissions']" False
-expect "$T/bad.json" "'groups' in d['permissions']['not_collected']" True
+expect_json "$T/bad.json" "d['packages']['collected']" False
+expect_json "$T/bad.json" "'not a regular file' in d['packages']['reason']" True
+expect_json "$T/bad.json" "d['host']['os']['collected']" False
+expect_json "$T/bad.json" "'larger than' in d['host']['os']['reason']" True
+expect_json "$T/bad.json" "len(d['gpus']['devices'])" 1
+expect_json "$T/bad.json" "'render_group' in d['permissions']" False
+expect_json "$T/bad.json" "'groups' in d['permissions']['not_collected']" True
 echo "ok: FIFO, huge file, loops and directories handled"
 
 # ---- unreadable files, and the live view of an unprivileged user -------------------
@@ -312,13 +301,13 @@ if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null &&
     chmod a+rwx "$T"
     asnobody() { timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
     asnobody "$GPUVET" snapshot --no-hash --root "$U" -o "$T/u.json" 2>"$T/u.err" || fail "unreadable root: snapshot failed: $(cat "$T/u.err")"
-    expect "$T/u.json" "d['packages']['collected']" False
-    expect "$T/u.json" "'Permission denied' in d['packages']['reason']" True
-    expect "$T/u.json" "'Permission denied' in d['host']['os']['reason']" True
+    expect_json "$T/u.json" "d['packages']['collected']" False
+    expect_json "$T/u.json" "'Permission denied' in d['packages']['reason']" True
+    expect_json "$T/u.json" "'Permission denied' in d['host']['os']['reason']" True
     asnobody "$GPUVET" snapshot --no-hash -o "$T/nobody.json" 2>"$T/u.err" || fail "live snapshot as nobody failed: $(cat "$T/u.err")"
-    expect "$T/nobody.json" "d['permissions']['uid']" 65534
-    expect "$T/nobody.json" "d['permissions']['groups']" "['$(getent group 65534 | cut -d: -f1)']"
-    expect "$T/nobody.json" "d['permissions']['video_group'].get('member')" "$(getent group video >/dev/null && echo False || echo None)"
+    expect_json "$T/nobody.json" "d['permissions']['uid']" 65534
+    expect_json "$T/nobody.json" "d['permissions']['groups']" "['$(getent group 65534 | cut -d: -f1)']"
+    expect_json "$T/nobody.json" "d['permissions']['video_group'].get('member')" "$(getent group video >/dev/null && echo False || echo None)"
     echo "ok: unreadable files and an unprivileged user"
 else
     echo "note: not root, no setpriv, or $GPUVET not executable by nobody: unreadable-file checks not run"
@@ -327,11 +316,11 @@ fi
 # ---- the live snapshot of this machine -------------------------------------------
 timeout 120 "$GPUVET" snapshot --no-hash -o "$T/live.json" 2>"$T/live.err" || fail "live snapshot failed: $(cat "$T/live.err")"
 for sec in host packages loader environment permissions gpus drivers; do
-    expect "$T/live.json" "d['$sec']['collected']" True
+    expect_json "$T/live.json" "d['$sec']['collected']" True
 done
-expect "$T/live.json" "d['host']['kernel']['release']" "$(uname -r)"
-expect "$T/live.json" "d['host']['cpu']['logical_cpus']" "$(grep -c '^processor' /proc/cpuinfo)"
-expect "$T/live.json" "d['permissions']['uid']" "$(id -u)"
+expect_json "$T/live.json" "d['host']['kernel']['release']" "$(uname -r)"
+expect_json "$T/live.json" "d['host']['cpu']['logical_cpus']" "$(grep -c '^processor' /proc/cpuinfo)"
+expect_json "$T/live.json" "d['permissions']['uid']" "$(id -u)"
 read -ra my_groups <<<"$(id -Gn)"
-expect "$T/live.json" "sorted(d['permissions']['groups'])" "$(python3 -c "import sys; print(sorted(sys.argv[1:]))" "${my_groups[@]}")"
+expect_json "$T/live.json" "sorted(d['permissions']['groups'])" "$(python3 -c "import sys; print(sorted(sys.argv[1:]))" "${my_groups[@]}")"
 echo "ok: live snapshot"

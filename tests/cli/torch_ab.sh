@@ -4,11 +4,11 @@
 # case by case; the comparison must name the torch version and the library files that
 # changed as likely causes, and each side's result file must be that side's own run.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 torch_roots
-T=$GV_TEST_TMP/torch_ab
-rm -rf "$T" && mkdir -p "$T"
+gv_workdir T
 export XDG_CACHE_HOME=$T/cache
 rc=0
 "$GPUVET" ab --a "python-root=$TRIXIE_TORCH" --b "python-root=$SID_TORCH" --keep "$T/kept" \

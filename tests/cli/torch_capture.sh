@@ -29,12 +29,12 @@
 #     op's schema): the written statistics recorded and read as written, every pass from
 #     the same start, two captures identical, bisected unchanged (torch 1.13 and 2.14).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
 torch_roots
-T=$GV_TEST_TMP/torch_capture
-rm -rf "$T" && mkdir -p "$T"
+gv_workdir T
 # bisect runs a capture's model only from the current directory or the capture's own
 # (docs/security.md): the models are copied beside the captures
 cp -r "$GV_SRC/tests/cli/models" "$T/models"
@@ -466,7 +466,7 @@ rc=0
 if sid_medium_is_bf16; then
     cap m.gvcap mlp.py:make --python-root "$SID_TORCH"
     site=$(mktemp -d "$SID_TORCH/tmp/gv-site.XXXXXX")
-    trap 'rm -rf "$site"' EXIT
+    at_exit 'rm -rf "$site"'
     echo 'import torch; torch.set_float32_matmul_precision("medium")' >"$site/sitecustomize.py"
     rc=0
     PYTHONPATH=/tmp/$(basename "$site") "$GPUVET" torch bisect "$T/m.gvcap" --python-root "$SID_TORCH" \

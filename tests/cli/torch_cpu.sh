@@ -7,12 +7,12 @@
 # lacks are skipped saying so, and the calls PyTorch made are recorded. What each build
 # gets wrong is printed, case by case: that is the finding, not a test failure.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
 torch_roots
-T=$GV_TEST_TMP/torch_cpu
-rm -rf "$T" && mkdir -p "$T"
+gv_workdir T
 export XDG_CACHE_HOME=$T/cache
 
 run() { # NAME ARGS... : check --device torch:cpu, quick suite; exit 0 or 1 expected

@@ -4,18 +4,18 @@
 #   TRIXIE_TORCH    root with trixie's python3-torch 2.6 (tests/fixtures/debian-rocm.sh torch)
 #   SID_TORCH       the same root upgraded to sid (python3-torch 2.14)
 # torch_roots builds/finds the roots; it needs root and debootstrap on a cold cache.
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:?}"
+# shellcheck source=tests/cli/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # the roots' cache, fixed here: a test that points XDG_CACHE_HOME at its own directory
 # for gpuvet afterwards still finds the roots the other tests built
 export GV_FIXTURE_CACHE=${GV_FIXTURE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuvet-fixtures}
-fail() { echo "FAIL: $*" >&2; exit 1; }
 HOST_PY=${GV_HOST_PY:-/usr/bin/python3}
 host_torch() {
     "$HOST_PY" -c 'import torch' 2>/dev/null ||
         fail "$HOST_PY cannot import torch: make test installs Debian's python3-torch (scripts/install-deps.sh --test)"
 }
 torch_roots() {
-    [[ $(id -u) -eq 0 ]] || { echo "skipped: the PyTorch fixture roots need root to build"; exit 77; }
+    need_root "the PyTorch fixture roots need root to build"
     command -v debootstrap >/dev/null || fail "debootstrap is not installed (make test installs it)"
     local roots
     mapfile -t roots < <("$GV_SRC/tests/fixtures/debian-rocm.sh" torch) ||

@@ -10,11 +10,11 @@
 #     that cannot succeed: only that case fails, the next one passes (in a new worker
 #     where the old one is gone), and the result file says how many workers there were.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
-T=$GV_TEST_TMP/torch_failures
-rm -rf "$T" && mkdir -p "$T"
+gv_workdir T
 export XDG_CACHE_HOME=$T/cache
 
 expect_error() { # NAME PATTERN ARGS... : check must exit 3 and say PATTERN

@@ -17,6 +17,7 @@
 #     is named in the header, and the capture is made by the Python one;
 #   - a worker inside a root (--python-root) loads it too.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
@@ -24,8 +25,7 @@ SO=$GV_BUILD/_gpuvet_capture_record.abi3.so
 [[ -f $SO ]] || fail "$SO was not built (CMake found no Python headers: make test installs python3-dev)"
 torch_roots
 M=$GV_SRC/tests/cli/models
-T=$GV_TEST_TMP/torch_recorder
-rm -rf "$T" && mkdir -p "$T"
+gv_workdir T
 export XDG_CACHE_HOME=$T/cache
 MODELS=(mlp.py:make inplace.py:make kwargs.py:make noisy.py:make paths.py:make
         structs.py:make encoder.py:make resnet18.py:make scripted10.py:make fallback.py:make

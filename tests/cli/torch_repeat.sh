@@ -3,11 +3,11 @@
 # (a comparison that cries wolf on an unchanged stack is useless), and every case of
 # every repeat is either identical or within noise.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/cli/torch_env.bash
 source "$GV_SRC/tests/cli/torch_env.bash"
 host_torch
-T=$GV_TEST_TMP/torch_repeat
-rm -rf "$T" && mkdir -p "$T"
+gv_workdir T
 export XDG_CACHE_HOME=$T/cache
 for i in $(seq 1 20); do
     rc=0

@@ -2,10 +2,10 @@
 # gpuvet ab between the system CUDA libraries and the copies PyTorch bundles
 # (site-packages/nvidia/*/lib): it must run and say honestly whether bits differ.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[[ -e /dev/nvidia0 ]] || { echo "skipped: no NVIDIA GPU"; exit 77; }
+. "$(dirname "$0")/../cli/lib.sh"
+[[ -e /dev/nvidia0 ]] || skip "no NVIDIA GPU"
 sys=/usr/local/cuda/lib64
-[[ -d $sys ]] || { echo "skipped: no CUDA toolkit libraries in $sys"; exit 77; }
+[[ -d $sys ]] || skip "no CUDA toolkit libraries in $sys"
 torchlibs=$(python3 - <<'PY' 2>/dev/null || true
 import glob, os, site
 dirs = []
@@ -17,7 +17,7 @@ for sp in site.getsitepackages() + [site.getusersitepackages()]:
 print(",".join("lib-path=" + d for d in dirs))
 PY
 )
-[[ -n $torchlibs ]] || { echo "skipped: no PyTorch-bundled CUDA libraries found"; exit 77; }
+[[ -n $torchlibs ]] || skip "no PyTorch-bundled CUDA libraries found"
 work=$GV_TEST_TMP/ab-gpu.$$
 mkdir -p "$work"
 export XDG_CACHE_HOME=$work/cache

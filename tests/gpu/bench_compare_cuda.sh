@@ -4,14 +4,13 @@
 # exit 0 or 1; the judged changes are edits of a real GPU document (a GEMM halved,
 # a clock lowered, an NCCL version changed). Skipped (77) without a CUDA GPU.
 set -u
-T="${GV_TEST_TMP:-/tmp}/bench_compare_cuda"; rm -rf "$T"; mkdir -p "$T"; cd "$T"
-GPUVET=${GPUVET:-gpuvet}
+. "$(dirname "$0")/../cli/lib.sh"
+gv_workdir T && cd "$T"
 "$GPUVET" bench --device cuda:0 --quick --only 'gemm.*,memory.*,latency.*,coll.*' -o a.json >a.out 2>a.err
 rc=$?
 if [ $rc -eq 3 ] && grep -qiE "no NVIDIA GPU|libcuda|CUDA_ERROR_NO_DEVICE|stub|no CUDA" a.err; then
-  echo "skipped: no CUDA GPU"; exit 77
+  skip "no CUDA GPU"
 fi
-fail() { echo "FAIL: $*"; exit 1; }
 [ $rc -eq 0 ] || [ $rc -eq 1 ] || { cat a.err; fail "bench on cuda:0: exit $rc"; }
 rc=0; "$GPUVET" compare a.json a.json >same.txt || rc=$?
 [ $rc -eq 0 ] || fail "a GPU document against itself: exit $rc"

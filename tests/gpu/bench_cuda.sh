@@ -4,14 +4,13 @@
 # wall time is printed (the target is under 60 s on an H200: measured by
 # tests/bench/bench_vs_torch.sh, not asserted here). Skipped (77) without a GPU.
 set -u
-T="${GV_TEST_TMP:-/tmp}/bench_cuda"; rm -rf "$T"; mkdir -p "$T"
-GPUVET=${GPUVET:-gpuvet}
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../cli/lib.sh"
+gv_workdir T
 "$GPUVET" bench --device cuda:0 --quick --only 'latency.launch.issue' --no-snapshot -o "$T/probe.json" \
     >/dev/null 2>"$T/err"
 rc=$?
 if [ $rc -eq 3 ] && grep -qiE "no NVIDIA GPU|libcuda|CUDA_ERROR_NO_DEVICE|stub|no CUDA" "$T/err"; then
-    echo "skipped: no CUDA GPU"; exit 77
+    skip "no CUDA GPU"
 fi
 s=$(date +%s%N)
 "$GPUVET" bench --device cuda:0 --quick -o "$T/q.json" >"$T/q.txt" 2>&1

@@ -10,7 +10,7 @@
 #     the driver's CUDA_ERROR_OUT_OF_MEMORY is named with the size asked for.
 # Result files and logs go to $GV_TEST_TMP/check_cuda.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:=/tmp}"
+. "$(dirname "$0")/../cli/lib.sh"
 out=$GV_TEST_TMP/check_cuda
 mkdir -p "$out"
 py() { python3 - "$@"; }
@@ -19,8 +19,7 @@ py() { python3 - "$@"; }
 "$GPUVET" check --device cuda:0 --only 'sum.f32.*' -o "$out/probe.json" >"$out/probe.txt" 2>&1
 rc=$?
 if [[ $rc == 3 ]]; then
-    echo "skipped: no GPU ($(tail -1 "$out/probe.txt"))"
-    exit 77
+    skip "no GPU ($(tail -1 "$out/probe.txt"))"
 fi
 fail=0
 

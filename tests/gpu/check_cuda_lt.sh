@@ -11,15 +11,14 @@
 #  3. --blas classic vs lt: compare runs and says how many cases differ in bits;
 #  4. a bad GPUVET_BLAS value stops the run (usage error, exit 2) naming it.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:=/tmp}"
+. "$(dirname "$0")/../cli/lib.sh"
 out=$GV_TEST_TMP/check_cuda_lt
 mkdir -p "$out"
 py() { python3 - "$@"; }
 
 "$GPUVET" check --device cuda:0 --only 'sum.f32.*' -o "$out/probe.json" >"$out/probe.txt" 2>&1
 if [[ $? == 3 ]]; then
-    echo "skipped: no GPU ($(tail -1 "$out/probe.txt"))"
-    exit 77
+    skip "no GPU ($(tail -1 "$out/probe.txt"))"
 fi
 fail=0
 

@@ -8,13 +8,12 @@
 #     the accuracy it had (effective bits never drop by more than noise), and
 #     where bits moved, compare names the variable as the likely cause.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:=/tmp}"
+. "$(dirname "$0")/../cli/lib.sh"
 out=$GV_TEST_TMP/conv_tf32_cuda
 mkdir -p "$out"
 "$GPUVET" check --device cuda:0 --only 'sum.f32.*' -o "$out/probe.json" >"$out/probe.txt" 2>&1
 if [[ $? == 3 ]]; then
-    echo "skipped: no GPU ($(tail -1 "$out/probe.txt"))"
-    exit 77
+    skip "no GPU ($(tail -1 "$out/probe.txt"))"
 fi
 fail=0
 "$GPUVET" check --device cuda:0 --suite standard --only 'conv2d.f32.*,conv2d.tf32.*' \

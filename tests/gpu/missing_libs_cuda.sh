@@ -8,14 +8,12 @@
 # that need a vendor BLAS (fp64, TF32, fp16 accumulation) are reported, with that
 # reason instead of a result; every other case passes.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:=/tmp}"
-out=$GV_TEST_TMP/missing_libs_cuda
-rm -rf "$out"
+. "$(dirname "$0")/../cli/lib.sh"
+gv_workdir out
 mkdir -p "$out/libs"
 "$GPUVET" check --device cuda:0 --only 'sum.f32.*' -o "$out/probe.json" >"$out/probe.txt" 2>&1
 if [[ $? == 3 ]]; then
-    echo "skipped: no GPU ($(tail -1 "$out/probe.txt"))"
-    exit 77
+    skip "no GPU ($(tail -1 "$out/probe.txt"))"
 fi
 # the files the normal run loaded for libcuda and NVRTC
 python3 - "$out/probe.json" "$out/libs" <<'PY' || { echo "FAIL: cannot find libcuda/NVRTC in the probe"; exit 1; }

@@ -2,15 +2,14 @@
 # gpuvet probe on a CUDA GPU: properties that hold whatever the paper says.
 # Skipped (77) without a CUDA GPU.
 set -u
-T="${GV_TEST_TMP:-/tmp}/probe_cuda"; rm -rf "$T"; mkdir -p "$T"
-GPUVET=${GPUVET:-gpuvet}
+. "$(dirname "$0")/../cli/lib.sh"
+gv_workdir T
 "$GPUVET" check --device cuda:0 --list >/dev/null 2>&1 || true
 "$GPUVET" probe --device cuda:0 --route cublas --dtype f64 --json -o "$T/f64.json" >/dev/null 2>"$T/err"
 rc=$?
 if [ $rc -eq 3 ] && grep -qiE "no NVIDIA GPU|libcuda|CUDA_ERROR_NO_DEVICE|stub" "$T/err"; then
-  echo "skipped: no CUDA GPU"; exit 77
+  skip "no CUDA GPU"
 fi
-fail() { echo "FAIL: $*"; exit 1; }
 start=$(date +%s)
 "$GPUVET" probe --device cuda:0 --json -o "$T/all.json" >/dev/null || fail "probe --device cuda:0 (exit $?)"
 echo "all routes and precisions: $(( $(date +%s) - start )) s"

@@ -20,13 +20,13 @@
 # queue grows in the warm-up from 0.4x the plain peak while the peak stays within 1.4x.
 # Speed: tests/bench/bench_capture.sh.
 set -uo pipefail
-: "${GPUVET:?}" "${GV_SRC:?}" "${GV_TEST_TMP:=/tmp}"
+. "$(dirname "$0")/../cli/lib.sh"
 out=$GV_TEST_TMP/torch_capture_cuda
 mkdir -p "$out"
-[[ -e /dev/nvidiactl ]] || { echo "skipped: no NVIDIA GPU"; exit 77; }
+[[ -e /dev/nvidiactl ]] || skip "no NVIDIA GPU"
 PY=${GV_TORCH_PYTHON:-$(command -v python3)}
 "$PY" -c 'import torch, sys; sys.exit(0 if torch.version.cuda and torch.cuda.is_available() else 1)' \
-    2>/dev/null || { echo "skipped: $PY has no CUDA build of torch that sees the GPU"; exit 77; }
+    2>/dev/null || skip "$PY has no CUDA build of torch that sees the GPU"
 # bisect runs a capture's model only from the current directory or the capture's own
 # (docs/security.md): the models are copied beside the captures
 rm -rf "$out/models" && cp -r "$GV_SRC/tests/cli/models" "$out/models"

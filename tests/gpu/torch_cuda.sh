@@ -11,15 +11,14 @@
 #  4. a worker killed mid-run and an out-of-memory fail only their cases.
 # Logs and result files go to $GV_TEST_TMP/torch_cuda (and $OUT on the device machine).
 set -uo pipefail
-: "${GPUVET:?}" "${GV_TEST_TMP:=/tmp}"
+. "$(dirname "$0")/../cli/lib.sh"
 out=$GV_TEST_TMP/torch_cuda
 mkdir -p "$out"
-[[ -e /dev/nvidiactl ]] || { echo "skipped: no NVIDIA GPU"; exit 77; }
+[[ -e /dev/nvidiactl ]] || skip "no NVIDIA GPU"
 PY=${GV_TORCH_PYTHON:-$(command -v python3)}
 if ! "$PY" -c 'import torch, sys; sys.exit(0 if torch.version.cuda and torch.cuda.is_available() else 1)' \
     2>/dev/null; then
-    echo "skipped: $PY has no CUDA build of torch that sees the GPU"
-    exit 77
+    skip "$PY has no CUDA build of torch that sees the GPU"
 fi
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
