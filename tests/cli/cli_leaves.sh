@@ -4,7 +4,7 @@
 # commands share live in cli/ helper files (explain_out.c, diff_out.c, ...).
 set -euo pipefail
 : "${GV_SRC:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 cd "$GV_SRC/src/cli"
 n=0
 for f in cmd_*.c; do

@@ -6,7 +6,7 @@
 set -u
 T="${GV_TEST_TMP:-/tmp}/device_choice"; rm -rf "$T"; mkdir -p "$T"
 GPUVET=${GPUVET:-gpuvet}
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 export GPUVET_LIB_NO_SYSTEM=1 GPUVET_LIB_PATH=/nonexistent # no GPU library, whatever is here
 
 "$GPUVET" check --only 'sum.f32.*' --json >"$T/check.json" 2>"$T/check.err" ||

@@ -5,7 +5,7 @@
 # src/dev/torch/torch_proc.c), and each imports on its own without torch (torch is imported
 # when a request opens it).
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 python3 - "$GV_SRC/python" <<'PY' || fail "the worker's modules"
 import ast, builtins, os, subprocess, symtable, sys
 src = sys.argv[1]

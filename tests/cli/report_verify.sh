@@ -6,28 +6,22 @@
 # passes (the baseline itself). Every value checked is read from the verify
 # documents, not from the page's source.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-T=$GV_TEST_TMP/report_verify
-rm -rf "$T" && mkdir -p "$T/shots"
+. "$(dirname "$0")/lib.sh"
+gv_workdir T
+mkdir -p "$T/shots"
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
 for exe in chromium chromedriver; do
     command -v $exe >/dev/null || fail "$exe is not installed (make test installs chromium and chromium-driver)"
 done
-run() { # WANT CMD... : demand exit status WANT
-    local want=$1 rc=0
-    shift
-    "$@" >"$T/last.out" 2>"$T/last.err" || rc=$?
-    [[ $rc == "$want" ]] || fail "$* exited $rc, not $want: $(tail -3 "$T/last.err")"
-}
 page() { # DOC.json : make its page and check it against the document
     local out=${1%.json}.html
-    run 0 "$GPUVET" report "$1" -o "$out"
+    expect_rc 0 "$GPUVET" report "$1" -o "$out"
     python3 "$GV_SRC/tests/report/check_page.py" verify "$out" "$T/shots" "$1" || fail "the page of $1"
 }
 
-run 0 "$GPUVET" snapshot -o base.json
-run 0 "$GPUVET" check --device cpu --only 'gemm.f32*,softmax.f32*' -o base-results.json
+expect_rc 0 "$GPUVET" snapshot -o base.json
+expect_rc 0 "$GPUVET" check --device cpu --only 'gemm.f32*,softmax.f32*' -o base-results.json
 python3 - base.json now.json base-results.json <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -37,8 +31,8 @@ r = json.load(open(sys.argv[3]))
 r["device"]["spec"] = "cpu:emulate=tf32"                     # rerun where TF32 rounds the GEMMs
 json.dump(r, open(sys.argv[3], "w"))
 PY
-run 1 "$GPUVET" verify --baseline base.json --snapshot now.json --results base-results.json --json
-cp last.out bad.json
+expect_rc 1 "$GPUVET" verify --baseline base.json --snapshot now.json --results base-results.json --json
+cp "$GV_OUT" bad.json
 python3 - bad.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -47,8 +41,8 @@ assert any("NVIDIA_TF32_OVERRIDE" in c["subject"] for c in d["differences"]), d[
 assert d["numerics"]["flagged"], "the TF32 rerun flagged no case"
 PY
 page bad.json
-run 0 "$GPUVET" verify --baseline base.json --snapshot base.json --json
-cp last.out good.json
+expect_rc 0 "$GPUVET" verify --baseline base.json --snapshot base.json --json
+cp "$GV_OUT" good.json
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] and d["stack_matches"] and not d["differences"], d' good.json
 page good.json
 echo "verify pages: a failed and a passed verification shown as their documents say"

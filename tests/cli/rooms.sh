@@ -3,7 +3,7 @@
 # (its list between <!-- rooms --> and <!-- /rooms -->): no arrow runs back up,
 # and every folder of src/ is a room the list places.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 doc=$GV_SRC/docs/architecture.md
 declare -A allowed
 while read -r room deps; do

@@ -5,7 +5,7 @@
 # another project, and the facts documents kept beside the repository in
 # shared/docs are not pointers into this tree.)
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 cd "$GV_SRC"
 shared_facts='^docs/(rocm-facts|numerics-methods|anchor-tools|torch-bisect-anchors|bench-anchors|fleet-images-anchors|style-anchors|DESIGN)\.md$'
 files=$(find src python tests docs scripts README.md CMakeLists.txt -type f \
