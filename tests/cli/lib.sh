@@ -14,6 +14,7 @@
 #   skip MSG...            "skipped: MSG", exit 77 (CTest's SKIP_RETURN_CODE)
 #   need_cmd CMD [WHY]     skip unless CMD is on PATH
 #   need_root WHY          skip unless running as root
+#   need_browser           fail unless chromium and chromedriver are installed
 #   at_exit CMD            run CMD (eval'd) when the script exits, last added first; the exit
 #                          status of the script is kept. Use it instead of `trap ... EXIT`,
 #                          which would replace the lib's own trap.
@@ -52,6 +53,16 @@ need_cmd() { # CMD [WHY]
 
 need_root() { # WHY
     [[ $(id -u) == 0 ]] || skip "$*"
+}
+
+# The report pages are checked in a real browser; `make test` installs it, so
+# its absence is a failure, not a skip.
+need_browser() {
+    local exe
+    for exe in chromium chromedriver; do
+        command -v $exe >/dev/null ||
+            fail "$exe is not installed (make test installs chromium and chromium-driver)"
+    done
 }
 
 GV_AT_EXIT=()

@@ -10,9 +10,7 @@ set -euo pipefail
 gv_workdir T
 mkdir -p "$T/shots" && cd "$T"
 export XDG_CACHE_HOME=$T/cache
-for exe in chromium chromedriver; do
-    command -v $exe >/dev/null || fail "$exe is not installed (make test installs chromium and chromium-driver)"
-done
+need_browser
 CHECK=(python3 "$GV_SRC/tests/report/check_page.py")
 rc=0
 "$GPUVET" bench --device cpu --quick --only 'memory.*,gemm.*' -o a.json >/dev/null 2>&1 || rc=$?

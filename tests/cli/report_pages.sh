@@ -14,9 +14,7 @@ gv_workdir T
 mkdir -p "$T/shots"
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
-for exe in chromium chromedriver; do
-    command -v $exe >/dev/null || fail "$exe is not installed (make test installs chromium and chromium-driver)"
-done
+need_browser
 CHECK=(python3 "$GV_SRC/tests/report/check_page.py")
 page() { # KIND OUT.html INPUT... -- EXTRA... : make the page and check it
     local kind=$1 out=$2 inputs=() extra=()

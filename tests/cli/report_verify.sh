@@ -11,9 +11,7 @@ gv_workdir T
 mkdir -p "$T/shots"
 cd "$T"
 export XDG_CACHE_HOME=$T/cache
-for exe in chromium chromedriver; do
-    command -v $exe >/dev/null || fail "$exe is not installed (make test installs chromium and chromium-driver)"
-done
+need_browser
 page() { # DOC.json : make its page and check it against the document
     local out=${1%.json}.html
     expect_rc 0 "$GPUVET" report "$1" -o "$out"
