@@ -513,7 +513,8 @@ int cmd_check(int argc, char **argv)
     struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};
     struct snapshot_job job = {0};
     o.record = cli_record_wanted(o.record);
-    if (o.output || o.json || o.record || !strcmp(be->name, "cuda")) /* cuda: the frameworks note */
+    const struct gv_dev_kind *kind = gv_dev_kind_find(be->name);
+    if (o.output || o.json || o.record || (kind && kind->framework_compat))
         snapshot_start(&job);
     if (!res)
         gv_err_set(&err, GV_E_NOMEM, "out of memory for %zu results", n);

@@ -50,6 +50,9 @@ struct gv_dev_kind {
     enum gv_kind_auto auto_choice;
     int starts_python; /* opening it starts the user's Python (--python goes with it) */
     int amd;           /* an AMD GPU: its last-level cache is the Infinity Cache */
+    /* check says whether the installed PyTorch builds can run on it (its
+     * description has a compute capability; the snapshot is needed early) */
+    int framework_compat;
     const struct gv_backend *backend;     /* the numerics (check, probe, torch) */
     const struct gv_bench_backend *bench; /* gpuvet bench */
     const struct gv_probe_route_def *probe_routes;

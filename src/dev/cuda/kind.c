@@ -15,6 +15,7 @@ const struct gv_dev_kind gv_kind_cuda = {
     .name = "cuda",
     .usage = "cuda:N",
     .auto_choice = GV_AUTO_GPU,
+    .framework_compat = 1,
     .backend = &gv_backend_cuda,
     .bench = &gv_bench_cuda,
     GV_KIND_ROUTES(probe_routes, bench_routes),
