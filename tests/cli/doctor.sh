@@ -10,7 +10,7 @@ need_cmd python3 "python3 is needed to read the JSON output"
 gv_tmpdir tmp doctor
 data=$GV_SRC/tests/data/doctor
 fails=0
-expect_rc() { # WANT DESCRIPTION CMD...
+check_rc() { # WANT DESCRIPTION CMD... (counts a failure and goes on)
     local want=$1 what=$2; shift 2
     "$@" >"$tmp/out" 2>"$tmp/err"
     local rc=$?
@@ -22,9 +22,9 @@ expect_grep() { # FILE PATTERN DESCRIPTION
     grep -qE -- "$2" "$1" || { echo "FAIL: $3: no /$2/ in $1"; sed 's/^/  | /' "$1" | head -5; fails=$((fails + 1)); }
 }
 
-expect_rc 0 "healthy snapshot" "$GPUVET" doctor --snapshot "$data/healthy-amd.json"
+check_rc 0 "healthy snapshot" "$GPUVET" doctor --snapshot "$data/healthy-amd.json"
 expect_grep "$tmp/out" "^0 errors, 0 warnings, 0 info; [0-9]+ rules, 0 not checked" "healthy summary"
-expect_rc 1 "broken snapshot" "$GPUVET" doctor --snapshot "$data/broken-amd.json"
+check_rc 1 "broken snapshot" "$GPUVET" doctor --snapshot "$data/broken-amd.json"
 for rule in gpu-access nouveau torch-companions hsa-override rocm-mixed-path rocm-unowned \
             visible-devices cuda-stub cuda-driver process-libs ld-preload numerics-env debug-env \
             unheld-packages; do
@@ -36,7 +36,7 @@ expect_grep "$tmp/out" "fix +sudo usermod -a -G render,video alice" "fix line"
 if grep -q $'\033' "$tmp/out"; then echo "FAIL: colour codes in piped output"; fails=$((fails + 1)); fi
 
 # JSON document
-expect_rc 1 "broken --json" "$GPUVET" doctor --json --snapshot "$data/broken-amd.json"
+check_rc 1 "broken --json" "$GPUVET" doctor --json --snapshot "$data/broken-amd.json"
 python3 - "$tmp/out" <<'PY' || fails=$((fails + 1))
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -68,9 +68,9 @@ import json, sys
 s = json.load(open(sys.argv[1])); s["environment"]["variables"]["AMD_SERIALIZE_KERNEL"] = "3"
 json.dump(s, open(sys.argv[2], "w"))
 PY
-expect_rc 0 "warning only" "$GPUVET" doctor --snapshot "$tmp/warn.json"
+check_rc 0 "warning only" "$GPUVET" doctor --snapshot "$tmp/warn.json"
 expect_grep "$tmp/out" "\[debug-env\]" "warning reported"
-expect_rc 1 "warning with --strict" "$GPUVET" doctor --strict --snapshot "$tmp/warn.json"
+check_rc 1 "warning with --strict" "$GPUVET" doctor --strict --snapshot "$tmp/warn.json"
 
 # sections not collected: notes only, never an error
 python3 - "$data/healthy-amd.json" "$tmp/bare.json" <<'PY'
@@ -80,39 +80,39 @@ for k in ["gpus", "permissions", "environment", "python", "loader", "libraries",
     s[k] = {"collected": False, "reason": "no /sys under --root"}
 json.dump(s, open(sys.argv[2], "w"))
 PY
-expect_rc 0 "nothing collected" "$GPUVET" doctor --strict --snapshot "$tmp/bare.json"
+check_rc 0 "nothing collected" "$GPUVET" doctor --strict --snapshot "$tmp/bare.json"
 expect_grep "$tmp/out" "^Not checked" "not-checked block"
 expect_grep "$tmp/out" "^0 errors, 0 warnings, 0 info" "no verdicts"
 
 # bad input: exit 3 and a message naming the file
-expect_rc 3 "missing file" "$GPUVET" doctor --snapshot "$tmp/nope.json"
+check_rc 3 "missing file" "$GPUVET" doctor --snapshot "$tmp/nope.json"
 expect_grep "$tmp/err" "nope.json" "missing file named"
 head -c 300 "$data/healthy-amd.json" >"$tmp/trunc.json"
-expect_rc 3 "truncated file" "$GPUVET" doctor --snapshot "$tmp/trunc.json"
+check_rc 3 "truncated file" "$GPUVET" doctor --snapshot "$tmp/trunc.json"
 expect_grep "$tmp/err" "trunc.json" "truncated file named"
 printf '\x00\xff\xfe garbage' >"$tmp/bin.json"
-expect_rc 3 "binary file" "$GPUVET" doctor --snapshot "$tmp/bin.json"
+check_rc 3 "binary file" "$GPUVET" doctor --snapshot "$tmp/bin.json"
 printf '{"schema": "gpuvet.results", "schema_version": 1}' >"$tmp/other.json"
-expect_rc 3 "other schema" "$GPUVET" doctor --snapshot "$tmp/other.json"
+check_rc 3 "other schema" "$GPUVET" doctor --snapshot "$tmp/other.json"
 expect_grep "$tmp/err" "gpuvet.results|schema" "schema named"
 printf '{"schema": "gpuvet.snapshot", "schema_version": 99}' >"$tmp/future.json"
-expect_rc 3 "newer schema version" "$GPUVET" doctor --snapshot "$tmp/future.json"
-expect_rc 3 "directory" "$GPUVET" doctor --snapshot "$tmp"
+check_rc 3 "newer schema version" "$GPUVET" doctor --snapshot "$tmp/future.json"
+check_rc 3 "directory" "$GPUVET" doctor --snapshot "$tmp"
 ln -s "$tmp/loop2" "$tmp/loop1"; ln -s "$tmp/loop1" "$tmp/loop2"
-expect_rc 3 "looping symlink" "$GPUVET" doctor --snapshot "$tmp/loop1"
-expect_rc 3 "--root not a directory" "$GPUVET" doctor --root "$tmp/nope"
+check_rc 3 "looping symlink" "$GPUVET" doctor --snapshot "$tmp/loop1"
+check_rc 3 "--root not a directory" "$GPUVET" doctor --root "$tmp/nope"
 
 # usage
-expect_rc 2 "both --snapshot and --root" "$GPUVET" doctor --snapshot "$data/healthy-amd.json" --root /
-expect_rc 2 "unknown option" "$GPUVET" doctor --bogus
-expect_rc 2 "stray argument" "$GPUVET" doctor extra
-expect_rc 0 "--help" "$GPUVET" doctor --help
+check_rc 2 "both --snapshot and --root" "$GPUVET" doctor --snapshot "$data/healthy-amd.json" --root /
+check_rc 2 "unknown option" "$GPUVET" doctor --bogus
+check_rc 2 "stray argument" "$GPUVET" doctor extra
+check_rc 0 "--help" "$GPUVET" doctor --help
 expect_grep "$tmp/out" "--strict" "help text"
-expect_rc 0 "--list-rules" "$GPUVET" doctor --list-rules
+check_rc 0 "--list-rules" "$GPUVET" doctor --list-rules
 [[ $(wc -l <"$tmp/out") -ge 20 ]] || { echo "FAIL: rule list too short"; fails=$((fails + 1)); }
-expect_rc 0 "--explain known" "$GPUVET" doctor --explain "RuntimeError: HIP error: invalid device function"
+check_rc 0 "--explain known" "$GPUVET" doctor --explain "RuntimeError: HIP error: invalid device function"
 expect_grep "$tmp/out" "^meaning: " "explain output"
-expect_rc 1 "--explain unknown" "$GPUVET" doctor --explain "all is well"
+check_rc 1 "--explain unknown" "$GPUVET" doctor --explain "all is well"
 
 # the live machine: a report, whatever it says, and valid JSON
 "$GPUVET" doctor --json >"$tmp/live.json" 2>"$tmp/err"
