@@ -505,9 +505,10 @@ int cmd_check(int argc, char **argv)
         free(sel);
         return err.code == GV_E_USAGE ? cli_usage("check", "%s", err.msg) : cli_fail(&err);
     }
-    if (note[0]) /* no --device: say plainly which device runs the suite */
+    /* no --device: say which device runs the suite, once (the table's device line says it) */
+    if (note[0] && o.json)
         fprintf(stderr, "gpuvet: %s\n", note);
-    else if (pynote[0])
+    else if (!note[0] && pynote[0])
         snprintf(note, sizeof note, "%s", pynote);
     struct gv_case_result *res = calloc(n, sizeof *res);
     struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};

@@ -1,8 +1,10 @@
 /* gpuvet plan rollback: a reviewed, verifiable rollback plan (dry run). */
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/fs.h"
@@ -13,6 +15,14 @@
 #include "plan/plan.h"
 
 extern char **environ;
+
+/* What `gpuvet report` says after writing its page: on stderr, so stdout stays clean. */
+static void say_written(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        fprintf(stderr, "gpuvet plan: wrote %s (%lld bytes)\n", path, (long long)st.st_size);
+}
 
 static const char usage[] =
     "usage: gpuvet plan rollback --to BASELINE|last-good [--machine M] [--from CURRENT]\n"
@@ -151,6 +161,8 @@ int cmd_plan(int argc, char **argv)
     if (!strcmp(format, "json")) {
         rc = cli_emit_json(plan, output);
         json_decref(plan);
+        if (!rc && output && strcmp(output, "-"))
+            say_written(output);
         return rc ? rc : complete ? GV_EXIT_OK : GV_EXIT_FINDINGS;
     }
     if (!complete) {
@@ -166,7 +178,10 @@ int cmd_plan(int argc, char **argv)
         rc = gv_write_atomic(output, text, strlen(text), !strcmp(format, "sh") ? 0755 : 0644,
                              &err);
         free(text);
-        return rc ? cli_fail(&err) : GV_EXIT_OK;
+        if (rc)
+            return cli_fail(&err);
+        say_written(output);
+        return GV_EXIT_OK;
     }
     fputs(text, stdout);
     free(text);

@@ -1,7 +1,9 @@
 /* gpuvet snapshot: record every layer of the GPU stack. */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/fs.h"
 #include "base/json.h"
@@ -10,6 +12,14 @@
 #include "env/rootenv.h"
 
 extern char **environ;
+
+/* What `gpuvet report` says after writing its page: on stderr, so stdout stays clean. */
+static void say_written(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        fprintf(stderr, "gpuvet snapshot: wrote %s (%lld bytes)\n", path, (long long)st.st_size);
+}
 
 static const char usage[] =
     "usage: gpuvet snapshot [-o FILE] [--root DIR] [--pid N] [--no-hash] [--json] [--record]\n"
@@ -87,6 +97,8 @@ int cmd_snapshot(int argc, char **argv)
     if (failed)
         return cli_fail(&err);
     int rc = cli_emit_json(doc, output);
+    if (!rc && output && strcmp(output, "-"))
+        say_written(output);
     if (cli_record_wanted(record) && cli_record(doc, output) && !rc)
         rc = GV_EXIT_ERROR;
     json_decref(doc);

@@ -296,10 +296,44 @@ static int run(const struct cli_compare_opts *o, struct gv_results *ra, struct g
     return rc;
 }
 
+/* The kind of document at PATH, for a message: a capture, or its JSON "schema" (0 when
+ * it has neither: unreadable, not JSON, no schema). */
+static int kind_of(const char *path, char *kind, size_t n)
+{
+    json_t *d = NULL;
+    struct gv_err e = {0};
+    if (gv_cap_is_capture(path)) {
+        snprintf(kind, n, "a gpuvet torch capture");
+        return 1;
+    }
+    if (gv_json_read_file(path, (size_t)256 << 20, &d, &e))
+        return 0;
+    const char *schema = json_string_value(json_object_get(d, "schema"));
+    if (schema)
+        snprintf(kind, n, "schema %s", schema);
+    json_decref(d);
+    return schema != NULL;
+}
+
+/* Two documents of different kinds are refused naming both and their kinds, rather than
+ * blaming the one read second: nonzero (the exit status) when they are. */
+static int kinds_differ(const struct cli_compare_opts *o)
+{
+    char ka[160], kb[160];
+    if (!kind_of(o->a, ka, sizeof ka) || !kind_of(o->b, kb, sizeof kb) || !strcmp(ka, kb))
+        return 0;
+    return cli_failf("%s (%s) and %s (%s) are different kinds of document; compare takes two "
+                     "of one kind: check results, bench documents or torch captures",
+                     o->a, ka, o->b, kb);
+}
+
 /* A bench document whose "schema" is not among its first bytes (keys written
  * in another order): found by reading it whole, once BEFORE fails as a result file. */
 static int bench_fallback(const struct cli_compare_opts *o, const struct gv_err *err)
 {
+    int rc = err->code == GV_E_SCHEMA ? kinds_differ(o) : 0;
+    if (rc)
+        return rc;
     json_t *d = NULL;
     struct gv_err e2 = {0};
     int bench = err->code == GV_E_SCHEMA && gv_json_read_file(o->a, (size_t)256 << 20, &d, &e2) == 0 &&
@@ -313,9 +347,15 @@ static int bench_fallback(const struct cli_compare_opts *o, const struct gv_err 
 
 int cli_compare_files(const struct cli_compare_opts *o)
 {
-    if (gv_cap_is_capture(o->a) || gv_cap_is_capture(o->b)) /* gpuvet torch capture files */
+    int cap_a = gv_cap_is_capture(o->a), bench_a = gv_bench_is_bench_file(o->a);
+    int rc = cap_a != gv_cap_is_capture(o->b) || bench_a != gv_bench_is_bench_file(o->b)
+                 ? kinds_differ(o)
+                 : 0;
+    if (rc)
+        return rc;
+    if (cap_a || gv_cap_is_capture(o->b)) /* gpuvet torch capture files */
         return cli_compare_captures(o->a, o->b, o->json, o->junit);
-    if (gv_bench_is_bench_file(o->a) || gv_bench_is_bench_file(o->b)) /* gpuvet bench -o */
+    if (bench_a || gv_bench_is_bench_file(o->b)) /* gpuvet bench -o */
         return cli_compare_bench(o->a, o->b, o->json, o->junit, o->all);
     struct gv_results ra, rb;
     struct gv_err err = {0};
@@ -323,9 +363,10 @@ int cli_compare_files(const struct cli_compare_opts *o)
         return bench_fallback(o, &err);
     if (cli_results_load(o->b, &rb, &err)) {
         gv_results_free(&ra);
-        return cli_fail(&err);
+        rc = err.code == GV_E_SCHEMA ? kinds_differ(o) : 0;
+        return rc ? rc : cli_fail(&err);
     }
-    int rc = run(o, &ra, &rb);
+    rc = run(o, &ra, &rb);
     gv_results_free(&ra);
     gv_results_free(&rb);
     return rc;

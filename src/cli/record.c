@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/fs.h"
 #include "base/json.h"
@@ -115,6 +116,35 @@ static const char *str_or(const json_t *o, const char *key, const char *dflt)
     return v && *v ? v : dflt;
 }
 
+/* Where the last good run's snapshot is written, the directory made: a "baselines"
+ * directory beside a SQLite database (for the default one, $XDG_DATA_HOME/gpuvet/baselines);
+ * the default data directory for a PostgreSQL database, which has no place on this machine,
+ * or when the database's directory cannot be written (a shared database read read-only). */
+static void baselines_dir(const struct gv_history *h, char *dir, size_t n)
+{
+    char where[GV_PATH_MAX];
+    struct gv_err err = {0};
+    if (!strcmp(gv_history_backend(h), "sqlite") &&
+        !gv_history_locate(NULL, where, sizeof where, &err)) {
+        const char *path = where;
+        if (!strncmp(path, "sqlite:", 7))
+            path += 7;
+        else if (!strncmp(path, "file:", 5))
+            path += 5;
+        const char *slash = strrchr(path, '/');
+        snprintf(dir, n, "%.*s%sbaselines", slash ? (int)(slash - path) : 0, path,
+                 slash ? "/" : "");
+        if (gv_mkdirs(dir, 0700) == 0 && gv_is_dir(dir) && access(dir, W_OK) == 0)
+            return;
+    }
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    if (xdg && xdg[0] == '/')
+        snprintf(dir, n, "%s/gpuvet/baselines", xdg);
+    else
+        snprintf(dir, n, "%s/.local/share/gpuvet/baselines", home ? home : "/tmp");
+    gv_mkdirs(dir, 0700);
+}
+
 /* For 'gpuvet plan rollback --to last-good' (cmd_plan.c). */
 int cli_history_last_good(const char *machine, char *path, size_t pathsz)
 {
@@ -139,12 +169,7 @@ int cli_history_last_good(const char *machine, char *path, size_t pathsz)
                        "to plan back to", gv_history_name(h), run);
     } else {
         char dir[GV_PATH_MAX];
-        const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-        if (xdg && xdg[0] == '/')
-            snprintf(dir, sizeof dir, "%s/gpuvet/baselines", xdg);
-        else
-            snprintf(dir, sizeof dir, "%s/.local/share/gpuvet/baselines", home ? home : "/tmp");
-        gv_mkdirs(dir, 0700);
+        baselines_dir(h, dir, sizeof dir);
         snprintf(path, pathsz, "%s/run-%lld.snapshot.json", dir, run);
         if (gv_json_write_file(path, snap, &err))
             rc = cli_fail(&err);

@@ -40,7 +40,8 @@ for e in tf32 fp16acc ftz trunc bf16gemm; do grep -q "^  $e " "$T/help" || fail 
     > "$T/out" 2> "$T/stderr"
 rc=$?
 [ $rc -eq 0 ] || { cat "$T/out"; fail "quick suite on the CPU exit $rc"; }
-grep -q "using the CPU" "$T/stderr" || fail "the CPU fallback was not announced: $(cat "$T/stderr")"
+grep -q "^device: .* — no GPU found, using the CPU (" "$T/out" ||
+    fail "the CPU fallback was not announced: $(cat "$T/out")"
 grep -q "cases: $n_quick passed, 0 failed" "$T/out" || fail "summary line: $(tail -1 "$T/out")"
 
 python3 - "$T" "$n_quick" <<'PY' || fail "result/outputs/junit content"

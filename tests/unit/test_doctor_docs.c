@@ -1,7 +1,9 @@
 /* Every doctor rule id in the area tables (src/kb/rules_*.c) has its row in
  * docs/doctor.md ("## Rules"), and every row there names a rule that exists.
  * The checker is also fed the document with a row dropped and with a stale
- * row added, so it is known to catch both. */
+ * row added, so it is known to catch both. The README's command table states
+ * how many rules the doctor has: that number is the number of rules (checked
+ * against a README with the number off by one too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +64,38 @@ static char *slurp(const char *path)
     return s;
 }
 
-static char *md;
+/* The number the README's doctor row states ("| `gpuvet doctor ...` | N rules ..."), or -1. */
+static long readme_rule_count(const char *readme)
+{
+    const char *row = strstr(readme, "\n| `gpuvet doctor ");
+    const char *cell = row ? strstr(row, "` | ") : NULL;
+    if (!cell)
+        return -1;
+    char *end;
+    long n = strtol(cell + 4, &end, 10);
+    return end != cell + 4 && !strncmp(end, " rules ", 7) ? n : -1;
+}
+
+static char *md, *readme;
+
+static void readme_states_rule_count(void)
+{
+    long n = readme_rule_count(readme);
+    if (n != (long)gv_rule_count())
+        fprintf(stderr, "README.md says the doctor has %ld rules; it has %zu\n", n,
+                gv_rule_count());
+    T_EQ_INT(n, (long)gv_rule_count());
+}
+
+/* A README whose count is one off, and one without the count, are caught. */
+static void catches_wrong_readme_count(void)
+{
+    char row[128];
+    snprintf(row, sizeof row, "\n| `gpuvet doctor [--strict]` | %zu rules from a kb |\n",
+             gv_rule_count() + 1);
+    T_CHECK(readme_rule_count(row) != (long)gv_rule_count());
+    T_EQ_INT(readme_rule_count("\n| `gpuvet doctor [--strict]` | rules from a kb |\n"), -1);
+}
 
 static void every_rule_documented(void)
 {
@@ -101,19 +134,29 @@ static void catches_stale_row(void)
     free(copy);
 }
 
-int main(void)
+static char *slurp_src(const char *name)
 {
     const char *src = getenv("GV_SRC");
     char path[4096];
-    snprintf(path, sizeof path, "%s/docs/doctor.md", src ? src : "..");
-    md = slurp(path);
-    if (!md) {
+    snprintf(path, sizeof path, "%s/%s", src ? src : "..", name);
+    char *s = slurp(path);
+    if (!s)
         fprintf(stderr, "cannot read %s\n", path);
+    return s;
+}
+
+int main(void)
+{
+    md = slurp_src("docs/doctor.md");
+    readme = slurp_src("README.md");
+    if (!md || !readme)
         return 1;
-    }
     T_RUN(every_rule_documented);
     T_RUN(catches_missing_row);
     T_RUN(catches_stale_row);
+    T_RUN(readme_states_rule_count);
+    T_RUN(catches_wrong_readme_count);
     free(md);
+    free(readme);
     return t_done();
 }
