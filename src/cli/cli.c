@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -278,6 +279,13 @@ int cli_emit_json(const struct json_t *doc, const char *path)
     fputs(s, stdout);
     free(s);
     return GV_EXIT_OK;
+}
+
+void cli_say_written(const char *cmd, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        fprintf(stderr, "gpuvet %s: wrote %s (%lld bytes)\n", cmd, path, (long long)st.st_size);
 }
 
 void cli_choose_python(const char *python, const char *python_root, int want_gpu, char *note,

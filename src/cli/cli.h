@@ -101,6 +101,9 @@ int cli_help(const char *text);
 /* Writes a JSON document to stdout, or to path atomically when path != NULL. */
 struct json_t;
 int cli_emit_json(const struct json_t *doc, const char *path);
+/* "gpuvet CMD: wrote PATH (N bytes)" on stderr, so stdout stays clean; nothing
+ * when PATH cannot be read back. */
+void cli_say_written(const char *cmd, const char *path);
 /* The model's outputs that are not identical, by name, when it has more than one
  * (a comparison's or bisection's "outputs"; capture_out.c). */
 void cli_capture_print_outputs(const struct json_t *outs);

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/fs.h"
@@ -15,14 +14,6 @@
 #include "plan/plan.h"
 
 extern char **environ;
-
-/* What `gpuvet report` says after writing its page: on stderr, so stdout stays clean. */
-static void say_written(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) == 0)
-        fprintf(stderr, "gpuvet plan: wrote %s (%lld bytes)\n", path, (long long)st.st_size);
-}
 
 static const char usage[] =
     "usage: gpuvet plan rollback --to BASELINE|last-good [--machine M] [--from CURRENT]\n"
@@ -162,7 +153,7 @@ int cmd_plan(int argc, char **argv)
         rc = cli_emit_json(plan, output);
         json_decref(plan);
         if (!rc && output && strcmp(output, "-"))
-            say_written(output);
+            cli_say_written("plan", output);
         return rc ? rc : complete ? GV_EXIT_OK : GV_EXIT_FINDINGS;
     }
     if (!complete) {
@@ -180,7 +171,7 @@ int cmd_plan(int argc, char **argv)
         free(text);
         if (rc)
             return cli_fail(&err);
-        say_written(output);
+        cli_say_written("plan", output);
         return GV_EXIT_OK;
     }
     fputs(text, stdout);

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/fs.h"
 #include "base/json.h"
@@ -12,14 +11,6 @@
 #include "env/rootenv.h"
 
 extern char **environ;
-
-/* What `gpuvet report` says after writing its page: on stderr, so stdout stays clean. */
-static void say_written(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) == 0)
-        fprintf(stderr, "gpuvet snapshot: wrote %s (%lld bytes)\n", path, (long long)st.st_size);
-}
 
 static const char usage[] =
     "usage: gpuvet snapshot [-o FILE] [--root DIR] [--pid N] [--no-hash] [--json] [--record]\n"
@@ -98,7 +89,7 @@ int cmd_snapshot(int argc, char **argv)
         return cli_fail(&err);
     int rc = cli_emit_json(doc, output);
     if (!rc && output && strcmp(output, "-"))
-        say_written(output);
+        cli_say_written("snapshot", output);
     if (cli_record_wanted(record) && cli_record(doc, output) && !rc)
         rc = GV_EXIT_ERROR;
     json_decref(doc);
