@@ -296,8 +296,9 @@ static int run(const struct cli_compare_opts *o, struct gv_results *ra, struct g
     return rc;
 }
 
-/* The kind of document at PATH, for a message: a capture, or its JSON "schema" (0 when
- * it has neither: unreadable, not JSON, no schema). */
+/* The kind of document at PATH, for a message, when it is one compare takes: a
+ * capture, check results or a bench document (0 otherwise: unreadable, not JSON, no
+ * schema, or another schema, which the reader's own message names). */
 static int kind_of(const char *path, char *kind, size_t n)
 {
     json_t *d = NULL;
@@ -309,14 +310,16 @@ static int kind_of(const char *path, char *kind, size_t n)
     if (gv_json_read_file(path, (size_t)256 << 20, &d, &e))
         return 0;
     const char *schema = json_string_value(json_object_get(d, "schema"));
-    if (schema)
+    int comparable = schema && (!strcmp(schema, "gpuvet.results") || !strcmp(schema, "gpuvet.bench"));
+    if (comparable)
         snprintf(kind, n, "schema %s", schema);
     json_decref(d);
-    return schema != NULL;
+    return comparable;
 }
 
-/* Two documents of different kinds are refused naming both and their kinds, rather than
- * blaming the one read second: nonzero (the exit status) when they are. */
+/* Two documents compare takes, of different kinds, are refused naming both and their
+ * kinds, rather than blaming the one read second: nonzero (the exit status) when they
+ * are. A file of no kind compare takes is left to the reader, whose message names it. */
 static int kinds_differ(const struct cli_compare_opts *o)
 {
     char ka[160], kb[160];

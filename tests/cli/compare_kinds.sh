@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `gpuvet compare` of two documents of different kinds (check results, a bench document, a
-# snapshot; either order, and a bench document whose "schema" key comes last) is refused with
-# exit 3 and a message that names both files and both schemas, blaming neither alone.
+# `gpuvet compare` of two documents of different kinds it takes (check results, a bench
+# document; either order, and a bench document whose "schema" key comes last) is refused with
+# exit 3 and a message that names both files and both schemas, blaming neither alone; a
+# document of a kind compare does not take (a snapshot) is named as the culprit, in either
+# place, never the good file beside it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 gv_tmpdir T compare_kinds
@@ -31,9 +33,15 @@ differ A.json bench.json gpuvet.results gpuvet.bench
 differ bench.json A.json gpuvet.bench gpuvet.results
 differ A.json late.json gpuvet.results gpuvet.bench
 differ late.json A.json gpuvet.bench gpuvet.results
-differ A.json snap.json gpuvet.results gpuvet.snapshot
-differ snap.json A.json gpuvet.snapshot gpuvet.results
-differ bench.json snap.json gpuvet.bench gpuvet.snapshot
+blames() { # X Y CULPRIT
+    expect_rc 3 "$GPUVET" compare "$T/$1" "$T/$2"
+    grep -q "^gpuvet: error: $T/$3: .*gpuvet.snapshot" "$GV_ERR" ||
+        fail "compare $1 $2: the message does not blame $3: $(cat "$GV_ERR")"
+}
+blames A.json snap.json snap.json
+blames snap.json A.json snap.json
+blames bench.json snap.json snap.json
+blames snap.json bench.json snap.json
 
 # same kinds still compare
 expect_rc 0 "$GPUVET" compare "$T/A.json" "$T/A.json"
