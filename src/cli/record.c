@@ -116,33 +116,35 @@ static const char *str_or(const json_t *o, const char *key, const char *dflt)
     return v && *v ? v : dflt;
 }
 
+/* "DIR/baselines" for the SQLite database at where ("sqlite:" / "file:" prefix
+ * allowed), made and writable; 0 when it is, else -1. */
+static int baselines_beside(const char *where, char *dir, size_t n)
+{
+    if (!strncmp(where, "sqlite:", 7))
+        where += 7;
+    else if (!strncmp(where, "file:", 5))
+        where += 5;
+    const char *slash = strrchr(where, '/');
+    snprintf(dir, n, "%.*s%sbaselines", slash ? (int)(slash - where) : 0, where,
+             slash ? "/" : "");
+    return gv_mkdirs(dir, 0700) == 0 && gv_is_dir(dir) && access(dir, W_OK) == 0 ? 0 : -1;
+}
+
 /* Where the last good run's snapshot is written, the directory made: a "baselines"
  * directory beside a SQLite database (for the default one, $XDG_DATA_HOME/gpuvet/baselines);
- * the default data directory for a PostgreSQL database, which has no place on this machine,
+ * beside the default database for a PostgreSQL one, which has no place on this machine,
  * or when the database's directory cannot be written (a shared database read read-only). */
-static void baselines_dir(const struct gv_history *h, char *dir, size_t n)
+static int baselines_dir(const struct gv_history *h, char *dir, size_t n, struct gv_err *err)
 {
     char where[GV_PATH_MAX];
-    struct gv_err err = {0};
     if (!strcmp(gv_history_backend(h), "sqlite") &&
-        !gv_history_locate(NULL, where, sizeof where, &err)) {
-        const char *path = where;
-        if (!strncmp(path, "sqlite:", 7))
-            path += 7;
-        else if (!strncmp(path, "file:", 5))
-            path += 5;
-        const char *slash = strrchr(path, '/');
-        snprintf(dir, n, "%.*s%sbaselines", slash ? (int)(slash - path) : 0, path,
-                 slash ? "/" : "");
-        if (gv_mkdirs(dir, 0700) == 0 && gv_is_dir(dir) && access(dir, W_OK) == 0)
-            return;
-    }
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    if (xdg && xdg[0] == '/')
-        snprintf(dir, n, "%s/gpuvet/baselines", xdg);
-    else
-        snprintf(dir, n, "%s/.local/share/gpuvet/baselines", home ? home : "/tmp");
-    gv_mkdirs(dir, 0700);
+        !gv_history_locate(NULL, where, sizeof where, err) && !baselines_beside(where, dir, n))
+        return GV_OK;
+    gv_err_clear(err);
+    int rc = gv_history_default(where, sizeof where, err);
+    if (!rc && baselines_beside(where, dir, n))
+        rc = gv_err_set(err, GV_E_IO, "cannot make a writable directory %s for the baseline", dir);
+    return rc;
 }
 
 /* For 'gpuvet plan rollback --to last-good' (cmd_plan.c). */
@@ -169,9 +171,9 @@ int cli_history_last_good(const char *machine, char *path, size_t pathsz)
                        "to plan back to", gv_history_name(h), run);
     } else {
         char dir[GV_PATH_MAX];
-        baselines_dir(h, dir, sizeof dir);
-        snprintf(path, pathsz, "%s/run-%lld.snapshot.json", dir, run);
-        if (gv_json_write_file(path, snap, &err))
+        if (baselines_dir(h, dir, sizeof dir, &err) == GV_OK)
+            snprintf(path, pathsz, "%s/run-%lld.snapshot.json", dir, run);
+        if (err.code || gv_json_write_file(path, snap, &err))
             rc = cli_fail(&err);
         else
             fprintf(stderr, "gpuvet plan: last good: run %lld of %s (%s, %s), its snapshot "

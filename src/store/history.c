@@ -43,6 +43,11 @@ int gv_history_locate(const char *url, char *out, size_t outsz, struct gv_err *e
             return gv_err_set(err, GV_E_USAGE, "database name too long");
         return GV_OK;
     }
+    return gv_history_default(out, outsz, err);
+}
+
+int gv_history_default(char *out, size_t outsz, struct gv_err *err)
+{
     const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
     int n;
     if (xdg && xdg[0] == '/')

@@ -24,6 +24,9 @@ struct gv_history;
 /* The database to use: url when given, else $GPUVET_DB, else
  * $XDG_DATA_HOME/gpuvet/history.db (~/.local/share/gpuvet/history.db). */
 int gv_history_locate(const char *url, char *out, size_t outsz, struct gv_err *err);
+/* The default database's path: $XDG_DATA_HOME/gpuvet/history.db, else
+ * ~/.local/share/gpuvet/history.db; GV_E_NOTFOUND when neither is set. */
+int gv_history_default(char *out, size_t outsz, struct gv_err *err);
 
 /* Opens (and with create, creates or migrates) the database at url: a path
  * (or sqlite:PATH / file:PATH) or postgresql://... / postgres://... Error
