@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "base/err.h"
 
 /* Exit codes (documented in README.md). */
@@ -147,5 +149,15 @@ int cli_parse_since(const char *in, char *out, size_t n);
 int cli_results_load(const char *path, struct gv_results *res, struct gv_err *err);
 /* The text form of a snapshot diff document (diff_out.c): diff, history diff. */
 void cli_diff_print(const struct json_t *doc);
+
+/* ---- container images (src/cli/image_cli.c, docs/image.md) ---- */
+/* The snapshot of the image ref names: opened, its layers staged under the
+ * cache (removed before returning), the tree inspected as a root with the
+ * config's Env as its environment, the image section and layer attribution
+ * added. hash 0: no content digests (--no-hash). */
+int cli_image_snapshot(const char *ref, int hash, json_t **doc, struct gv_err *err);
+/* The image section alone (reference, digests, tags, config), no layer read:
+ * what verify --image and plan need to name the image. */
+int cli_image_identity(const char *ref, json_t **image, struct gv_err *err);
 
 #endif
