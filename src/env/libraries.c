@@ -474,10 +474,12 @@ static size_t plan_jobs(struct scan *s, struct gv_hash_job *jobs, size_t *job_of
     return nj;
 }
 
-/* Digests from the cache, the rest hashed largest first, one thread per core. */
-static void run_jobs(struct gv_hash_job *jobs, size_t nj)
+/* Digests known to the caller (an image's, ctx->known_digest), then from
+ * the cache (not for a caller's temporary tree), the rest hashed largest
+ * first, one thread per core. */
+static void run_jobs(const struct gv_probe_ctx *ctx, struct gv_hash_job *jobs, size_t nj)
 {
-    struct gv_hash_cache *cache = gv_hash_cache_open();
+    struct gv_hash_cache *cache = ctx->known_digest ? NULL : gv_hash_cache_open();
     struct gv_hash_job *todo = calloc(nj ? nj : 1, sizeof *todo);
     if (!todo) {
         gv_hash_cache_close(cache);
@@ -485,7 +487,9 @@ static void run_jobs(struct gv_hash_job *jobs, size_t nj)
     }
     size_t nt = 0;
     for (size_t i = 0; i < nj; i++) {
-        if (jobs[i].size >= GV_HASH_CACHE_MIN_SIZE &&
+        if (ctx->known_digest && ctx->known_digest(ctx->known_digest_arg, jobs[i].path, jobs[i].hex))
+            continue;
+        if (cache && jobs[i].size >= GV_HASH_CACHE_MIN_SIZE &&
             gv_hash_cache_get(cache, jobs[i].root, jobs[i].path, jobs[i].hex))
             continue;
         todo[nt++] = jobs[i];
@@ -496,7 +500,7 @@ static void run_jobs(struct gv_hash_job *jobs, size_t nj)
         for (size_t i = 0; i < nj; i++)
             if (jobs[i].path == todo[t].path)
                 jobs[i] = todo[t];
-        if (todo[t].rc == 0 && todo[t].size >= GV_HASH_CACHE_MIN_SIZE)
+        if (cache && todo[t].rc == 0 && todo[t].size >= GV_HASH_CACHE_MIN_SIZE)
             gv_hash_cache_put(cache, todo[t].root, todo[t].path, todo[t].hex);
     }
     free(todo);
@@ -511,7 +515,7 @@ static void hash_items(struct scan *s)
     size_t *job_of = calloc(n, sizeof *job_of);
     if (jobs && job_of) {
         size_t nj = plan_jobs(s, jobs, job_of);
-        run_jobs(jobs, nj);
+        run_jobs(s->ctx, jobs, nj);
         for (size_t i = 0; i < s->n_items; i++) {
             if (job_of[i] == SIZE_MAX)
                 continue;

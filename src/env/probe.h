@@ -15,6 +15,12 @@ struct gv_probe_ctx {
     int pid;            /* --pid, 0 when not given */
     char *const *envp;  /* the environment to record (tests pass their own) */
     int hash_files;     /* compute sha256 of library files (default on) */
+    /* Digests already known (an image's files, hashed while its layers were
+     * streamed: src/image): 1 and hex filled for a path inside root, 0 when
+     * unknown. When set, the persistent digest cache is neither read nor
+     * written (the root is a temporary tree). NULL: hash the files. */
+    int (*known_digest)(const void *arg, const char *path, char hex[65]);
+    const void *known_digest_arg;
 };
 
 /* Each returns a new section object (never NULL). */
