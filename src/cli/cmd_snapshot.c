@@ -13,8 +13,8 @@
 extern char **environ;
 
 static const char usage[] =
-    "usage: gpuvet snapshot [-o FILE] [--root DIR] [--pid N] [--no-hash] [--json] [--record]\n"
-    "                       [--db URL]\n"
+    "usage: gpuvet snapshot [-o FILE] [--root DIR | --image REF] [--pid N] [--no-hash] [--json]\n"
+    "                       [--record] [--db URL]\n"
     "\n"
     "Record every layer of the GPU stack in one versioned JSON document: host, GPUs\n"
     "(from PCI/sysfs, no vendor tool needed), kernel drivers, ROCm and CUDA installs and\n"
@@ -25,6 +25,9 @@ static const char usage[] =
     "  -o, --output FILE  write the snapshot to FILE (atomically) instead of stdout\n"
     "      --root DIR     inspect a mounted image or chroot instead of this machine;\n"
     "                     parts that need a running system are marked not collected\n"
+    "      --image REF    inspect a container image without unpacking it: an OCI layout\n"
+    "                     DIR[:TAG], an oci-archive or docker-archive FILE[:TAG], or\n"
+    "                     podman:NAME[:TAG] / docker:NAME[:TAG] (docs/image.md)\n"
     "      --pid N        also list the GPU libraries process N has mapped\n"
     "      --no-hash      skip content hashes of library files (faster)\n"
     "      --json         JSON output (the default for this command)\n"
@@ -33,6 +36,31 @@ static const char usage[] =
     "      --db URL       record it in this database (a path or postgresql://...)\n"
     "  -h, --help         this help\n";
 
+/* Writes the document (atomically with -o), records it when asked, frees it. */
+static int emit(json_t *doc, const char *output, int record)
+{
+    int rc = cli_emit_json(doc, output);
+    if (!rc && output && strcmp(output, "-"))
+        cli_say_written("snapshot", output);
+    if (cli_record_wanted(record) && cli_record(doc, output) && !rc)
+        rc = GV_EXIT_ERROR;
+    json_decref(doc);
+    return rc;
+}
+
+static int snapshot_image(const char *ref, const char *root, int pid, int hash,
+                          const char *output, int record)
+{
+    if (strcmp(root, "/") || pid)
+        return cli_usage("snapshot", "--image inspects an image and cannot be combined with "
+                                     "--root or --pid");
+    struct gv_err err = {0};
+    json_t *doc;
+    if (cli_image_snapshot(ref, hash, &doc, &err))
+        return cli_fail(&err);
+    return emit(doc, output, record);
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -40,8 +68,9 @@ int cmd_snapshot(int argc, char **argv)
         {"pid", required_argument, 0, 'p'},    {"no-hash", no_argument, 0, 'n'},
         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
         {"record", no_argument, 0, 'R'}, {"db", required_argument, 0, 'Q'},
+        {"image", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
-    const char *output = NULL, *root = "/";
+    const char *output = NULL, *root = "/", *image = NULL;
     int pid = 0, hash = 1, record = 0;
     optind = 1;
     opterr = 0;
@@ -50,6 +79,7 @@ int cmd_snapshot(int argc, char **argv)
         switch (c) {
         case 'o': output = optarg; break;
         case 'r': root = optarg; break;
+        case 'I': image = optarg; break;
         case 'p': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -68,6 +98,8 @@ int cmd_snapshot(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage("snapshot", "unexpected argument '%s'", argv[optind]);
+    if (image)
+        return snapshot_image(image, root, pid, hash, output, record);
     if (!gv_is_dir(root))
         return cli_failf("--root %s: not a directory", root);
     int live = strcmp(root, "/") == 0;
@@ -87,11 +119,5 @@ int cmd_snapshot(int argc, char **argv)
     gv_rootenv_free(root_env);
     if (failed)
         return cli_fail(&err);
-    int rc = cli_emit_json(doc, output);
-    if (!rc && output && strcmp(output, "-"))
-        cli_say_written("snapshot", output);
-    if (cli_record_wanted(record) && cli_record(doc, output) && !rc)
-        rc = GV_EXIT_ERROR;
-    json_decref(doc);
-    return rc;
+    return emit(doc, output, record);
 }
