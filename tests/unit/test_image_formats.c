@@ -417,6 +417,64 @@ static void test_bad_inputs(void)
     open_fails("nosuchfile:tag", "no such file", NULL);
 }
 
+/* podman:NAME:TAG: the engine's own export into the cache (a private podman
+ * store for the test: CONTAINERS_STORAGE_CONF), read, then removed on close. */
+static void test_engine_podman(void)
+{
+    if (tl_sh("command -v podman >/dev/null") != 0) {
+        fprintf(stderr, "  podman part not run: podman missing\n");
+        return;
+    }
+    char conf[700];
+    snprintf(conf, sizeof conf, "%s/podman/storage.conf", dir);
+    T_EQ_INT(tl_sh("cd '%s' && mkdir -p podman && printf '[storage]\\ndriver = \"vfs\"\\n"
+                   "graphroot = \"%%s\"\\nrunroot = \"%%s\"\\n' \"$PWD/podman/graph\" "
+                   "\"$PWD/podman/run\" > podman/storage.conf",
+                   dir),
+             0);
+    setenv("CONTAINERS_STORAGE_CONF", conf, 1);
+    if (tl_sh("cd '%s' && podman load -i v2.docker.tar >podman/load.log 2>&1", dir) != 0) {
+        fprintf(stderr, "  podman part not run: podman load failed here\n");
+        tl_sh("cat '%s/podman/load.log' >&2", dir);
+        unsetenv("CONTAINERS_STORAGE_CONF");
+        return;
+    }
+    char layers[600];
+    snprintf(layers, sizeof layers, "%s",
+             sh("podman image inspect --format '{{range .RootFS.Layers}}{{.}} {{end}}' tiny/img:v2"));
+    struct gv_image *img = NULL;
+    struct gv_err err = {0};
+    T_EQ_INT(gv_image_open("podman:tiny/img:v2", &img, &err), GV_OK);
+    if (!img) {
+        fprintf(stderr, "  %s\n", err.msg);
+    } else {
+        T_EQ_INT(gv_image_form(img), GV_IMAGE_OCI_ARCHIVE);
+        char got[600] = "";
+        for (size_t i = 0; i < gv_image_layer_count(img); i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s ",
+                     gv_image_layer(img, i)->diff_id);
+        got[strlen(got) ? strlen(got) - 1 : 0] = '\0';
+        T_EQ_STR(got, layers);
+        json_t *sec = gv_image_describe(img);
+        T_EQ_STR(json_string_value(json_object_get(sec, "engine")), "podman");
+        T_EQ_STR(json_string_value(json_object_get(sec, "tag")), "v2");
+        T_EQ_STR(json_string_value(json_object_get(sec, "reference")), "podman:tiny/img:v2");
+        json_decref(sec);
+        /* the export lies in the cache while open ... */
+        T_EQ_STR(sh("ls gpuvet/images | grep -c '^export-' || true"), "1");
+        gv_image_close(img);
+        /* ... and is removed on close */
+        T_EQ_STR(sh("ls gpuvet/images | grep -c '^export-' || true"), "0");
+    }
+    /* an image the store does not have: the engine's own message */
+    img = NULL;
+    T_CHECK(gv_image_open("podman:tiny/nosuch:v9", &img, &err) != GV_OK);
+    fprintf(stderr, "  podman:tiny/nosuch:v9: %s\n", err.msg);
+    T_CHECK(strstr(err.msg, "podman save tiny/nosuch:v9 failed") != NULL);
+    T_EQ_STR(sh("ls gpuvet/images | grep -c '^export-' || true"), "0");
+    unsetenv("CONTAINERS_STORAGE_CONF");
+}
+
 static int exists_yes(const char *p) { return !strcmp(p, "a:b") || !strcmp(p, "dir") || !strcmp(p, "f"); }
 
 static void test_refs(void)
@@ -460,7 +518,9 @@ int main(void)
     snprintf(dir, sizeof dir, "%s/imgfmt-XXXXXX", tmp);
     if (!mkdtemp(dir))
         return 1;
-    setenv("XDG_CACHE_HOME", dir, 1);
+    char cache[600];
+    snprintf(cache, sizeof cache, "%s/img", dir);
+    setenv("XDG_CACHE_HOME", cache, 1);
     int rc = tl_sh("bash '%s/tests/fixtures/tiny-image.sh' '%s/img' >'%s/fixture.log' 2>&1", src,
                    dir, dir);
     if (rc == 77) {
@@ -480,6 +540,7 @@ int main(void)
     T_RUN(test_multi_platform);
     T_RUN(test_docker_oci);
     T_RUN(test_bad_inputs);
+    T_RUN(test_engine_podman);
     int failed = t_done();
     dir[strlen(dir) - 4] = '\0';
     if (!failed)
