@@ -272,18 +272,26 @@ static int legacy_config(struct gv_image *img, const struct gv_docker_entry *e,
     return rc;
 }
 
-int gv_docker_open_legacy(struct gv_image *img, struct gv_err *err)
+/* The archive's manifest.json, read and parsed; what gets its name. */
+static int read_manifest(const struct gv_image *img, char *what, size_t whatsz,
+                         struct gv_docker_manifest *m, struct gv_err *err)
 {
-    char what[4200];
-    snprintf(what, sizeof what, "%s: manifest.json", img->path);
+    snprintf(what, whatsz, "%s: manifest.json", img->path);
     char *data;
     size_t len;
     int rc = gv_image_read_member(img, "manifest.json", what, &data, &len, err);
     if (rc != GV_OK)
         return rc;
-    struct gv_docker_manifest m;
-    rc = gv_docker_manifest_parse(data, len, what, &m, err);
+    rc = gv_docker_manifest_parse(data, len, what, m, err);
     free(data);
+    return rc;
+}
+
+int gv_docker_open_legacy(struct gv_image *img, struct gv_err *err)
+{
+    char what[4200];
+    struct gv_docker_manifest m;
+    int rc = read_manifest(img, what, sizeof what, &m, err);
     if (rc != GV_OK)
         return rc;
     size_t pick = 0;
@@ -317,15 +325,8 @@ int gv_docker_add_repotags(struct gv_image *img, struct gv_err *err)
     if (!gv_tarindex_find(&img->tar, "manifest.json"))
         return GV_OK;
     char what[4200];
-    snprintf(what, sizeof what, "%s: manifest.json", img->path);
-    char *data;
-    size_t len;
-    int rc = gv_image_read_member(img, "manifest.json", what, &data, &len, err);
-    if (rc != GV_OK)
-        return rc;
     struct gv_docker_manifest m;
-    rc = gv_docker_manifest_parse(data, len, what, &m, err);
-    free(data);
+    int rc = read_manifest(img, what, sizeof what, &m, err);
     if (rc != GV_OK)
         return rc;
     char want[100];

@@ -201,6 +201,26 @@ static int check_schema_version(const json_t *doc, const char *what, struct gv_e
     return GV_OK;
 }
 
+/* An index or manifest: an object, schemaVersion 2, its mediaType (when it
+ * names one, into media_type[128]) of kind. On error *doc is NULL. */
+static int doc_head(const char *data, size_t len, const char *what, enum gv_media_kind kind,
+                    char *media_type, json_t **doc, struct gv_err *err)
+{
+    int rc = parse_object(data, len, what, doc, err);
+    if (rc != GV_OK)
+        return rc;
+    if ((rc = check_schema_version(*doc, what, err)) == GV_OK)
+        rc = opt_str(*doc, "mediaType", media_type, 128, what, "mediaType", err);
+    if (rc == GV_OK && media_type[0] && gv_media_kind(media_type, NULL) != kind)
+        rc = gv_err_set(err, GV_E_FORMAT, "%s: mediaType: unknown media type \"%.128s\" for %s",
+                        what, media_type, kind == GV_MEDIA_INDEX ? "an index" : "a manifest");
+    if (rc != GV_OK) {
+        json_decref(*doc);
+        *doc = NULL;
+    }
+    return rc;
+}
+
 static int descs_parse(const json_t *arr, const char *what, const char *key,
                        enum gv_media_kind want, struct gv_oci_desc **out, size_t *n,
                        struct gv_err *err)
@@ -238,17 +258,10 @@ int gv_oci_index_parse(const char *data, size_t len, const char *what, struct gv
 {
     memset(out, 0, sizeof *out);
     json_t *doc;
-    int rc = parse_object(data, len, what, &doc, err);
+    int rc = doc_head(data, len, what, GV_MEDIA_INDEX, out->media_type, &doc, err);
     if (rc != GV_OK)
         return rc;
-    if ((rc = check_schema_version(doc, what, err)) == GV_OK)
-        rc = opt_str(doc, "mediaType", out->media_type, sizeof out->media_type, what, "mediaType",
-                     err);
-    if (rc == GV_OK && out->media_type[0] && gv_media_kind(out->media_type, NULL) != GV_MEDIA_INDEX)
-        rc = gv_err_set(err, GV_E_FORMAT, "%s: mediaType: unknown media type \"%.128s\" for an index",
-                        what, out->media_type);
-    if (rc == GV_OK)
-        rc = descs_parse(json_object_get(doc, "manifests"), what, "manifests", GV_MEDIA_UNKNOWN,
+    rc = descs_parse(json_object_get(doc, "manifests"), what, "manifests", GV_MEDIA_UNKNOWN,
                          &out->d, &out->n, err);
     json_decref(doc);
     if (rc != GV_OK)
@@ -268,18 +281,10 @@ int gv_oci_manifest_parse(const char *data, size_t len, const char *what,
 {
     memset(out, 0, sizeof *out);
     json_t *doc;
-    int rc = parse_object(data, len, what, &doc, err);
+    int rc = doc_head(data, len, what, GV_MEDIA_MANIFEST, out->media_type, &doc, err);
     if (rc != GV_OK)
         return rc;
-    if ((rc = check_schema_version(doc, what, err)) == GV_OK)
-        rc = opt_str(doc, "mediaType", out->media_type, sizeof out->media_type, what, "mediaType",
-                     err);
-    if (rc == GV_OK && out->media_type[0] &&
-        gv_media_kind(out->media_type, NULL) != GV_MEDIA_MANIFEST)
-        rc = gv_err_set(err, GV_E_FORMAT, "%s: mediaType: unknown media type \"%.128s\" for a manifest",
-                        what, out->media_type);
-    if (rc == GV_OK)
-        rc = desc_parse(json_object_get(doc, "config"), what, "config", GV_MEDIA_CONFIG,
+    rc = desc_parse(json_object_get(doc, "config"), what, "config", GV_MEDIA_CONFIG,
                         &out->config, err);
     if (rc == GV_OK)
         rc = descs_parse(json_object_get(doc, "layers"), what, "layers", GV_MEDIA_LAYER,
