@@ -25,6 +25,8 @@ static int engine_ref(const char *ref, const char *engine, struct gv_ref *out, s
     out->kind = GV_REF_ENGINE;
     snprintf(out->engine, sizeof out->engine, "%s", engine);
     snprintf(out->path, sizeof out->path, "%s", name);
+    if (strchr(name, '@'))
+        return GV_OK; /* NAME@sha256:...: a digest, no tag */
     const char *slash = strrchr(name, '/');
     const char *colon = strrchr(slash ? slash : name, ':');
     if (colon)

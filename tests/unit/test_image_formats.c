@@ -257,6 +257,50 @@ static void test_docker_archive(void)
     open_fails("v2.docker.tar:other", "no image tagged \"other\"", NULL);
 }
 
+/* A legacy docker-archive whose second layer is gzip'ed (python's tarfile
+ * and gzip): the codec told by the bytes, the digest that of the member. */
+static void test_docker_gzip_layer(void)
+{
+    T_EQ_INT(tl_sh("cd '%s' && python3 - <<'EOF'\n"
+                   "import gzip, io, json, tarfile\n"
+                   "src = tarfile.open('v2.docker.tar')\n"
+                   "dst = tarfile.open('gz.tar', 'w')\n"
+                   "doc = json.load(src.extractfile('manifest.json'))\n"
+                   "layer = doc[0]['Layers'][1]\n"
+                   "doc[0]['Layers'][1] = 'gz/layer.tar.gz'\n"
+                   "for m in src.getmembers():\n"
+                   "    if m.name == 'manifest.json':\n"
+                   "        continue\n"
+                   "    dst.addfile(m, src.extractfile(m) if m.isfile() else None)\n"
+                   "    if m.name == layer:\n"
+                   "        z = gzip.compress(src.extractfile(m).read(), mtime=0)\n"
+                   "        ti = tarfile.TarInfo('gz/layer.tar.gz'); ti.size = len(z)\n"
+                   "        dst.addfile(ti, io.BytesIO(z))\n"
+                   "b = json.dumps(doc).encode()\n"
+                   "ti = tarfile.TarInfo('manifest.json'); ti.size = len(b)\n"
+                   "dst.addfile(ti, io.BytesIO(b)); dst.close()\n"
+                   "EOF",
+                   dir),
+             0);
+    struct gv_image *img = open_ok("gz.tar");
+    if (!img)
+        return;
+    char want[100];
+    snprintf(want, sizeof want, "sha256:%s",
+             sh("tar -xOf gz.tar gz/layer.tar.gz | sha256sum | cut -d' ' -f1"));
+    T_EQ_INT(gv_image_layer_count(img), 2);
+    if (gv_image_layer_count(img) == 2) {
+        const struct gv_image_layer *l = gv_image_layer(img, 1);
+        T_EQ_INT(l->codec, GV_CODEC_GZIP);
+        T_EQ_STR(l->media_type, "application/vnd.docker.image.rootfs.diff.tar.gzip");
+        T_EQ_STR(l->digest, want);
+        T_CHECK(strcmp(l->digest, l->diff_id) != 0);
+        layer_reads_back(img, 1, want);
+        T_EQ_INT(gv_image_layer(img, 0)->codec, GV_CODEC_NONE);
+    }
+    gv_image_close(img);
+}
+
 static void test_zstd(void)
 {
     struct gv_image *img = open_ok("zstd:v2");
@@ -500,6 +544,9 @@ static void test_refs(void)
     T_EQ_STR(r.tag, "6.4");
     T_EQ_INT(gv_ref_parse("docker:rocm", exists_yes, &r, &err), GV_OK);
     T_EQ_STR(r.tag, "");
+    T_EQ_INT(gv_ref_parse("docker:rocm/pytorch@sha256:0123", exists_yes, &r, &err), GV_OK);
+    T_EQ_STR(r.path, "rocm/pytorch@sha256:0123");
+    T_EQ_STR(r.tag, "");
     T_CHECK(gv_ref_parse("docker:--output=/etc/x", exists_yes, &r, &err) == GV_E_USAGE);
     T_CHECK(gv_ref_parse("podman:", exists_yes, &r, &err) == GV_E_USAGE);
     T_CHECK(gv_ref_parse("nothere:tag", exists_yes, &r, &err) == GV_E_NOTFOUND);
@@ -536,6 +583,7 @@ int main(void)
     T_RUN(test_layout);
     T_RUN(test_oci_archive);
     T_RUN(test_docker_archive);
+    T_RUN(test_docker_gzip_layer);
     T_RUN(test_zstd);
     T_RUN(test_multi_platform);
     T_RUN(test_docker_oci);
