@@ -152,7 +152,7 @@ int gv_image_set_layers(struct gv_image *img, const struct gv_oci_manifest *m,
 
 static int desc_answers(const struct gv_oci_desc *d, const char *tag)
 {
-    return (d->ref_name && !strcmp(d->ref_name, tag)) ||
+    return (d->ref_name && gv_image_name_matches(d->ref_name, tag)) ||
            (d->image_name && gv_image_name_matches(d->image_name, tag));
 }
 

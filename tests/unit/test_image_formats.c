@@ -510,6 +510,25 @@ static void test_engine_podman(void)
         /* ... and is removed on close */
         T_EQ_STR(sh("ls gpuvet/images | grep -c '^export-' || true"), "0");
     }
+    /* podman's own oci-archive names the manifest by its full name
+     * (ref.name docker.io/tiny/img:v2): a TAG matches it whole, without
+     * the registry, or by its tag part */
+    T_EQ_INT(tl_sh("cd '%s' && podman image save -q --format oci-archive -o podman/saved.tar "
+                   "tiny/img:v2 >/dev/null 2>&1",
+                   dir),
+             0);
+    T_EQ_STR(sh("tar -xOf podman/saved.tar index.json | "
+                "jq -r '.manifests[0].annotations[\"org.opencontainers.image.ref.name\"]'"),
+             "docker.io/tiny/img:v2");
+    const char *tags[] = {"podman/saved.tar:v2", "podman/saved.tar:tiny/img:v2",
+                          "podman/saved.tar:docker.io/tiny/img:v2"};
+    for (int k = 0; k < 3; k++) {
+        struct gv_image *s = open_ok(tags[k]);
+        if (s)
+            T_EQ_INT(gv_image_layer_count(s), 2);
+        gv_image_close(s);
+    }
+    open_fails("podman/saved.tar:other/img:v2", "no manifest tagged \"other/img:v2\"", NULL);
     /* an image the store does not have: the engine's own message */
     img = NULL;
     T_CHECK(gv_image_open("podman:tiny/nosuch:v9", &img, &err) != GV_OK);
