@@ -60,10 +60,11 @@ static int member_copy(const json_t *v, const char *what, const char *field, cha
     const char *s = json_string_value(v);
     if (!s || strlen(s) != json_string_length(v))
         return gv_err_set(err, GV_E_FORMAT, "%s: %s: missing or not a string", what, field);
+    char q[201];
     if (!gv_member_name_ok(s))
         return gv_err_set(err, GV_E_FORMAT,
-                          "%s: %s: member name \"%.200s\" refused (absolute, \"..\", or not plain)",
-                          what, field, s);
+                          "%s: %s: member name \"%s\" refused (absolute, \"..\", or not plain)",
+                          what, field, gv_image_quote(s, q, sizeof q));
     if (!(*out = strdup(s)))
         return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", what);
     return GV_OK;

@@ -29,6 +29,10 @@ int gv_digest_check(const char *d, const char *what, const char *field, struct g
 /* "sha256:" + the hex of data[0..len). out: 72 bytes. */
 void gv_digest_of(const void *data, size_t len, char out[72]);
 
+/* text (from a document) copied for a message: at most outsz - 1 bytes,
+ * every byte outside printable ASCII written as '?'. Returns out. */
+const char *gv_image_quote(const char *text, char *out, size_t outsz);
+
 /* ---- tarball index (tarindex.c) ---- */
 
 struct gv_tar_member {

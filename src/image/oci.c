@@ -28,6 +28,15 @@ int gv_digest_check(const char *d, const char *what, const char *field, struct g
                       "%s: %s: bad digest (want sha256: and 64 lowercase hex digits)", what, field);
 }
 
+const char *gv_image_quote(const char *text, char *out, size_t outsz)
+{
+    size_t i = 0;
+    for (; text && text[i] && i + 1 < outsz; i++)
+        out[i] = (text[i] >= 0x20 && text[i] < 0x7f) ? text[i] : '?';
+    out[i] = '\0';
+    return out;
+}
+
 void gv_digest_of(const void *data, size_t len, char out[72])
 {
     char hex[65];
@@ -169,9 +178,10 @@ static int desc_parse(const json_t *d, const char *what, const char *field, enum
     enum gv_media_kind k = gv_media_kind(out->media_type, NULL);
     int fits = want == GV_MEDIA_UNKNOWN ? (k == GV_MEDIA_INDEX || k == GV_MEDIA_MANIFEST)
                                         : k == want;
+    char q[129];
     if (!fits)
-        return gv_err_set(err, GV_E_FORMAT, "%s: %s: unknown media type \"%.128s\"", what, f,
-                          out->media_type);
+        return gv_err_set(err, GV_E_FORMAT, "%s: %s: unknown media type \"%s\"", what, f,
+                          gv_image_quote(out->media_type, q, sizeof q));
     snprintf(f, sizeof f, "%s.digest", field);
     const char *dg = json_string_value(json_object_get(d, "digest"));
     if ((rc = gv_digest_check(dg, what, f, err)) != GV_OK)
@@ -211,9 +221,11 @@ static int doc_head(const char *data, size_t len, const char *what, enum gv_medi
         return rc;
     if ((rc = check_schema_version(*doc, what, err)) == GV_OK)
         rc = opt_str(*doc, "mediaType", media_type, 128, what, "mediaType", err);
+    char q[129];
     if (rc == GV_OK && media_type[0] && gv_media_kind(media_type, NULL) != kind)
-        rc = gv_err_set(err, GV_E_FORMAT, "%s: mediaType: unknown media type \"%.128s\" for %s",
-                        what, media_type, kind == GV_MEDIA_INDEX ? "an index" : "a manifest");
+        rc = gv_err_set(err, GV_E_FORMAT, "%s: mediaType: unknown media type \"%s\" for %s",
+                        what, gv_image_quote(media_type, q, sizeof q),
+                        kind == GV_MEDIA_INDEX ? "an index" : "a manifest");
     if (rc != GV_OK) {
         json_decref(*doc);
         *doc = NULL;

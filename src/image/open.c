@@ -162,7 +162,9 @@ static void list_tags(const struct gv_oci_index *x, char *out, size_t outsz)
     for (size_t i = 0; i < x->n; i++)
         if (x->d[i].ref_name) {
             size_t l = strlen(out);
-            snprintf(out + l, outsz - l, "%s%.100s", l ? ", " : "", x->d[i].ref_name);
+            char q[101];
+            snprintf(out + l, outsz - l, "%s%s", l ? ", " : "",
+                     gv_image_quote(x->d[i].ref_name, q, sizeof q));
         }
     if (!out[0])
         snprintf(out, outsz, "none");

@@ -422,6 +422,10 @@ static void test_bad_inputs(void)
     layout_with_manifest("media", ".layers[0].mediaType = \"application/x-bogus\"");
     open_fails("media:v2", "unknown media type \"application/x-bogus\"", "layers[0].mediaType");
 
+    /* a media type with a terminal escape: quoted with the escape as '?' */
+    layout_with_manifest("escape", ".layers[1].mediaType = \"x\\u001b[2Jy\"");
+    open_fails("escape:v2", "unknown media type \"x?[2Jy\"", "layers[1].mediaType");
+
     /* a bad digest string in the index */
     sh("rm -rf baddigest && cp -a layout baddigest && "
        "jq '.manifests[0].digest = \"sha256:../../etc/passwd\"' layout/index.json > "
