@@ -7,6 +7,7 @@
 # docker tarballs hold a manifest.json of the right shape.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+need_root "the image fixtures are built as root (umoci unpack keeps the roots' owners)"
 for c in umoci skopeo jq tar gzip zstd sha256sum python3; do need_cmd "$c"; done
 # the Debian roots: built on a cold cache only as root (debian-rocm.sh), else skip
 if ! "$GV_SRC/tests/fixtures/debian-rocm.sh" all >/dev/null 2>&1 ||
