@@ -10,7 +10,8 @@ build_pkgs=(build-essential cmake pkg-config libjansson-dev libzstd-dev zlib1g-d
 test_pkgs=(debootstrap shellcheck binutils file python3 python3-torch python3-torchvision dpkg-dev clang-19 lld-19 clang-tools-19
            libclang-rt-19-dev rpm groff-base
            dnf dnf-plugins-core createrepo-c
-           chromium chromium-driver postgresql libpq5)
+           chromium chromium-driver postgresql libpq5
+           umoci skopeo podman jq zstd time)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--test" ]]; then
