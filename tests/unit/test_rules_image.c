@@ -75,7 +75,8 @@ static void rocm_pytorch_contradicted(void)
     T_EQ_STR(field(out, 1, "kind"), "torch");
     T_EQ_STR(field(out, 1, "claimed"), "2.6.0");
     T_EQ_STR(ev_value(out, 1, 1), "2.5.1");
-    T_CHECK(strstr(field(out, 1, "message"), "2.6.0") && strstr(field(out, 1, "message"), "2.5.1"));
+    const char *m = field(out, 1, "message");
+    T_CHECK(m && strstr(m, "2.6.0") && strstr(m, "2.5.1"));
     json_decref(out);
 }
 
