@@ -208,8 +208,8 @@ static void content_of(const json_t *snap, const struct claim *cl, json_t *ev, i
         char buf[64];
         const char *ver = NULL;
         if (cl->kind == CLAIM_TORCH) {
-            ver = jstr(torch, "version") ? kb_public_version(jstr(torch, "version"), buf, sizeof buf)
-                                         : NULL;
+            const char *tv = jstr(torch, "version");
+            ver = tv ? kb_public_version(tv, buf, sizeof buf) : NULL;
             snprintf(path, sizeof path, "python.environments[%zu].torch.version", i);
         } else if (cl->kind == CLAIM_CUDA) {
             ver = jstr(torch, "cuda");

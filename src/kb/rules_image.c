@@ -16,17 +16,25 @@
 
 static const json_t *image_of(struct gv_rule_ctx *c) { return section(c->snap, "image"); }
 
-/* A word safe to print into a shell command unquoted or single-quoted: an
- * image name, a tag, a digest ([A-Za-z0-9._/:@-], at most 200 bytes). */
-static int safe_word(const char *s)
+/* s is 1 to max bytes of letters, digits and extra, not starting with '-'. */
+static int only_chars(const char *s, size_t max, const char *extra)
 {
-    if (!s || !*s || strlen(s) > 200 || *s == '-')
+    if (!s || !*s || strlen(s) > max || *s == '-')
         return 0;
     for (const char *p = s; *p; p++)
-        if (!isalnum((unsigned char)*p) && !strchr("._/:@-", *p))
+        if (!isalnum((unsigned char)*p) && !strchr(extra, *p))
             return 0;
     return 1;
 }
+
+/* What may be printed into a fix: an image name, tag or digest; a variable
+ * or gfx name; a version. */
+static int safe_word(const char *s) { return only_chars(s, 200, "._/:@-"); }
+static int safe_name(const char *s)
+{
+    return s && !isdigit((unsigned char)*s) && only_chars(s, 128, "_");
+}
+static int safe_version(const char *s) { return only_chars(s, 64, "._+~-"); }
 
 static int is_digest(const char *s)
 {
@@ -82,9 +90,13 @@ static void env_entry(struct gv_rule_ctx *c, const json_t *img, size_t i, const 
     evidencef(f, "kb: default", "%s", k->dflt);
     reference(f, k->source);
     char word[300];
-    fix(f, "remove ENV %s from the image's Dockerfile/Containerfile and rebuild, or start it "
-           "with the default: docker run -e '%s=' … '%s' (unless intended)",
-        name, name, image_word(img, word, sizeof word));
+    if (safe_name(name))
+        fix(f, "remove ENV %s from the image's Dockerfile/Containerfile and rebuild, or start "
+               "it with the default: docker run -e '%s=' … '%s' (unless intended)",
+            name, name, image_word(img, word, sizeof word));
+    else
+        fix(f, "remove that ENV line from the image's Dockerfile/Containerfile and rebuild "
+               "(its name is not a plain variable name)");
 }
 
 /* LD_LIBRARY_PATH: a directory of it where the image has no library gpuvet
@@ -125,9 +137,11 @@ static void env_ld_path(struct gv_rule_ctx *c, size_t i, const json_t *e)
             char path[64];
             snprintf(path, sizeof path, "image.env[%zu]", i);
             evidence(f, path, e);
-            fix(f, "drop %.*s from ENV LD_LIBRARY_PATH in the image's Dockerfile/Containerfile "
+            char dir[256];
+            snprintf(dir, sizeof dir, "%.*s", (int)len, p);
+            fix(f, "drop %s from ENV LD_LIBRARY_PATH in the image's Dockerfile/Containerfile "
                    "(a directory of the machine the image was built on?)",
-                (int)len, p);
+                safe_word(dir) ? dir : "that directory");
         }
         p += len + (p[len] == ':');
     }
@@ -167,11 +181,13 @@ static void check_image_tag(struct gv_rule_ctx *c)
             digest = jstr(img, "config_digest");
         char word[300];
         if (is_digest(digest))
-            fix(f, "use the image by its digest, not its tag: '%s'", image_word(img, word, sizeof word));
+            fix(f, "use the image by its digest, not its tag: '%s'",
+                image_word(img, word, sizeof word));
+        const char *held = jstr(json_array_get(jarr(t, "evidence"), 1), "value");
         fix(f, "fix the tag or label: it should name %s %s as the content holds",
             !strcmp(jstr(t, "kind"), "rocm") ? "ROCm" : !strcmp(jstr(t, "kind"), "cuda") ? "CUDA"
                                                                                      : "PyTorch",
-            jstr(json_array_get(jarr(t, "evidence"), 1), "value"));
+            safe_version(held) ? held : "the version");
     }
     json_decref(found);
 }
@@ -211,7 +227,8 @@ static void kmd_one(struct gv_rule_ctx *c, const char *ver, const char *path, co
     char mm[16];
     if (!kb_major_minor(ver, mm, sizeof mm) || kb_kmd_supports(k, mm))
         return;
-    const char *dv = jstr(jobj(jobj(section(c->host, "drivers"), "dkms"), "amdgpu-dkms"), "version");
+    const json_t *drv = section(c->host, "drivers");
+    const char *dv = jstr(jobj(jobj(drv, "dkms"), "amdgpu-dkms"), "version");
     json_t *f = finding(c, GV_SEV_WARNING,
                         "%s (ROCm %s) is outside the host's amdgpu driver %s window (ROCm %s to "
                         "%s): a container carries no kernel driver",
@@ -367,7 +384,8 @@ static void targets_env(struct gv_rule_ctx *c, size_t e, const json_t *torch)
     json_t *d;
     json_array_foreach(jarr(section(c->host, "gpus"), "devices"), i, d) {
         char gfx[32], path[128];
-        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx) || kb_arch_in_list(targets, gfx))
+        if (!is_vendor(d, "amd") || !dev_gfx(d, gfx, sizeof gfx) || !safe_name(gfx) ||
+            kb_arch_in_list(targets, gfx))
             continue;
         json_t *f = finding(c, GV_SEV_ERROR,
                             "the image's torch %s has no kernels for the host's %s (%s): "

@@ -59,6 +59,7 @@ env_bad='[{"name": "PATH", "value": "/usr/bin:/bin"},
           {"name": "NVIDIA_TF32_OVERRIDE", "value": "0"},
           {"name": "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "value": "1"},
           {"name": "LD_LIBRARY_PATH", "value": "/opt/rocm-6.4.0/lib:/usr/lib/x86_64-linux-gnu"},
+          {"name": "HSA_OVERRIDE_GFX_VERSION_1\u0027$(touch /tmp/gv-pwned)", "value": "9.0.0"},
           {"name": "HF_TOKEN", "redacted": true}]'
 env_ok='[{"name": "PATH", "value": "/usr/bin:/bin"},
          {"name": "LD_LIBRARY_PATH", "value": "/usr/lib/x86_64-linux-gnu"}]'
@@ -141,6 +142,10 @@ jqt bad '[.findings[] | select(.rule == "image-env" and .severity == "info")] |
          length == 1 and (.[0].title | contains("/opt/rocm-6.4.0/lib"))'
 jqt bad '[.findings[] | select(.rule == "image-env") | .evidence[0].value.name] |
          index("HF_TOKEN") == null and index("PATH") == null'
+# a hostile variable name is reported, and never printed into a command
+jqt bad '[.findings[] | select(.rule == "image-env") | .evidence[0].value.name] |
+         any(startswith("HSA_OVERRIDE_GFX_VERSION_1"))'
+jqt bad '[.findings[] | .fix[] | select(contains("touch"))] == []'
 for r in image-kmd image-cuda-driver image-gpu-targets image-devices; do hasnt bad $r; done
 jqt bad '.host_snapshot == null'
 doctor ok 0 --snapshot "$tmp/img-ok.json"
