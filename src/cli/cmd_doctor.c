@@ -17,6 +17,8 @@ extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet doctor [--snapshot FILE | --root DIR] [--json] [--strict]\n"
+    "       gpuvet doctor --image REF [--host | --host-snapshot FILE] [--json] [--strict]\n"
+    "       gpuvet doctor --snapshot IMAGE.json --host | --host-snapshot FILE\n"
     "       gpuvet doctor --explain MESSAGE\n"
     "       gpuvet doctor --list-rules\n"
     "\n"
@@ -26,6 +28,10 @@ static const char usage[] =
     "\n"
     "      --snapshot FILE  diagnose a saved snapshot (gpuvet snapshot -o FILE)\n"
     "      --root DIR       diagnose a mounted image or chroot (offline)\n"
+    "      --image REF      diagnose a container image (docs/image.md, References)\n"
+    "      --host           also check what this machine must give the image: kernel\n"
+    "                       driver, GPU targets, device nodes (docker/podman flags)\n"
+    "      --host-snapshot FILE  the same against a saved host snapshot\n"
     "      --json           print the gpuvet.doctor JSON document\n"
     "      --strict         exit 1 on warnings too\n"
     "      --explain MSG    look up an error message in the knowledge base\n"
@@ -137,9 +143,11 @@ static void print_report(const json_t *doc)
     const json_t *snap = json_object_get(doc, "snapshot");
     const json_t *sum = json_object_get(doc, "summary");
     const char *root = json_string_value(json_object_get(snap, "root"));
-    printf("%sgpuvet doctor%s: %s%s%s\n", cli_bold(), cli_reset(),
+    const char *host = json_string_value(
+        json_object_get(json_object_get(doc, "host_snapshot"), "source"));
+    printf("%sgpuvet doctor%s: %s%s%s%s%s\n", cli_bold(), cli_reset(),
            json_string_value(json_object_get(snap, "source")), root ? ", root " : "",
-           root ? root : "");
+           root ? root : "", host ? ", against host " : "", host ? host : "");
     const json_t *findings = json_object_get(doc, "findings");
     print_group(findings, "error", "Errors");
     print_group(findings, "warning", "Warnings");
@@ -199,20 +207,63 @@ static int load(const char *snapshot, const char *root, json_t **doc)
     return failed ? cli_fail(&err) : GV_EXIT_OK;
 }
 
+/* The image's snapshot (--image REF), its error naming REF. */
+static int load_image(const char *ref, json_t **doc)
+{
+    struct gv_err err = {0};
+    if (cli_image_snapshot(ref, 1, doc, &err)) {
+        if (!strstr(err.msg, ref))
+            return cli_failf("--image %s: %s", ref, err.msg);
+        return cli_fail(&err);
+    }
+    return GV_EXIT_OK;
+}
+
+/* The host an image is checked against: a saved snapshot, else this machine. */
+static int load_host(const char *host_snapshot, json_t **host)
+{
+    return host_snapshot ? load(host_snapshot, NULL, host) : load(NULL, "/", host);
+}
+
+/* Diagnose: the snapshot (of an image, a file, a root or this machine) and,
+ * with a host, the image against it. */
+static int run_doctor(const json_t *snap, const char *source, const json_t *host,
+                      const char *host_source, int as_json, int strict)
+{
+    json_t *doc = gv_doctor_report_host(snap, source, host, host_source);
+    int rc = GV_EXIT_OK;
+    if (as_json)
+        rc = cli_emit_json(doc, NULL);
+    else
+        print_report(doc);
+    const json_t *sum = json_object_get(doc, "summary");
+    int bad = json_integer_value(json_object_get(sum, "errors")) > 0 ||
+              (strict && json_integer_value(json_object_get(sum, "warnings")) > 0);
+    json_decref(doc);
+    if (rc)
+        return rc;
+    return bad ? GV_EXIT_FINDINGS : GV_EXIT_OK;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
     static const struct option opts[] = {
+        {"image", required_argument, 0, 'i'},    {"host", no_argument, 0, 'H'},
+        {"host-snapshot", required_argument, 0, 'F'},
         {"snapshot", required_argument, 0, 's'}, {"root", required_argument, 0, 'r'},
         {"json", no_argument, 0, 'j'},           {"strict", no_argument, 0, 'S'},
         {"explain", required_argument, 0, 'e'},  {"list-rules", no_argument, 0, 'l'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-    const char *snapshot = NULL, *root = NULL;
-    int as_json = 0, strict = 0;
+    const char *snapshot = NULL, *root = NULL, *image = NULL, *host_snapshot = NULL;
+    int as_json = 0, strict = 0, host = 0;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
+        case 'i': image = optarg; break;
+        case 'H': host = 1; break;
+        case 'F': host_snapshot = optarg; host = 1; break;
         case 's': snapshot = optarg; break;
         case 'r': root = optarg; break;
         case 'j': as_json = 1; break;
@@ -225,23 +276,29 @@ int cmd_doctor(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage("doctor", "unexpected argument '%s'", argv[optind]);
-    if (snapshot && root)
-        return cli_usage("doctor", "--snapshot and --root exclude each other");
+    if ((snapshot != NULL) + (root != NULL) + (image != NULL) > 1)
+        return cli_usage("doctor", "--snapshot, --root and --image exclude each other");
+    if (host && !image && !snapshot)
+        return cli_usage("doctor", "--host checks an image: give --image REF or --snapshot "
+                                   "IMAGE.json");
     json_t *snap;
-    int rc = load(snapshot, root ? root : "/", &snap);
+    int rc = image ? load_image(image, &snap) : load(snapshot, root ? root : "/", &snap);
     if (rc)
         return rc;
-    json_t *doc = gv_doctor_report(snap, snapshot ? snapshot : root ? "--root" : "live system");
+    json_t *hostdoc = NULL;
+    if (host && !json_is_object(json_object_get(snap, "image"))) {
+        json_decref(snap);
+        return cli_failf("%s: not an image's snapshot (no image section): --host compares an "
+                         "image with a host",
+                         snapshot);
+    }
+    if (host && (rc = load_host(host_snapshot, &hostdoc))) {
+        json_decref(snap);
+        return rc;
+    }
+    rc = run_doctor(snap, image ? image : snapshot ? snapshot : root ? "--root" : "live system",
+                    hostdoc, host_snapshot ? host_snapshot : "live system", as_json, strict);
     json_decref(snap);
-    if (as_json)
-        rc = cli_emit_json(doc, NULL);
-    else
-        print_report(doc);
-    const json_t *sum = json_object_get(doc, "summary");
-    int bad = json_integer_value(json_object_get(sum, "errors")) > 0 ||
-              (strict && json_integer_value(json_object_get(sum, "warnings")) > 0);
-    json_decref(doc);
-    if (rc)
-        return rc;
-    return bad ? GV_EXIT_FINDINGS : GV_EXIT_OK;
+    json_decref(hostdoc);
+    return rc;
 }

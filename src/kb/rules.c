@@ -18,6 +18,7 @@ static const struct {
     {gv_rules_torch, &gv_rules_torch_n},
     {gv_rules_rocm, &gv_rules_rocm_n},
     {gv_rules_env, &gv_rules_env_n},
+    {gv_rules_image, &gv_rules_image_n},
 };
 
 size_t gv_rule_count(void)
@@ -77,19 +78,27 @@ static json_t *sorted(json_t *findings)
     return out;
 }
 
-json_t *gv_doctor_run_rule(const json_t *snapshot, const struct gv_rule *rule)
+json_t *gv_doctor_run_rule_host(const json_t *snapshot, const json_t *host,
+                                const struct gv_rule *rule)
 {
-    struct gv_rule_ctx c = {.snap = snapshot, .out = json_array(), .rule = rule};
+    struct gv_rule_ctx c = {.snap = snapshot, .host = host, .out = json_array(), .rule = rule};
     rule->check(&c);
     return c.out;
 }
 
-json_t *gv_doctor_run(const json_t *snapshot)
+json_t *gv_doctor_run_rule(const json_t *snapshot, const struct gv_rule *rule)
+{
+    return gv_doctor_run_rule_host(snapshot, NULL, rule);
+}
+
+json_t *gv_doctor_run(const json_t *snapshot) { return gv_doctor_run_host(snapshot, NULL); }
+
+json_t *gv_doctor_run_host(const json_t *snapshot, const json_t *host)
 {
     json_t *all = json_array();
     const struct gv_rule *r;
     for (size_t i = 0; (r = gv_rule_at(i)); i++) {
-        json_t *one = gv_doctor_run_rule(snapshot, r);
+        json_t *one = gv_doctor_run_rule_host(snapshot, host, r);
         json_array_extend(all, one);
         json_decref(one);
     }
@@ -97,6 +106,12 @@ json_t *gv_doctor_run(const json_t *snapshot)
 }
 
 json_t *gv_doctor_report(const json_t *snapshot, const char *snapshot_source)
+{
+    return gv_doctor_report_host(snapshot, snapshot_source, NULL, NULL);
+}
+
+json_t *gv_doctor_report_host(const json_t *snapshot, const char *snapshot_source,
+                              const json_t *host, const char *host_source)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "schema", json_string(GV_DOCTOR_SCHEMA));
@@ -110,8 +125,15 @@ json_t *gv_doctor_report(const json_t *snapshot, const char *snapshot_source)
     if (created)
         json_object_set_new(snap, "created", json_string(created));
     json_object_set_new(doc, "snapshot", snap);
+    if (host) {
+        json_t *h = json_object();
+        json_object_set_new(h, "source", json_string(host_source ? host_source : "live"));
+        if (jstr(host, "created"))
+            json_object_set_new(h, "created", json_string(jstr(host, "created")));
+        json_object_set_new(doc, "host_snapshot", h);
+    }
 
-    json_t *findings = gv_doctor_run(snapshot);
+    json_t *findings = gv_doctor_run_host(snapshot, host);
     int counts[3] = {0, 0, 0}, unchecked = 0;
     size_t i;
     json_t *f;
@@ -282,17 +304,17 @@ int count_gpus(const json_t *snap, const char *vendor)
     return n;
 }
 
-/* Is any ROCm software installed (a ROCm stack, or a ROCm build of torch)? */
-static int uses_rocm(const json_t *snap)
+int uses_stack(const json_t *snap, const char *kind)
 {
     size_t i;
     json_t *x;
     json_array_foreach(jarr(section(snap, "stacks"), "installs"), i, x)
-        if (jstr(x, "kind") && !strcmp(jstr(x, "kind"), "rocm"))
+        if (jstr(x, "kind") && !strcmp(jstr(x, "kind"), kind))
             return 1;
     json_array_foreach(jarr(section(snap, "python"), "environments"), i, x) {
         const json_t *t = jobj(x, "torch");
-        if (jstr(t, "hip") || (jstr(t, "build") && !strcmp(jstr(t, "build"), "rocm")))
+        if (jstr(t, !strcmp(kind, "rocm") ? "hip" : "cuda") ||
+            (jstr(t, "build") && !strcmp(jstr(t, "build"), kind)))
             return 1;
     }
     return 0;
@@ -301,7 +323,7 @@ static int uses_rocm(const json_t *snap)
 int amd_compute_gpus(const json_t *snap)
 {
     int amd = count_gpus(snap, "amd");
-    if (amd <= 0 || count_gpus(snap, "nvidia") == 0 || uses_rocm(snap))
+    if (amd <= 0 || count_gpus(snap, "nvidia") == 0 || uses_stack(snap, "rocm"))
         return amd;
     int n = 0;
     size_t i;

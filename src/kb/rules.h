@@ -1,5 +1,5 @@
 /* Doctor rules: each area's file (rules_gpu.c, rules_torch.c, rules_rocm.c,
- * rules_env.c) holds its checks and the table of its rules (id, severity,
+ * rules_env.c, rules_image.c) holds its checks and the table of its rules (id, severity,
  * title, check, reference); docs/doctor.md documents every id (a unit test
  * holds the two together). Each check
  * reads a snapshot (docs/snapshot-schema.md) and appends findings. Findings are
@@ -38,10 +38,20 @@ const struct gv_rule *gv_rule_find(const char *id);
 json_t *gv_doctor_run(const json_t *snapshot);
 /* Runs one rule (tests). */
 json_t *gv_doctor_run_rule(const json_t *snapshot, const struct gv_rule *rule);
+/* The two above with a host snapshot for the image rules (NULL: none). */
+json_t *gv_doctor_run_host(const json_t *snapshot, const json_t *host);
+json_t *gv_doctor_run_rule_host(const json_t *snapshot, const json_t *host,
+                                const struct gv_rule *rule);
 
 /* The gpuvet.doctor document: schema, version, summary, findings. */
 #define GV_DOCTOR_SCHEMA "gpuvet.doctor"
 #define GV_DOCTOR_SCHEMA_VERSION 1
 json_t *gv_doctor_report(const json_t *snapshot, const char *snapshot_source);
+/* The same for an image's snapshot against the host it is to run on (doctor
+ * --image --host): the image rules that need a host (rules_image.c) read host,
+ * a host snapshot; the report names it under "host_snapshot". host NULL: as
+ * gv_doctor_report. */
+json_t *gv_doctor_report_host(const json_t *snapshot, const char *snapshot_source,
+                              const json_t *host, const char *host_source);
 
 #endif

@@ -9,6 +9,7 @@
 
 struct gv_rule_ctx {
     const json_t *snap;
+    const json_t *host;         /* the host the image runs on (doctor --host), else NULL */
     json_t *out;                /* findings array */
     const struct gv_rule *rule;
     int noted_missing;          /* a "cannot check" note was already added */
@@ -46,6 +47,9 @@ int is_vendor(const json_t *dev, const char *vendor);
 const char *dev_gfx(const json_t *dev, char *buf, size_t size);
 /* Number of GPUs of vendor in a collected gpus section (-1 when not collected). */
 int count_gpus(const json_t *snap, const char *vendor);
+/* Is any software of kind ("rocm"/"cuda") installed: a stack of that kind,
+ * or a torch built for it? */
+int uses_stack(const json_t *snap, const char *kind);
 /* AMD GPUs meant for compute: all of them, except that next to an NVIDIA GPU,
  * on a machine without any ROCm software, an AMD integrated GPU (an APU, or
  * one without KFD data) is only the CPU's display (a Ryzen iGPU in a CUDA
@@ -91,6 +95,7 @@ GV_RULE_AREA(gpu)
 GV_RULE_AREA(torch)
 GV_RULE_AREA(rocm)
 GV_RULE_AREA(env)
+GV_RULE_AREA(image)
 #undef GV_RULE_AREA
 
 #endif
