@@ -77,4 +77,25 @@ kill "$pid"
 wait "$pid" 2>/dev/null || true
 expect_rc 3 "$GPUVET" verify --pid "$pid" --baseline "$T/img.json"
 grep -qF "process $pid" "$GV_ERR" || fail "a gone process is not named"
+
+# what the process maps is read through /proc/N/root, in its own mount namespace: there a
+# changed copy is bind-mounted over the library's path, which this namespace still sees as
+# the baseline's file (a container's files are not the host's)
+unshare -r -m true 2>/dev/null || skip "all else passed; the mount-namespace case needs unshare -r -m"
+cp "$root$lib" "$T/changed.so"
+printf 'changed' >>"$T/changed.so"
+changed=$(sha256sum "$T/changed.so" | cut -d' ' -f1)
+mkfifo "$T/ready2"
+unshare -r -m sh -c 'mount --bind "$1" "$2" && exec python3 -c "$3" "$2" "$4"' sh \
+    "$T/changed.so" "$root$lib" 'import mmap, sys, time
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+open(sys.argv[2], "w").write("ready\n")
+time.sleep(86400)' "$T/ready2" &
+pid2=$!
+at_exit "kill $pid2 2>/dev/null"
+read -r line <"$T/ready2"
+[[ $line == ready ]] || fail "the process in its own mount namespace did not start"
+expect_rc 1 "$GPUVET" verify --pid "$pid2" --baseline "$T/img.json" --json
+expect_json "$GV_OUT" '[(m["path"], m["sha256"], m["baseline_sha256"]) for m in d["mismatches"]]' "[('$root$lib', '$changed', '$want')]"
 echo "ok"
