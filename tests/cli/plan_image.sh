@@ -30,6 +30,9 @@ REF="docker.io/rocm/pytorch@$M"
 # sh: parses, pins the digest exactly in every engine's line, no package transaction
 expect_rc 0 "$GPUVET" plan rollback --to "$T/img.json" --format sh -o "$T/plan.sh"
 bash -n "$T/plan.sh" || fail "the sh plan does not parse"
+if command -v shellcheck >/dev/null; then
+    shellcheck -s bash "$T/plan.sh" || fail "the sh plan does not pass shellcheck"
+fi
 for want in "'docker' 'pull' '$REF'" "'docker' 'tag' '$REF' 'docker.io/rocm/pytorch:6.4'" \
     "'podman' 'pull' '$REF'" "'podman' 'tag' '$REF' 'docker.io/rocm/pytorch:6.4'" \
     "'kubectl' 'set' 'image' 'deployment/<DEPLOYMENT>' '<CONTAINER>=$REF'" "#   image: $REF" \
