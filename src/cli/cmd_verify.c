@@ -1,5 +1,6 @@
 /* gpuvet verify: is the machine back at the baseline? */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -180,11 +181,18 @@ static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv
     return rc;
 }
 
-static void print_human(const json_t *r)
+/* "WHAT: verdict", green or red by the report's stack_matches; returns it. */
+static int print_verdict(const json_t *r, const char *what, const char *yes, const char *no)
 {
     int ok = json_is_true(json_object_get(r, "stack_matches"));
-    printf("%sstack:%s %s%s%s\n", cli_bold(), cli_reset(), ok ? cli_green() : cli_red(),
-           ok ? "matches the baseline" : "differs from the baseline", cli_reset());
+    printf("%s%s:%s %s%s%s\n", cli_bold(), what, cli_reset(), ok ? cli_green() : cli_red(),
+           ok ? yes : no, cli_reset());
+    return ok;
+}
+
+static void print_human(const json_t *r)
+{
+    print_verdict(r, "stack", "matches the baseline", "differs from the baseline");
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(r, "differences"), i, c)
@@ -232,9 +240,7 @@ static void print_human(const json_t *r)
 
 static void print_image(const json_t *r)
 {
-    int ok = json_is_true(json_object_get(r, "stack_matches"));
-    printf("%simage:%s %s%s%s\n", cli_bold(), cli_reset(), ok ? cli_green() : cli_red(),
-           ok ? "the baseline's" : "not the baseline's", cli_reset());
+    int ok = print_verdict(r, "image", "the baseline's", "not the baseline's");
     const char *key = json_string_value(json_object_get(r, "compared"));
     printf("  %s: baseline %s\n  %*s  image    %s\n", key,
            json_string_value(json_object_get(r, "baseline_digest")), (int)strlen(key), "",
@@ -252,10 +258,9 @@ static void print_image(const json_t *r)
 
 static void print_process(const json_t *r)
 {
-    int ok = json_is_true(json_object_get(r, "stack_matches"));
-    printf("%sprocess %lld:%s %s%s%s\n", cli_bold(), (long long)json_integer_value(json_object_get(r, "pid")),
-           cli_reset(), ok ? cli_green() : cli_red(),
-           ok ? "maps the baseline's GPU libraries" : "does not match the baseline", cli_reset());
+    char what[48];
+    snprintf(what, sizeof what, "process %lld", (long long)json_integer_value(json_object_get(r, "pid")));
+    print_verdict(r, what, "maps the baseline's GPU libraries", "does not match the baseline");
     size_t i;
     json_t *m;
     json_array_foreach(json_object_get(r, "mapped"), i, m)

@@ -1,7 +1,6 @@
 /* Rollback of a container image: pin the baseline's digest (docs/rollback.md,
  * "Images"); verify an image or a running container's process against it. */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "env/probe.h"
 #include "env/sysutil.h"
 #include "plan/image_pin.h"
+#include "plan/pkg.h"
 #include "plan/verify.h"
 
 /* ---- validation (the grammar of distribution/reference) ---- */
@@ -229,17 +229,6 @@ static void pin_reference(const struct pin *p, char *out, size_t n)
         snprintf(out, n, "%s@%s", p->name, p->digest);
 }
 
-static json_t *argv_of(const char *first, ...)
-{
-    json_t *a = json_array();
-    va_list ap;
-    va_start(ap, first);
-    for (const char *s = first; s; s = va_arg(ap, const char *))
-        json_array_append_new(a, json_string(s));
-    va_end(ap);
-    return a;
-}
-
 /* The commands of docker or podman: pull and tag (or, by image ID, check it
  * is loaded and tag), then gpuvet verify. */
 static json_t *engine_commands(const char *engine, const struct pin *p, const char *gpuvet,
@@ -250,14 +239,14 @@ static json_t *engine_commands(const char *engine, const struct pin *p, const ch
     snprintf(named, sizeof named, "%s:%s", p->name, p->tag);
     json_t *cmds = json_array();
     if (p->by_image_id)
-        json_array_append_new(cmds, argv_of(engine, "image", "inspect", ref, NULL));
+        json_array_append_new(cmds, gv_plan_argv(engine, "image", "inspect", ref, NULL));
     else
-        json_array_append_new(cmds, argv_of(engine, "pull", ref, NULL));
+        json_array_append_new(cmds, gv_plan_argv(engine, "pull", ref, NULL));
     if (p->tag[0])
-        json_array_append_new(cmds, argv_of(engine, "tag", ref, named, NULL));
+        json_array_append_new(cmds, gv_plan_argv(engine, "tag", ref, named, NULL));
     snprintf(vref, sizeof vref, "%s:%s", engine, p->tag[0] ? named : ref);
     if (base)
-        json_array_append_new(cmds, argv_of(gpuvet, "verify", "--image", vref, "--baseline", base,
+        json_array_append_new(cmds, gv_plan_argv(gpuvet, "verify", "--image", vref, "--baseline", base,
                                             NULL));
     return cmds;
 }
@@ -283,7 +272,7 @@ static json_t *engines(const struct pin *p, const char *gpuvet, const char *base
     }
     json_array_append_new(
         e, json_pack("{s:s, s:[o], s:s, s:s}", "engine", "kubernetes", "commands",
-                     argv_of("kubectl", "set", "image", "deployment/<DEPLOYMENT>", set, NULL),
+                     gv_plan_argv("kubectl", "set", "image", "deployment/<DEPLOYMENT>", set, NULL),
                      "manifest", line, "note",
                      "replace the placeholders DEPLOYMENT and CONTAINER (in angle brackets) "
                      "with yours; in a manifest, the container's image: line"));
@@ -385,11 +374,12 @@ static json_t *rebuild(const json_t *plan, struct pin *p)
     return engines(p, gpuvet ? gpuvet : "gpuvet", base && gv_valid_abs_path(base) ? base : NULL);
 }
 
-static int quoted_argv(struct gv_buf *b, const json_t *argv)
+/* One {"argv": [...]} command, every word quoted, and a newline. */
+static int quoted_argv(struct gv_buf *b, const json_t *cmd)
 {
     size_t i;
     json_t *a;
-    json_array_foreach(argv, i, a)
+    json_array_foreach(json_object_get(cmd, "argv"), i, a)
     {
         if (i)
             gv_buf_add(b, " ");
@@ -433,55 +423,72 @@ static int sh_engine(struct gv_buf *b, const json_t *e)
     return 0;
 }
 
+/* What both renderers start from: the validated pin, its reference, the
+ * engines rebuilt from it. -1 when the pin fails validation. */
+struct rendering {
+    struct pin p;
+    char ref[400];
+    json_t *eng;
+};
+
+static int rendering_begin(const json_t *plan, struct rendering *r)
+{
+    r->eng = rebuild(plan, &r->p);
+    if (!r->eng)
+        return -1;
+    pin_reference(&r->p, r->ref, sizeof r->ref);
+    return 0;
+}
+
+/* The text, or NULL (and nothing) when a word could not be quoted. */
+static char *rendering_end(struct rendering *r, struct gv_buf *b, int rc)
+{
+    json_decref(r->eng);
+    if (rc) {
+        gv_buf_free(b);
+        return NULL;
+    }
+    return gv_buf_take(b);
+}
+
 char *gv_plan_image_render_sh(const json_t *plan)
 {
-    struct pin p;
-    json_t *eng = rebuild(plan, &p);
-    if (!eng)
+    struct rendering r;
+    if (rendering_begin(plan, &r))
         return NULL;
-    char ref[400];
-    pin_reference(&p, ref, sizeof ref);
     struct gv_buf b = {0};
     gv_buf_add(&b, "#!/usr/bin/env bash\n"
                    "# gpuvet rollback plan for a container image: pin the baseline's digest.\n"
                    "# Review it, then run it. It writes no file: it pulls and tags the image\n"
                    "# with docker and podman (each where installed), then verifies it.\n");
-    gv_buf_printf(&b, "# pin: %s\n", ref);
-    if (p.by_image_id)
+    gv_buf_printf(&b, "# pin: %s\n", r.ref);
+    if (r.p.by_image_id)
         gv_buf_add(&b, "# note: a legacy docker-archive has no manifest digest: the pin is the\n"
                        "# image ID; load the baseline's archive first (docker load -i FILE)\n");
     gv_buf_add(&b, "set -euo pipefail\nran=0\n");
     int rc = 0;
     size_t i;
     json_t *e;
-    json_array_foreach(eng, i, e)
+    json_array_foreach(r.eng, i, e)
         rc = rc ? rc : sh_engine(&b, e);
-    json_decref(eng);
     gv_buf_add(&b, "\nif [ \"$ran\" -eq 0 ]; then\n"
                    "    echo 'gpuvet plan: neither docker nor podman is installed here' >&2\n"
                    "    exit 1\nfi\necho 'gpuvet plan: the image is pinned'\n");
-    if (rc) {
-        gv_buf_free(&b);
-        return NULL;
-    }
-    return gv_buf_take(&b);
+    return rendering_end(&r, &b, rc);
 }
 
 char *gv_plan_image_render_md(const json_t *plan)
 {
-    struct pin p;
-    json_t *eng = rebuild(plan, &p);
-    if (!eng)
+    struct rendering r;
+    if (rendering_begin(plan, &r))
         return NULL;
-    char ref[400];
-    pin_reference(&p, ref, sizeof ref);
     struct gv_buf b = {0};
     gv_buf_add(&b, "# Rollback plan: pin the image\n\n");
     const char *base = json_string_value(json_object_get(plan, "baseline"));
     if (base && *base && gv_valid_abs_path(base))
         gv_buf_printf(&b, "Baseline: `%s`\n\n", base);
-    gv_buf_printf(&b, "Pin: `%s`\n\n%s.\n", ref,
-                  p.by_image_id ? "A legacy docker-archive holds no manifest, so it has no "
+    gv_buf_printf(&b, "Pin: `%s`\n\n%s.\n", r.ref,
+                  r.p.by_image_id ? "A legacy docker-archive holds no manifest, so it has no "
                                   "registry digest: the pin is the image ID (the config digest); "
                                   "load the baseline's archive (`docker load -i`) before tagging it"
                                 : "The manifest digest names the image's exact content; a tag "
@@ -489,7 +496,7 @@ char *gv_plan_image_render_md(const json_t *plan)
     int rc = 0;
     size_t i, j;
     json_t *e, *c;
-    json_array_foreach(eng, i, e)
+    json_array_foreach(r.eng, i, e)
     {
         gv_buf_printf(&b, "\n## %s\n", json_string_value(json_object_get(e, "engine")));
         const char *n = json_string_value(json_object_get(e, "note"));
@@ -505,12 +512,7 @@ char *gv_plan_image_render_md(const json_t *plan)
         if (m)
             gv_buf_printf(&b, "\n```yaml\n%s\n```\n", m);
     }
-    json_decref(eng);
-    if (rc) {
-        gv_buf_free(&b);
-        return NULL;
-    }
-    return gv_buf_take(&b);
+    return rendering_end(&r, &b, rc);
 }
 
 /* ---- verification ---- */
