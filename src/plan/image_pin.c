@@ -146,6 +146,8 @@ static int split_reference(const char *s, struct pin *p)
         return -1;
     snprintf(ref, sizeof ref, "%s", s);
     char *at = strchr(ref, '@');
+    if (at && !gv_valid_sha256_digest(at + 1))
+        return -1;
     if (at)
         *at = '\0';
     char *slash = strrchr(ref, '/'), *colon = strrchr(ref, ':');
