@@ -11,13 +11,14 @@
 #include "cli/cli.h"
 #include "env/probe.h"
 #include "env/rootenv.h"
+#include "plan/image_pin.h"
 #include "plan/plan.h"
 
 extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet plan rollback --to BASELINE|last-good [--machine M] [--from CURRENT]\n"
-    "                            [--root DIR]\n"
+    "                            [--root DIR] [--name NAME]\n"
     "                            [--format sh|md|json] [-o FILE] [--no-check] [--archive-rocm]\n"
     "\n"
     "Generate the plan that takes this machine back to a baseline snapshot, every layer\n"
@@ -28,6 +29,8 @@ static const char usage[] =
     "Before printing, every target version is checked against the package manager's\n"
     "sources and local caches, and the transaction is simulated; if anything is missing\n"
     "the plan is refused with what to do (exit 1).\n"
+    "A baseline of a container image (snapshot --image) gives a digest pin instead:\n"
+    "NAME@sha256:... and the docker, podman, Kubernetes and compose lines that select it.\n"
     "\n"
     "      --to FILE       the baseline snapshot (from 'gpuvet snapshot -o')\n"
     "      --to last-good  the snapshot of this machine's last run that passed, from the\n"
@@ -35,6 +38,7 @@ static const char usage[] =
     "      --machine M     with last-good: that machine's (hostname or machine id)\n"
     "      --from FILE     the current state as a saved snapshot (default: snapshot now)\n"
     "      --root DIR      plan for a chroot or mounted image: snapshot and query it there\n"
+    "      --name NAME     an image baseline: the image name to pin (default: from its tags)\n"
     "      --format F      sh (default; a bash script), md (for review) or json\n"
     "  -o, --output FILE   write the plan to FILE (atomically) instead of stdout\n"
     "      --no-check      do not query the package manager (the plan is marked unchecked)\n"
@@ -55,6 +59,79 @@ static int print_problems(const json_t *plan)
     return GV_EXIT_FINDINGS;
 }
 
+static int emit_text(const char *text, const char *format, const char *output)
+{
+    struct gv_err err = {0};
+    if (!text)
+        return cli_failf("the plan holds a value that cannot be rendered safely; refusing");
+    if (output && strcmp(output, "-")) {
+        int rc = gv_write_atomic(output, text, strlen(text), !strcmp(format, "sh") ? 0755 : 0644,
+                                 &err);
+        if (rc)
+            return cli_fail(&err);
+        cli_say_written("plan", output);
+        return GV_EXIT_OK;
+    }
+    fputs(text, stdout);
+    return GV_EXIT_OK;
+}
+
+/* Prints or writes the plan (taking it) in its format; an incomplete plan's
+ * problems instead, exit 1. */
+static int emit_plan(json_t *plan, const char *format, const char *output)
+{
+    int rc, complete = json_is_true(json_object_get(plan, "complete"));
+    if (!strcmp(format, "json")) {
+        rc = cli_emit_json(plan, output);
+        json_decref(plan);
+        if (!rc && output && strcmp(output, "-"))
+            cli_say_written("plan", output);
+        return rc ? rc : complete ? GV_EXIT_OK : GV_EXIT_FINDINGS;
+    }
+    if (!complete) {
+        rc = print_problems(plan);
+        json_decref(plan);
+        return rc;
+    }
+    char *text = !strcmp(format, "sh") ? gv_plan_render_sh(plan) : gv_plan_render_md(plan);
+    json_decref(plan);
+    rc = emit_text(text, format, output);
+    free(text);
+    return rc;
+}
+
+/* A baseline of an image: the digest pin (docs/rollback.md, "Images"). */
+static int plan_image(json_t *baseline, const char *to, const char *name, int machine_opts,
+                      const char *format, const char *output)
+{
+    struct gv_err err = {0};
+    if (!gv_plan_is_image(baseline)) {
+        json_decref(baseline);
+        return cli_usage("plan", "--name goes with a baseline of an image (snapshot --image)");
+    }
+    if (name && !gv_valid_image_name(name)) {
+        json_decref(baseline);
+        return cli_usage("plan", "--name %s: not an image name (OCI reference grammar)", name);
+    }
+    if (machine_opts) {
+        json_decref(baseline);
+        return cli_usage("plan", "--from, --root and --archive-rocm do not apply to an image "
+                                 "baseline: its plan is a digest pin");
+    }
+    char base_abs[PATH_MAX], self[PATH_MAX];
+    if (!realpath(to, base_abs))
+        snprintf(base_abs, sizeof base_abs, "%s", to);
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    struct gv_plan_opts po = {.baseline_path = base_abs, .gpuvet_path = n > 0 ? self : NULL};
+    json_t *plan = NULL;
+    int rc = gv_plan_image_pin(baseline, &po, name, &plan, &err);
+    json_decref(baseline);
+    if (rc)
+        return cli_fail(&err);
+    return emit_plan(plan, format, output);
+}
+
 int cmd_plan(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -63,7 +140,8 @@ int cmd_plan(int argc, char **argv)
         {"output", required_argument, 0, 'o'}, {"no-check", no_argument, 0, 'n'},
         {"archive-rocm", no_argument, 0, 'a'}, {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},         {"machine", required_argument, 0, 'm'},
-        {0, 0, 0, 0}};
+        {"name", required_argument, 0, 'N'},   {0, 0, 0, 0}};
+    const char *name = NULL;
     const char *machine = NULL;
     char good_path[4096];
     const char *to = NULL, *from = NULL, *root = NULL, *format = "sh", *output = NULL;
@@ -86,6 +164,7 @@ int cmd_plan(int argc, char **argv)
         case 'a': archive = 1; break;
         case 'j': format = "json"; break;
         case 'm': machine = optarg; break;
+        case 'N': name = optarg; break;
         case 'h': return cli_help(usage);
         default: return cli_usage("plan", "unknown option '%s'", argv[optind]);
         }
@@ -111,6 +190,8 @@ int cmd_plan(int argc, char **argv)
     json_t *baseline = NULL, *current = NULL;
     if (gv_snapshot_load(to, &baseline, &err))
         return cli_fail(&err);
+    if (gv_plan_is_image(baseline) || name)
+        return plan_image(baseline, to, name, from || root || archive, format, output);
     int rc;
     if (from) {
         rc = gv_snapshot_load(from, &current, &err);
@@ -148,33 +229,5 @@ int cmd_plan(int argc, char **argv)
         return cli_fail(&err);
     if (!check)
         json_object_set_new(plan, "checked", json_false());
-    int complete = json_is_true(json_object_get(plan, "complete"));
-    if (!strcmp(format, "json")) {
-        rc = cli_emit_json(plan, output);
-        json_decref(plan);
-        if (!rc && output && strcmp(output, "-"))
-            cli_say_written("plan", output);
-        return rc ? rc : complete ? GV_EXIT_OK : GV_EXIT_FINDINGS;
-    }
-    if (!complete) {
-        rc = print_problems(plan);
-        json_decref(plan);
-        return rc;
-    }
-    char *text = !strcmp(format, "sh") ? gv_plan_render_sh(plan) : gv_plan_render_md(plan);
-    json_decref(plan);
-    if (!text)
-        return cli_failf("the plan holds a value that cannot be rendered safely; refusing");
-    if (output && strcmp(output, "-")) {
-        rc = gv_write_atomic(output, text, strlen(text), !strcmp(format, "sh") ? 0755 : 0644,
-                             &err);
-        free(text);
-        if (rc)
-            return cli_fail(&err);
-        cli_say_written("plan", output);
-        return GV_EXIT_OK;
-    }
-    fputs(text, stdout);
-    free(text);
-    return GV_EXIT_OK;
+    return emit_plan(plan, format, output);
 }

@@ -1,5 +1,6 @@
 /* gpuvet verify: is the machine back at the baseline? */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "env/probe.h"
 #include "env/rootenv.h"
 #include "check/compare.h"
+#include "plan/image_pin.h"
 #include "plan/verify.h"
 #include "check/results.h"
 
@@ -20,6 +22,8 @@ extern char **environ;
 static const char usage[] =
     "usage: gpuvet verify --baseline SNAPSHOT [--root DIR] [--snapshot CURRENT]\n"
     "                     [--results BASELINE_RESULTS] [--device D] [--python PY] [--json]\n"
+    "       gpuvet verify --baseline IMG-SNAPSHOT --image REF [--json]\n"
+    "       gpuvet verify --baseline IMG-SNAPSHOT --pid N [--json]\n"
     "\n"
     "Prove that the machine matches a baseline again, after a rollback: snapshot it now,\n"
     "and the GPU-stack part of the difference to the baseline (kernel driver, runtime and\n"
@@ -28,6 +32,10 @@ static const char usage[] =
     "result file, the numerics suite is run again and compared: degraded or newly failing\n"
     "cases fail the verification. Exit 0 only when the stack matches and the numerics are\n"
     "not degraded; 1 otherwise.\n"
+    "With --image, the image REF names (docs/image.md) must have the baseline image's\n"
+    "manifest digest (the config digest for a legacy docker-archive). With --pid, every GPU\n"
+    "library the running process N mapped, read through /proc/N/root, must be one of the\n"
+    "baseline's libraries with the same sha256.\n"
     "\n"
     "      --baseline FILE  the baseline snapshot\n"
     "      --root DIR       verify a chroot or mounted image instead of this machine\n"
@@ -36,12 +44,14 @@ static const char usage[] =
     "      --device D       device for the rerun (default: the one the baseline used)\n"
     "      --python PY      for a torch:... baseline, the interpreter of the rerun (default:\n"
     "                       the one the baseline ran, in the root filesystem it ran in)\n"
+    "      --image REF      verify an image against a baseline of an image\n"
+    "      --pid N          verify the libraries a running process (a container's) mapped\n"
     "      --json           JSON output (schema gpuvet.verify, docs/rollback.md)\n"
     "  -h, --help           this help\n";
 
 struct verify_opts {
-    const char *baseline, *root, *snapshot, *results, *device, *python;
-    int json;
+    const char *baseline, *root, *snapshot, *results, *device, *python, *image;
+    int json, pid;
 };
 
 static int parse(int argc, char **argv, struct verify_opts *o)
@@ -51,7 +61,9 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         {"snapshot", required_argument, 0, 's'}, {"results", required_argument, 0, 'R'},
         {"device", required_argument, 0, 'd'},   {"json", no_argument, 0, 'j'},
         {"python", required_argument, 0, 'P'},   {"help", no_argument, 0, 'h'},
+        {"image", required_argument, 0, 'I'},    {"pid", required_argument, 0, 'p'},
         {0, 0, 0, 0}};
+    char *end;
     optind = 1;
     opterr = 0;
     int c;
@@ -64,6 +76,12 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         case 'd': o->device = optarg; break;
         case 'P': o->python = optarg; break;
         case 'j': o->json = 1; break;
+        case 'I': o->image = optarg; break;
+        case 'p':
+            o->pid = (int)strtol(optarg, &end, 10);
+            if (*end || o->pid <= 0 || end == optarg)
+                return cli_usage("verify", "--pid wants a process id, not '%s'", optarg);
+            break;
         case 'h': return cli_help(usage) - 1;
         default: return cli_usage("verify", "unknown option '%s'", argv[optind - 1]);
         }
@@ -72,8 +90,11 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         return cli_usage("verify", "unexpected argument '%s'", argv[optind]);
     if (!o->baseline)
         return cli_usage("verify", "--baseline SNAPSHOT is required");
-    if (o->root && o->snapshot)
-        return cli_usage("verify", "--root and --snapshot exclude each other");
+    if (!!o->root + !!o->snapshot + !!o->image + !!o->pid > 1)
+        return cli_usage("verify", "--root, --snapshot, --image and --pid exclude each other");
+    if ((o->image || o->pid) && (o->results || o->device || o->python))
+        return cli_usage("verify", "--results, --device and --python do not go with --image or "
+                                   "--pid");
     return GV_EXIT_OK;
 }
 
@@ -160,11 +181,18 @@ static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv
     return rc;
 }
 
-static void print_human(const json_t *r)
+/* "WHAT: verdict", green or red by the report's stack_matches; returns it. */
+static int print_verdict(const json_t *r, const char *what, const char *yes, const char *no)
 {
     int ok = json_is_true(json_object_get(r, "stack_matches"));
-    printf("%sstack:%s %s%s%s\n", cli_bold(), cli_reset(), ok ? cli_green() : cli_red(),
-           ok ? "matches the baseline" : "differs from the baseline", cli_reset());
+    printf("%s%s:%s %s%s%s\n", cli_bold(), what, cli_reset(), ok ? cli_green() : cli_red(),
+           ok ? yes : no, cli_reset());
+    return ok;
+}
+
+static void print_human(const json_t *r)
+{
+    print_verdict(r, "stack", "matches the baseline", "differs from the baseline");
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(r, "differences"), i, c)
@@ -210,6 +238,77 @@ static void print_human(const json_t *r)
     }
 }
 
+static void print_image(const json_t *r)
+{
+    int ok = print_verdict(r, "image", "the baseline's", "not the baseline's");
+    const char *key = json_string_value(json_object_get(r, "compared"));
+    printf("  %s: baseline %s\n  %*s  image    %s\n", key,
+           json_string_value(json_object_get(r, "baseline_digest")), (int)strlen(key), "",
+           json_string_value(json_object_get(r, "image_digest")));
+    const char *which[] = {"baseline_tags", "image_tags"};
+    for (int k = 0; k < 2 && !ok; k++) {
+        size_t i;
+        json_t *t;
+        printf("  %s:", which[k]);
+        json_array_foreach(json_object_get(r, which[k]), i, t)
+            printf(" %s", json_string_value(t));
+        printf("\n");
+    }
+}
+
+static void print_process(const json_t *r)
+{
+    char what[48];
+    snprintf(what, sizeof what, "process %lld", (long long)json_integer_value(json_object_get(r, "pid")));
+    print_verdict(r, what, "maps the baseline's GPU libraries", "does not match the baseline");
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(r, "mapped"), i, m)
+    {
+        const char *st = json_string_value(json_object_get(m, "status"));
+        const char *why = json_string_value(json_object_get(m, "reason"));
+        printf("  %-15s %s%s%s\n", st ? st : "?", json_string_value(json_object_get(m, "path")),
+               why ? ": " : "", why ? why : "");
+    }
+    json_array_foreach(json_object_get(r, "not_comparable"), i, m)
+        printf("  %s\n", json_string_value(json_object_get(m, "reason")));
+}
+
+/* Adds "ok", prints the report (taking it); the exit status. */
+static int finish(const struct verify_opts *o, json_t *report)
+{
+    int rc = GV_EXIT_OK;
+    int ok = json_is_true(json_object_get(report, "stack_matches")) &&
+             !json_is_true(gv_json_path(report, "numerics.degraded"));
+    json_object_set_new(report, "ok", json_boolean(ok));
+    if (o->json)
+        rc = cli_emit_json(report, NULL);
+    else if (o->image)
+        print_image(report);
+    else if (o->pid)
+        print_process(report);
+    else
+        print_human(report);
+    json_decref(report);
+    return rc ? rc : ok ? GV_EXIT_OK : GV_EXIT_FINDINGS;
+}
+
+/* --image or --pid: the running or stored image against an image baseline. */
+static int verify_image_or_pid(const struct verify_opts *o, json_t **report, struct gv_err *err)
+{
+    json_t *baseline = NULL, *image = NULL;
+    int rc = gv_snapshot_load(o->baseline, &baseline, err);
+    if (!rc && o->image)
+        rc = cli_image_identity(o->image, &image, err);
+    if (!rc && o->image)
+        rc = gv_verify_image(baseline, image, o->baseline, report, err);
+    else if (!rc)
+        rc = gv_verify_process(baseline, o->pid, o->baseline, report, err);
+    json_decref(baseline);
+    json_decref(image);
+    return rc;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     struct verify_opts o = {0};
@@ -222,6 +321,11 @@ int cmd_verify(int argc, char **argv)
         return cli_failf("--root %s: not a directory", o.root);
     struct gv_err err = {0};
     json_t *baseline = NULL, *current = NULL, *report = NULL;
+    if (o.image || o.pid) {
+        if (verify_image_or_pid(&o, &report, &err))
+            return cli_fail(&err);
+        return finish(&o, report);
+    }
     if (gv_snapshot_load(o.baseline, &baseline, &err))
         return cli_fail(&err);
     if (o.snapshot) {
@@ -248,13 +352,5 @@ int cmd_verify(int argc, char **argv)
         json_decref(report);
         return cli_fail(&err);
     }
-    int ok = json_is_true(json_object_get(report, "stack_matches")) &&
-             !json_is_true(gv_json_path(report, "numerics.degraded"));
-    json_object_set_new(report, "ok", json_boolean(ok));
-    if (o.json)
-        rc = cli_emit_json(report, NULL);
-    else
-        print_human(report);
-    json_decref(report);
-    return rc ? rc : ok ? GV_EXIT_OK : GV_EXIT_FINDINGS;
+    return finish(&o, report);
 }

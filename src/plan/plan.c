@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "env/envpolicy.h"
 #include "plan/pkg.h"
+#include "plan/image_pin.h"
 #include "plan/plan.h"
 
 static int collected(const json_t *snap, const char *section)
@@ -498,6 +499,8 @@ int gv_plan_rollback(const json_t *baseline, const json_t *current,
                      const struct gv_plan_opts *opts, json_t **out, struct gv_err *err)
 {
     *out = NULL;
+    if (gv_plan_is_image(baseline)) /* an image goes back by its digest */
+        return gv_plan_image_pin(baseline, opts, NULL, out, err);
     if (!collected(baseline, "packages"))
         return gv_err_set(err, GV_E_FORMAT,
                           "baseline: packages were not collected, so there is nothing to go "

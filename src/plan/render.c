@@ -5,6 +5,7 @@
 
 #include "base/buf.h"
 #include "base/json.h"
+#include "plan/image_pin.h"
 #include "plan/plan.h"
 
 static const char backup_token[] = "@BACKUP@";
@@ -289,8 +290,16 @@ static void comment_lines(struct gv_buf *b, const char *prefix, const char *text
     gv_buf_add(b, "\n");
 }
 
+static int is_image_pin(const json_t *plan)
+{
+    const char *kind = json_string_value(json_object_get(plan, "kind"));
+    return kind && !strcmp(kind, "image-pin");
+}
+
 char *gv_plan_render_sh(const json_t *plan)
 {
+    if (is_image_pin(plan))
+        return gv_plan_image_render_sh(plan);
     struct gv_buf b = {0};
     gv_buf_add(&b, "#!/usr/bin/env bash\n"
                    "# gpuvet rollback plan. Review it, then run it as root.\n"
@@ -335,6 +344,8 @@ char *gv_plan_render_sh(const json_t *plan)
 
 char *gv_plan_render_md(const json_t *plan)
 {
+    if (is_image_pin(plan))
+        return gv_plan_image_render_md(plan);
     struct gv_buf b = {0};
     gv_buf_add(&b, "# Rollback plan\n\n");
     const char *base = json_string_value(json_object_get(plan, "baseline"));
