@@ -42,6 +42,7 @@ struct gv_tsrc {
     const struct gv_image_layer *meta;
     const char *label;
     unsigned char *in;
+    size_t cap; /* bytes of each buffer: RING_BUF, less for a small blob */
 };
 
 struct gv_apply {
@@ -83,7 +84,7 @@ struct out_state {
 /* Publishes the slot when full (or flush), takes the next one. 0, or -1 when cancelled. */
 static int out_next(struct gv_tsrc *s, struct out_state *o, int flush)
 {
-    if (o->slot && (o->fill == RING_BUF || (flush && o->fill))) {
+    if (o->slot && (o->fill == s->cap || (flush && o->fill))) {
         gv_sha256_update(&o->diff, o->slot, o->fill);
         o->total += (long long)o->fill;
         ring_publish(s, o->fill);
@@ -124,7 +125,7 @@ static int dec_run(struct gv_tsrc *s, struct dec *d, struct out_state *o, const 
         while (n) {
             if (out_next(s, o, 0) != 0)
                 return GV_E_USAGE;
-            size_t k = RING_BUF - o->fill < n ? RING_BUF - o->fill : n;
+            size_t k = s->cap - o->fill < n ? s->cap - o->fill : n;
             memcpy(o->slot + o->fill, in, k);
             o->fill += k;
             in += k;
@@ -143,9 +144,9 @@ static int dec_run(struct gv_tsrc *s, struct dec *d, struct out_state *o, const 
             if (out_next(s, o, 0) != 0)
                 return GV_E_USAGE;
             d->z.next_out = o->slot + o->fill;
-            d->z.avail_out = (uInt)(RING_BUF - o->fill);
+            d->z.avail_out = (uInt)(s->cap - o->fill);
             int r = inflate(&d->z, Z_NO_FLUSH);
-            o->fill = RING_BUF - d->z.avail_out;
+            o->fill = s->cap - d->z.avail_out;
             if (r == Z_STREAM_END)
                 d->z_ended = 1;
             else if (r != Z_OK && r != Z_BUF_ERROR)
@@ -158,7 +159,7 @@ static int dec_run(struct gv_tsrc *s, struct dec *d, struct out_state *o, const 
     while (zi.pos < zi.size) {
         if (out_next(s, o, 0) != 0)
             return GV_E_USAGE;
-        ZSTD_outBuffer zo = {o->slot, RING_BUF, o->fill};
+        ZSTD_outBuffer zo = {o->slot, s->cap, o->fill};
         size_t r = ZSTD_decompressStream(d->zs, &zo, &zi);
         o->fill = zo.pos;
         if (ZSTD_isError(r))
@@ -179,10 +180,10 @@ static int dec_finish(struct gv_tsrc *s, struct dec *d, struct out_state *o)
             d->z.next_in = NULL;
             d->z.avail_in = 0;
             d->z.next_out = o->slot + o->fill;
-            d->z.avail_out = (uInt)(RING_BUF - o->fill);
+            d->z.avail_out = (uInt)(s->cap - o->fill);
             int r = inflate(&d->z, Z_NO_FLUSH);
             size_t before = o->fill;
-            o->fill = RING_BUF - d->z.avail_out;
+            o->fill = s->cap - d->z.avail_out;
             if (r == Z_STREAM_END)
                 d->z_ended = 1;
             else if (r != Z_OK || o->fill == before)
@@ -195,7 +196,7 @@ static int dec_finish(struct gv_tsrc *s, struct dec *d, struct out_state *o)
             if (out_next(s, o, 0) != 0)
                 return GV_E_USAGE;
             ZSTD_inBuffer zi = {NULL, 0, 0};
-            ZSTD_outBuffer zo = {o->slot, RING_BUF, o->fill};
+            ZSTD_outBuffer zo = {o->slot, s->cap, o->fill};
             size_t r = ZSTD_decompressStream(d->zs, &zo, &zi);
             int progressed = zo.pos != o->fill;
             o->fill = zo.pos;
@@ -224,7 +225,7 @@ static int read_all(struct gv_tsrc *s, struct dec *d, struct out_state *o)
     long long total = 0;
     int first = 1, rc = GV_OK;
     for (;;) {
-        ssize_t n = gv_blob_read(s->blob, s->in, RING_BUF, &s->err);
+        ssize_t n = gv_blob_read(s->blob, s->in, s->cap, &s->err);
         if (n < 0)
             return gv_err_prefix(&s->err, "%s", s->label);
         if (n == 0)
@@ -614,10 +615,12 @@ static int tsrc_start(struct gv_tsrc *s, struct gv_blob *b, const struct gv_imag
     s->blob = b;
     s->meta = meta;
     s->label = label;
-    s->in = malloc(RING_BUF);
+    off_t bsz = gv_blob_size(b);
+    s->cap = bsz >= (off_t)RING_BUF ? RING_BUF : bsz < (64 << 10) ? (64 << 10) : (size_t)bsz;
+    s->in = malloc(s->cap);
     int ok = s->in != NULL;
     for (int i = 0; i < RING_N; i++)
-        ok = ok && (s->buf[i] = malloc(RING_BUF)) != NULL;
+        ok = ok && (s->buf[i] = malloc(s->cap)) != NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (!ok || pthread_create(&s->thread, NULL, reader_main, s) != 0)
