@@ -498,6 +498,21 @@ static int make_reg(struct gv_apply *a, const struct gv_member *m, struct gv_tsr
     return rc;
 }
 
+static int make_sym(struct gv_apply *a, const struct gv_member *m, struct gv_node *dir,
+                    const char *leaf, struct gv_err *err)
+{
+    int dfd = gv_tree_dirfd(a->t, dir);
+    if (!m->link[0])
+        return member_err(a, m, err, GV_E_FORMAT, "a symlink to nothing");
+    if (dfd < 0 || symlinkat(m->link, dfd, leaf) != 0)
+        return member_err(a, m, err, GV_E_IO, strerror(errno));
+    struct gv_node *node = gv_tree_add(a->t, dir, leaf, GV_NODE_SYM, a->layer);
+    if (!node || !(node->target = strdup(m->link)))
+        return member_err(a, m, err, GV_E_NOMEM, "out of memory");
+    a->st->files++;
+    return GV_OK;
+}
+
 static int make_hard(struct gv_apply *a, const struct gv_member *m, struct gv_node *dir,
                      const char *leaf, struct gv_err *err)
 {
@@ -505,6 +520,12 @@ static int make_hard(struct gv_apply *a, const struct gv_member *m, struct gv_no
     char why[1024];
     int rc = gv_tree_walk(a->t, a->t->top, m->link, GV_WALK_STRICT, a->layer, &target, why,
                           sizeof why);
+    if (rc == GV_OK && target && target->type == GV_NODE_SYM) {
+        /* a hard link to a symlink: the same link again */
+        struct gv_member sym = *m;
+        snprintf(sym.link, sizeof sym.link, "%s", target->target);
+        return make_sym(a, &sym, dir, leaf, err);
+    }
     if (rc != GV_OK || !target || target->type != GV_NODE_REG) {
         char msg[5200];
         snprintf(msg, sizeof msg, "a hard link to %s, which is no regular file here", m->link);
@@ -524,21 +545,6 @@ static int make_hard(struct gv_apply *a, const struct gv_member *m, struct gv_no
         return member_err(a, m, err, GV_E_NOMEM, "out of memory");
     memcpy(node->digest, target->digest, sizeof node->digest);
     node->size = target->size;
-    a->st->files++;
-    return GV_OK;
-}
-
-static int make_sym(struct gv_apply *a, const struct gv_member *m, struct gv_node *dir,
-                    const char *leaf, struct gv_err *err)
-{
-    int dfd = gv_tree_dirfd(a->t, dir);
-    if (!m->link[0])
-        return member_err(a, m, err, GV_E_FORMAT, "a symlink to nothing");
-    if (dfd < 0 || symlinkat(m->link, dfd, leaf) != 0)
-        return member_err(a, m, err, GV_E_IO, strerror(errno));
-    struct gv_node *node = gv_tree_add(a->t, dir, leaf, GV_NODE_SYM, a->layer);
-    if (!node || !(node->target = strdup(m->link)))
-        return member_err(a, m, err, GV_E_NOMEM, "out of memory");
     a->st->files++;
     return GV_OK;
 }

@@ -104,6 +104,7 @@ static const char *hostile_py =
     "    typ(t, 'dev/null2', tarfile.CHRTYPE)\n"
     "    typ(t, 'dev/fifo', tarfile.FIFOTYPE)\n"
     "    reg(t, 'lib/libbar.so', b'\\x7fELF bar')\n"
+    "    typ(t, 'usr/lib/libfoo.so.hl', tarfile.LNKTYPE, 'usr/lib/libfoo.so')\n"
     "t.close()\n";
 
 static int hostile(const char *kind, const char *path)
@@ -259,6 +260,12 @@ static void test_three_layers(void)
     T_EQ_INT(access(p, F_OK), 0);
     T_EQ_INT(gv_image_tree_layer(t, "/usr/lib/libbar.so"), 2);
     T_EQ_INT(gv_image_tree_layer(t, "/usr/share/new.txt"), 1);
+    /* a hard link to a symlink is the same symlink */
+    snprintf(p, sizeof p, "%s/usr/lib/libfoo.so.hl", root);
+    T_EQ_INT(lstat(p, &st), 0);
+    T_CHECK(S_ISLNK(st.st_mode));
+    snprintf(s, sizeof s, "%s/l0/usr/lib/libfoo.so.1", src);
+    expect_file_digest(t, "/usr/lib/libfoo.so.hl", s);
     /* devices and FIFOs skipped, counted */
     T_EQ_INT(gv_image_tree_stats(t, 2)->skipped, 2);
     snprintf(p, sizeof p, "%s/dev/null2", root);
