@@ -48,10 +48,10 @@ static int emit(json_t *doc, const char *output, int record)
     return rc;
 }
 
-static int snapshot_image(const char *ref, const char *root, int pid, int hash,
+static int snapshot_image(const char *ref, int root_given, int pid, int hash,
                           const char *output, int record)
 {
-    if (strcmp(root, "/") || pid)
+    if (root_given || pid)
         return cli_usage("snapshot", "--image inspects an image and cannot be combined with "
                                      "--root or --pid");
     struct gv_err err = {0};
@@ -71,14 +71,14 @@ int cmd_snapshot(int argc, char **argv)
         {"image", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
     const char *output = NULL, *root = "/", *image = NULL;
-    int pid = 0, hash = 1, record = 0;
+    int pid = 0, hash = 1, record = 0, root_given = 0;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
-        case 'r': root = optarg; break;
+        case 'r': root = optarg, root_given = 1; break;
         case 'I': image = optarg; break;
         case 'p': {
             char *end;
@@ -99,7 +99,7 @@ int cmd_snapshot(int argc, char **argv)
     if (optind < argc)
         return cli_usage("snapshot", "unexpected argument '%s'", argv[optind]);
     if (image)
-        return snapshot_image(image, root, pid, hash, output, record);
+        return snapshot_image(image, root_given, pid, hash, output, record);
     if (!gv_is_dir(root))
         return cli_failf("--root %s: not a directory", root);
     int live = strcmp(root, "/") == 0;
