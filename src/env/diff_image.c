@@ -128,28 +128,41 @@ static void platform_text(const json_t *img, char *buf, size_t n)
     snprintf(buf, n, "%s/%s%s%s", os ? os : "?", arch ? arch : "?", var ? "/" : "", var ? var : "");
 }
 
-/* tags: each name added or removed */
-static void diff_tags(json_t *changes, const json_t *ia, const json_t *ib)
+/* Each key of the string maps ma and mb added, removed or changed, as the
+ * subject "PREFIX KEY SUFFIX". */
+static void diff_maps(json_t *changes, int ord, const json_t *ma, const json_t *mb,
+                      const char *prefix, const char *suffix)
 {
-    json_t *sa = json_object(), *sb = json_object(), *t;
+    json_t *keys = gv_diff_keys(ma, mb), *k;
     size_t i;
-    json_array_foreach(json_object_get(ia, "tags"), i, t)
-        if (json_is_string(t))
-            json_object_set_new(sa, json_string_value(t), json_true());
-    json_array_foreach(json_object_get(ib, "tags"), i, t)
-        if (json_is_string(t))
-            json_object_set_new(sb, json_string_value(t), json_true());
-    json_t *keys = gv_diff_keys(sa, sb), *k;
     char subj[1200];
     json_array_foreach(keys, i, k) {
         const char *n = json_string_value(k);
-        snprintf(subj, sizeof subj, "tag %s", n);
-        pair(changes, ORD_IDENTITY, subj, json_object_get(sa, n) ? n : NULL,
-             json_object_get(sb, n) ? n : NULL, NULL);
+        snprintf(subj, sizeof subj, "%s%s%s", prefix, n, suffix);
+        pair(changes, ord, subj, str(ma, n), str(mb, n), NULL);
     }
     json_decref(keys);
-    json_decref(sa);
-    json_decref(sb);
+}
+
+/* The names an image's source gives it, each mapped to itself. */
+static json_t *tag_map(const json_t *img)
+{
+    json_t *m = json_object(), *t;
+    size_t i;
+    json_array_foreach(json_object_get(img, "tags"), i, t)
+        if (json_is_string(t))
+            json_object_set(m, json_string_value(t), t);
+    return m;
+}
+
+/* diff_maps over the maps that map_of makes of each image. */
+static void diff_made(json_t *changes, int ord, const json_t *ia, const json_t *ib,
+                      json_t *(*map_of)(const json_t *), const char *prefix, const char *suffix)
+{
+    json_t *ma = map_of(ia), *mb = map_of(ib);
+    diff_maps(changes, ord, ma, mb, prefix, suffix);
+    json_decref(ma);
+    json_decref(mb);
 }
 
 static void diff_identity(json_t *changes, const json_t *ia, const json_t *ib)
@@ -159,7 +172,7 @@ static void diff_identity(json_t *changes, const json_t *ia, const json_t *ib)
     field(changes, ORD_IDENTITY, ia, ib, "manifest_media_type", "manifest media type");
     field(changes, ORD_IDENTITY, ia, ib, "form", "form");
     field(changes, ORD_IDENTITY, ia, ib, "tag", "tag asked for");
-    diff_tags(changes, ia, ib);
+    diff_made(changes, ORD_IDENTITY, ia, ib, tag_map, "tag ", "");
     char pa[256], pb[256];
     platform_text(ia, pa, sizeof pa);
     platform_text(ib, pb, sizeof pb);
@@ -177,16 +190,8 @@ static void diff_config(json_t *changes, const json_t *ia, const json_t *ib)
 
 static void diff_labels(json_t *changes, const json_t *ia, const json_t *ib)
 {
-    const json_t *la = json_object_get(ia, "labels"), *lb = json_object_get(ib, "labels");
-    json_t *keys = gv_diff_keys(la, lb), *k;
-    size_t i;
-    char subj[1200];
-    json_array_foreach(keys, i, k) {
-        const char *n = json_string_value(k);
-        snprintf(subj, sizeof subj, "label %s", n);
-        pair(changes, ORD_LABELS, subj, str(la, n), str(lb, n), NULL);
-    }
-    json_decref(keys);
+    diff_maps(changes, ORD_LABELS, json_object_get(ia, "labels"), json_object_get(ib, "labels"),
+              "label ", "");
 }
 
 /* name -> the value as it may be shown: the recorded value of a recordable
@@ -205,22 +210,6 @@ static json_t *env_map(const json_t *img)
         json_object_set_new(m, n, json_string(hidden ? "(redacted)" : v));
     }
     return m;
-}
-
-static void diff_env(json_t *changes, const json_t *ia, const json_t *ib)
-{
-    json_t *ma = env_map(ia), *mb = env_map(ib);
-    json_t *keys = gv_diff_keys(ma, mb), *k;
-    size_t i;
-    char subj[1200];
-    json_array_foreach(keys, i, k) {
-        const char *n = json_string_value(k);
-        snprintf(subj, sizeof subj, "%s (image env)", n);
-        pair(changes, ORD_ENV, subj, str(ma, n), str(mb, n), NULL);
-    }
-    json_decref(keys);
-    json_decref(ma);
-    json_decref(mb);
 }
 
 static const char *layer_id(const json_t *l)
@@ -287,7 +276,7 @@ void gv_diff_images(json_t *changes, const json_t *a, const json_t *b)
     diff_identity(changes, ia, ib);
     diff_config(changes, ia, ib);
     diff_labels(changes, ia, ib);
-    diff_env(changes, ia, ib);
+    diff_made(changes, ORD_ENV, ia, ib, env_map, "", " (image env)");
     diff_layers(changes, ia, ib);
 }
 

@@ -21,11 +21,12 @@ done
 
 h() { printf 'sha256:%s' "$(printf "$1%.0s" {1..64})"; } # a digest of one repeated hex digit
 FAKE_B=hf_FAKEdiffTOKENbefore0123456789 FAKE_A=hf_FAKEdiffTOKENafter9876543210
-# base layers 0-1 shared; 2 (and 3, after only) differ. GPU packages and every library come
-# with the install layer (1 before, 2 after), the other packages with layer 0.
-jq --arg l0 "$(h 0)" --arg d0 "$(h 1)" --arg l1 "$(h 2)" --arg d1 "$(h 3)" \
+# The before image; the after image is it with its tags, labels, env, user and layers 2-3
+# changed: base layers 0-1 shared. GPU packages and every library come with the install
+# layer (1 before, 2 after), the other packages with layer 0.
+jq -n --arg l0 "$(h 0)" --arg d0 "$(h 1)" --arg l1 "$(h 2)" --arg d1 "$(h 3)" \
     --arg l2 "$(h 4)" --arg d2 "$(h 5)" --arg fake "$FAKE_B" '
-  .image = {collected: true, reference: "old.tar:5.7", form: "oci-archive", tag: "5.7",
+  {collected: true, reference: "old.tar:5.7", form: "oci-archive", tag: "5.7",
     tags: ["5.7", "localhost/rocm:5.7"], manifest_digest: "sha256:\("a" * 64)",
     config_digest: "sha256:\("b" * 64)", platform: {os: "linux", architecture: "amd64"},
     created: "2026-01-01T00:00:00Z",
@@ -36,29 +37,26 @@ jq --arg l0 "$(h 0)" --arg d0 "$(h 1)" --arg l1 "$(h 2)" --arg d1 "$(h 3)" \
     layers: [
       {index: 0, digest: $l0, diff_id: $d0, created_by: "ADD rootfs.tar.xz / # buildkit"},
       {index: 1, digest: $l1, diff_id: $d1, created_by: "RUN /bin/sh -c apt-get install -y libamdhip64-5 # buildkit"},
-      {index: 2, digest: $l2, diff_id: $d2, created_by: "ENV ROCM_PATH=/opt/rocm-5.7"}]}
-  | .libraries.items |= map(.layer = 1)
-  | .packages.items |= map(.layer = (if .gpu then 1 else 0 end))' "$T/trixie.json" >"$T/img-a.json"
-jq --arg l0 "$(h 0)" --arg d0 "$(h 1)" --arg l1 "$(h 2)" --arg d1 "$(h 3)" \
-    --arg l2 "sha256:ab12cd34ef56$(printf '7%.0s' {1..52})" --arg d2 "$(h 6)" \
+      {index: 2, digest: $l2, diff_id: $d2, created_by: "ENV ROCM_PATH=/opt/rocm-5.7"}]}' >"$T/image-a.json"
+jq --arg l2 "sha256:ab12cd34ef56$(printf '7%.0s' {1..52})" --arg d2 "$(h 6)" \
     --arg l3 "$(h 8)" --arg d3 "$(h 9)" --arg fake "$FAKE_A" '
-  .image = {collected: true, reference: "new.tar:6.4", form: "oci-archive", tag: "6.4",
-    tags: ["6.4", "localhost/rocm:6.4"], manifest_digest: "sha256:\("c" * 64)",
-    config_digest: "sha256:\("d" * 64)", platform: {os: "linux", architecture: "amd64"},
-    created: "2026-02-01T00:00:00Z",
-    labels: {"org.opencontainers.image.version": "6.4", "com.example.flavour": "rocm"},
-    env: [{name: "PATH", value: "/usr/bin:/bin"}, {name: "ROCM_PATH", value: "/opt/rocm-6.4"},
-          {name: "HF_TOKEN", value: $fake},
-          {name: "AWS_SECRET_ACCESS_KEY", redacted: true},
-          {name: "ROCR_VISIBLE_DEVICES", redacted: true, value: "\($fake)2"}],
-    entrypoint: ["/bin/bash"], user: "rocm", working_dir: "/",
-    layers: [
-      {index: 0, digest: $l0, diff_id: $d0, created_by: "ADD rootfs.tar.xz / # buildkit"},
-      {index: 1, digest: $l1, diff_id: $d1, created_by: "RUN /bin/sh -c apt-get install -y libamdhip64-5 # buildkit"},
+  .reference = "new.tar:6.4" | .tag = "6.4" | .tags = ["6.4", "localhost/rocm:6.4"]
+  | .manifest_digest = "sha256:\("c" * 64)" | .config_digest = "sha256:\("d" * 64)"
+  | .created = "2026-02-01T00:00:00Z" | .user = "rocm"
+  | .labels = {"org.opencontainers.image.version": "6.4", "com.example.flavour": "rocm"}
+  | .env = [.env[0], {name: "ROCM_PATH", value: "/opt/rocm-6.4"}, {name: "HF_TOKEN", value: $fake},
+            {name: "AWS_SECRET_ACCESS_KEY", redacted: true},
+            {name: "ROCR_VISIBLE_DEVICES", redacted: true, value: "\($fake)2"}]
+  | .layers = .layers[:2] + [
       {index: 2, digest: $l2, diff_id: $d2, created_by: "RUN /bin/sh -c apt-get install -y libamdhip64-6 # buildkit"},
-      {index: 3, digest: $l3, diff_id: $d3, created_by: "ENV ROCM_PATH=/opt/rocm-6.4"}]}
-  | .libraries.items |= map(.layer = 2)
-  | .packages.items |= map(.layer = (if .gpu then 2 else 0 end))' "$T/sid.json" >"$T/img-b.json"
+      {index: 3, digest: $l3, diff_id: $d3, created_by: "ENV ROCM_PATH=/opt/rocm-6.4"}]' \
+    "$T/image-a.json" >"$T/image-b.json"
+annotate() { # SNAPSHOT IMAGE INSTALL-LAYER OUT
+    jq --slurpfile img "$2" --argjson n "$3" '.image = $img[0] | .libraries.items |= map(.layer = $n)
+      | .packages.items |= map(.layer = (if .gpu then $n else 0 end))' "$1" >"$4"
+}
+annotate "$T/trixie.json" "$T/image-a.json" 1 "$T/img-a.json"
+annotate "$T/sid.json" "$T/image-b.json" 2 "$T/img-b.json"
 
 expect_rc 1 "$GPUVET" diff --json "$T/img-a.json" "$T/img-b.json"
 cp "$GV_OUT" "$T/diff.json"
