@@ -15,26 +15,28 @@
 struct dctx {
     json_t *changes;        /* array of change objects, in discovery order */
     json_t *not_comparable; /* array */
+    const json_t *img_a, *img_b; /* the "image" sections, NULL for a host or root */
 };
 
 static const char *const layer_names[] = {NULL,        "driver", "runtime", "math",
-                                          "framework", "loader", "packages"};
+                                          "framework", "loader", "packages", "image"};
 static const char *const layer_titles[] = {NULL,
                                            "kernel driver",
                                            "GPU runtime",
                                            "math and communication libraries",
                                            "framework (Python environments)",
                                            "loader and environment",
-                                           "packages and GPU tools"};
+                                           "packages and GPU tools",
+                                           "the image (tag, digests, config, layers)"};
 
 const char *gv_diff_layer_name(int layer)
 {
-    return layer >= GV_LAYER_DRIVER && layer <= GV_LAYER_PACKAGES ? layer_names[layer] : NULL;
+    return layer >= GV_LAYER_DRIVER && layer <= GV_LAYER_IMAGE ? layer_names[layer] : NULL;
 }
 
 const char *gv_diff_layer_title(int layer)
 {
-    return layer >= GV_LAYER_DRIVER && layer <= GV_LAYER_PACKAGES ? layer_titles[layer] : NULL;
+    return layer >= GV_LAYER_DRIVER && layer <= GV_LAYER_IMAGE ? layer_titles[layer] : NULL;
 }
 
 /* ---- Debian version comparison (dpkg's algorithm) ---- */
@@ -123,9 +125,8 @@ static void put_opt(json_t *o, const char *key, const char *val)
     json_object_set_new(o, key, val ? json_string(val) : json_null());
 }
 
-/* order: tie-break inside a layer (smaller first), e.g. GPU packages before others. */
-static void add(struct dctx *d, int layer, int order_in_layer, const char *kind,
-                const char *subject, const char *before, const char *after, const char *detail)
+json_t *gv_diff_add(json_t *changes, int layer, int order_in_layer, const char *kind,
+                    const char *subject, const char *before, const char *after, const char *detail)
 {
     json_t *o = json_object();
     json_object_set_new(o, "layer", json_string(gv_diff_layer_name(layer)));
@@ -137,22 +138,36 @@ static void add(struct dctx *d, int layer, int order_in_layer, const char *kind,
     if (detail && detail[0])
         json_object_set_new(o, "detail", json_string(detail));
     json_object_set_new(o, "_order", json_integer(order_in_layer));
-    json_object_set_new(o, "_seq", json_integer((json_int_t)json_array_size(d->changes)));
-    json_array_append_new(d->changes, o);
+    json_object_set_new(o, "_seq", json_integer((json_int_t)json_array_size(changes)));
+    json_array_append_new(changes, o);
+    return o;
+}
+
+/* order: tie-break inside a layer (smaller first), e.g. GPU packages before others. */
+static json_t *add(struct dctx *d, int layer, int order_in_layer, const char *kind,
+                   const char *subject, const char *before, const char *after, const char *detail)
+{
+    return gv_diff_add(d->changes, layer, order_in_layer, kind, subject, before, after, detail);
 }
 
 /* added / removed / changed for two optional strings; nothing when equal. */
-static void add_pair(struct dctx *d, int layer, int ord, const char *subject, const char *a,
-                     const char *b, const char *detail)
+static json_t *add_pair(struct dctx *d, int layer, int ord, const char *subject, const char *a,
+                        const char *b, const char *detail)
 {
-    if (a && b) {
-        if (strcmp(a, b) != 0)
-            add(d, layer, ord, "changed", subject, a, b, detail);
-    } else if (a) {
-        add(d, layer, ord, "removed", subject, a, NULL, detail);
-    } else if (b) {
-        add(d, layer, ord, "added", subject, NULL, b, detail);
-    }
+    if (a && b)
+        return strcmp(a, b) ? add(d, layer, ord, "changed", subject, a, b, detail) : NULL;
+    if (a)
+        return add(d, layer, ord, "removed", subject, a, NULL, detail);
+    if (b)
+        return add(d, layer, ord, "added", subject, NULL, b, detail);
+    return NULL;
+}
+
+/* The image layers that brought item x (before) and y (after), on change c. */
+static void brought(struct dctx *d, json_t *c, const json_t *x, const json_t *y)
+{
+    if (c)
+        gv_diff_image_layer(c, d->img_a, x, d->img_b, y);
 }
 
 static const char *str(const json_t *o, const char *key)
@@ -189,9 +204,7 @@ static int strp_cmp(const void *p, const void *q)
     return strcmp(*(const char *const *)p, *(const char *const *)q);
 }
 
-/* Sorted union of the keys of two objects (either may be NULL), as a new
- * array of strings. */
-static json_t *key_union(const json_t *a, const json_t *b)
+json_t *gv_diff_keys(const json_t *a, const json_t *b)
 {
     json_t *set = json_object(), *v;
     const char *k;
@@ -285,7 +298,7 @@ static void diff_drivers(struct dctx *d, const json_t *a, const json_t *b)
     if (!comparable(d, "drivers", a, b))
         return;
     const json_t *ma = json_object_get(a, "modules"), *mb = json_object_get(b, "modules");
-    json_t *keys = key_union(ma, mb), *k;
+    json_t *keys = gv_diff_keys(ma, mb), *k;
     size_t i;
     json_array_foreach(keys, i, k) {
         const char *name = json_string_value(k);
@@ -296,7 +309,7 @@ static void diff_drivers(struct dctx *d, const json_t *a, const json_t *b)
     }
     json_decref(keys);
     const json_t *da = json_object_get(a, "dkms"), *db = json_object_get(b, "dkms");
-    keys = key_union(da, db);
+    keys = gv_diff_keys(da, db);
     json_array_foreach(keys, i, k) {
         const char *name = json_string_value(k);
         char subj[300];
@@ -354,7 +367,7 @@ static void diff_installs(struct dctx *d, const json_t *ia, const json_t *ib)
         install_key(it, key, sizeof key);
         json_object_set_new(set, key, json_true());
     }
-    json_t *keys = key_union(set, NULL), *k;
+    json_t *keys = gv_diff_keys(set, NULL), *k;
     json_decref(set);
     json_array_foreach(keys, i, k) {
         const char *kk = json_string_value(k);
@@ -375,7 +388,7 @@ static void diff_stacks(struct dctx *d, const json_t *a, const json_t *b)
     snprintf(subj, sizeof subj, "%s link", str(la, "path") ? str(la, "path") : "/opt/rocm");
     add_pair(d, GV_LAYER_LOADER, 0, subj, str(la, "resolved"), str(lb, "resolved"), NULL);
     const json_t *aa = json_object_get(a, "alternatives"), *ab = json_object_get(b, "alternatives");
-    json_t *keys = key_union(aa, ab), *k;
+    json_t *keys = gv_diff_keys(aa, ab), *k;
     size_t i;
     json_array_foreach(keys, i, k) {
         const char *name = json_string_value(k);
@@ -460,7 +473,7 @@ static void diff_lib_pair(struct dctx *d, const json_t *x, const json_t *y)
         char sa[16], sb[16];
         snprintf(sa, sizeof sa, "%.12s", ha);
         snprintf(sb, sizeof sb, "%.12s", hb);
-        add(d, layer, ord, "changed", subj, sa, sb, "same version and name, content changed (sha256)");
+        brought(d, add(d, layer, ord, "changed", subj, sa, sb, "same version and name, content changed (sha256)"), x, y);
         return;
     }
     if (content && !version)
@@ -472,7 +485,7 @@ static void diff_lib_pair(struct dctx *d, const json_t *x, const json_t *y)
             by = str(y, fields[i]) ? str(y, fields[i]) : "none";
             break;
         }
-    add(d, layer, ord, "changed", subj, bx, by, detail);
+    brought(d, add(d, layer, ord, "changed", subj, bx, by, detail), x, y);
 }
 
 static int is_unowned(const json_t *it)
@@ -494,7 +507,8 @@ static void report_unowned(struct dctx *d, const json_t *before, const json_t *i
         snprintf(wbuf, sizeof wbuf, "owned by %s", str(before, "package") ? str(before, "package") : "a package");
         was = wbuf;
     }
-    add(d, layer, ord, "unowned", str(it, "path"), was, "owned by no package", detail);
+    brought(d, add(d, layer, ord, "unowned", str(it, "path"), was, "owned by no package", detail),
+            before, it);
 }
 
 /* Items of arr whose (name, origin) equals key; returned as a new array. */
@@ -552,7 +566,7 @@ static void diff_lib_group(struct dctx *d, json_t *ga, json_t *gb)
         int ord, layer = lib_layer(str(it, "name"), &ord);
         lib_subject(it, subj, sizeof subj);
         snprintf(detail, sizeof detail, "%s", str(it, "path") ? str(it, "path") : "");
-        add(d, layer, ord, "removed", subj, lib_value(it), NULL, detail);
+        brought(d, add(d, layer, ord, "removed", subj, lib_value(it), NULL, detail), it, NULL);
     }
     json_array_foreach(gb, i, it) {
         if (is_unowned(it)) {
@@ -562,7 +576,7 @@ static void diff_lib_group(struct dctx *d, json_t *ga, json_t *gb)
         int ord, layer = lib_layer(str(it, "name"), &ord);
         lib_subject(it, subj, sizeof subj);
         snprintf(detail, sizeof detail, "%s", str(it, "path") ? str(it, "path") : "");
-        add(d, layer, ord, "added", subj, NULL, lib_value(it), detail);
+        brought(d, add(d, layer, ord, "added", subj, NULL, lib_value(it), detail), NULL, it);
     }
 }
 
@@ -585,7 +599,7 @@ static void diff_libraries(struct dctx *d, const json_t *a, const json_t *b)
                                                     str(it, "origin") ? json_string(str(it, "origin"))
                                                                       : json_null()));
         }
-    json_t *keys = key_union(set, NULL), *k;
+    json_t *keys = gv_diff_keys(set, NULL), *k;
     json_array_foreach(keys, i, k) {
         json_t *g = json_object_get(set, json_string_value(k));
         const char *name = str(g, "name"), *origin = str(g, "origin");
@@ -631,7 +645,7 @@ static json_t *mixed_set(const json_t *snap)
 
 static void diff_mixed(struct dctx *d, const json_t *a, const json_t *b)
 {
-    json_t *ma = mixed_set(a), *mb = mixed_set(b), *keys = key_union(mb, NULL), *k;
+    json_t *ma = mixed_set(a), *mb = mixed_set(b), *keys = gv_diff_keys(mb, NULL), *k;
     size_t i;
     json_array_foreach(keys, i, k) {
         const char *key = json_string_value(k);
@@ -683,7 +697,7 @@ static void diff_bundled(struct dctx *d, const char *prefix, const json_t *ta, c
 {
     json_t *ba = index_by(json_object_get(ta, "bundled_libraries"), "name", "soname", "file", NULL);
     json_t *bb = index_by(json_object_get(tb, "bundled_libraries"), "name", "soname", "file", NULL);
-    json_t *keys = key_union(ba, bb), *k;
+    json_t *keys = gv_diff_keys(ba, bb), *k;
     size_t i;
     char subj[1200];
     json_array_foreach(keys, i, k) {
@@ -705,7 +719,7 @@ static void diff_targets(struct dctx *d, const char *prefix, const json_t *ga, c
         return;
     json_t *sa = string_set(json_object_get(ga, "targets"), "");
     json_t *sb = string_set(json_object_get(gb, "targets"), "");
-    json_t *keys = key_union(sa, sb), *k;
+    json_t *keys = gv_diff_keys(sa, sb), *k;
     size_t i;
     json_array_foreach(keys, i, k) {
         const char *t = json_string_value(k);
@@ -741,7 +755,7 @@ static void diff_env_pair(struct dctx *d, const json_t *ea, const json_t *eb, co
     snprintf(subj, sizeof subj, "python version (%s)", prefix);
     add_pair(d, GV_LAYER_FRAMEWORK, 2, subj, str(ea, "python_version"), str(eb, "python_version"), NULL);
     const json_t *pa = json_object_get(ea, "packages"), *pb = json_object_get(eb, "packages");
-    json_t *keys = key_union(pa, pb), *k;
+    json_t *keys = gv_diff_keys(pa, pb), *k;
     size_t i;
     json_array_foreach(keys, i, k) {
         const char *n = json_string_value(k);
@@ -807,7 +821,7 @@ static void diff_loader(struct dctx *d, const json_t *a, const json_t *b)
         json_object_set_new(ca, str(it, "path"), json_string(join(json_object_get(it, "dirs"), " ", sa, sizeof sa) ? sa : ""));
     json_array_foreach(json_object_get(b, "conf_files"), i, it) if (str(it, "path"))
         json_object_set_new(cb, str(it, "path"), json_string(join(json_object_get(it, "dirs"), " ", sb, sizeof sb) ? sb : ""));
-    json_t *keys = key_union(ca, cb), *k;
+    json_t *keys = gv_diff_keys(ca, cb), *k;
     json_array_foreach(keys, i, k) {
         const char *p = json_string_value(k);
         snprintf(subj, sizeof subj, "ld.so.conf %s", p);
@@ -818,7 +832,7 @@ static void diff_loader(struct dctx *d, const json_t *a, const json_t *b)
     json_decref(ca);
     json_decref(cb);
     const json_t *ra = json_object_get(a, "resolved"), *rb = json_object_get(b, "resolved");
-    keys = key_union(ra, rb);
+    keys = gv_diff_keys(ra, rb);
     json_array_foreach(keys, i, k) {
         const char *so = json_string_value(k);
         const json_t *x = json_object_get(ra, so), *y = json_object_get(rb, so);
@@ -840,7 +854,7 @@ static const char *shown(const char *name, const char *val)
 
 static void diff_vars(struct dctx *d, const json_t *va, const json_t *vb, const char *where, int ord)
 {
-    json_t *keys = key_union(va, vb), *k;
+    json_t *keys = gv_diff_keys(va, vb), *k;
     size_t i;
     char subj[1200];
     json_array_foreach(keys, i, k) {
@@ -865,7 +879,7 @@ static void diff_withheld(struct dctx *d, const json_t *a, const json_t *b)
 {
     json_t *wa = string_set(json_object_get(a, "withheld"), "set (value withheld)");
     json_t *wb = string_set(json_object_get(b, "withheld"), "set (value withheld)");
-    json_t *keys = key_union(wa, wb), *k;
+    json_t *keys = gv_diff_keys(wa, wb), *k;
     size_t i;
     char subj[1200];
     json_array_foreach(keys, i, k) {
@@ -898,7 +912,7 @@ static void diff_profile_d(struct dctx *d, const json_t *a, const json_t *b)
 {
     json_t *pa = index_by(json_object_get(a, "profile_d"), "path", NULL, NULL, "sets");
     json_t *pb = index_by(json_object_get(b, "profile_d"), "path", NULL, NULL, "sets");
-    json_t *keys = key_union(pa, pb), *k;
+    json_t *keys = gv_diff_keys(pa, pb), *k;
     size_t i;
     json_array_foreach(keys, i, k) {
         const char *p = json_string_value(k);
@@ -961,7 +975,7 @@ static void diff_packages(struct dctx *d, const json_t *a, const json_t *b)
     if (!comparable(d, "packages", a, b))
         return;
     json_t *ma = pkg_map(json_object_get(a, "items")), *mb = pkg_map(json_object_get(b, "items"));
-    json_t *keys = key_union(ma, mb), *k;
+    json_t *keys = gv_diff_keys(ma, mb), *k;
     size_t i;
     json_array_foreach(keys, i, k) {
         const char *n = json_string_value(k);
@@ -979,12 +993,14 @@ static void diff_packages(struct dctx *d, const json_t *a, const json_t *b)
                 append_text(detail, sizeof detail,
                             json_is_true(json_object_get(y, "hold")) ? "now held" : "no longer held");
             if (!differ(vx, vy) && detail[0]) {
-                add(d, GV_LAYER_PACKAGES, gpu ? 0 : 2, "changed", n, vx, vy, detail);
+                brought(d, add(d, GV_LAYER_PACKAGES, gpu ? 0 : 2, "changed", n, vx, vy, detail), x, y);
                 continue;
             }
         }
-        add_pair(d, GV_LAYER_PACKAGES, gpu ? 0 : 2, n, x ? (vx ? vx : "?") : NULL, y ? (vy ? vy : "?") : NULL,
-                 detail[0] ? detail : (gpu ? "GPU stack package" : NULL));
+        brought(d,
+                add_pair(d, GV_LAYER_PACKAGES, gpu ? 0 : 2, n, x ? (vx ? vx : "?") : NULL,
+                         y ? (vy ? vy : "?") : NULL, detail[0] ? detail : (gpu ? "GPU stack package" : NULL)),
+                x, y);
     }
     json_decref(keys);
     json_decref(ma);
@@ -1032,13 +1048,16 @@ static json_t *side(const json_t *snap, const char *file)
     put_opt(o, "created", str(snap, "created"));
     put_opt(o, "root", str(snap, "root"));
     put_opt(o, "gpuvet_version", str(snap, "gpuvet_version"));
+    json_t *img = gv_diff_image_side(snap);
+    if (img)
+        json_object_set_new(o, "image", img);
     return o;
 }
 
 static json_t *summary(const json_t *changes)
 {
     json_t *s = json_object(), *by = json_object(), *it;
-    for (int l = GV_LAYER_DRIVER; l <= GV_LAYER_PACKAGES; l++)
+    for (int l = GV_LAYER_DRIVER; l <= GV_LAYER_PACKAGES; l++) /* "image" only when counted */
         json_object_set_new(by, gv_diff_layer_name(l), json_integer(0));
     size_t i;
     json_array_foreach(changes, i, it) {
@@ -1055,7 +1074,7 @@ int gv_diff_snapshots(const json_t *a, const json_t *b, const char *a_name, cons
 {
     if (!json_is_object(a) || !json_is_object(b))
         return gv_err_set(err, GV_E_USAGE, "diff: both snapshots must be JSON objects");
-    struct dctx d = {json_array(), json_array()};
+    struct dctx d = {json_array(), json_array(), gv_diff_image_section(a), gv_diff_image_section(b)};
     if (!d.changes || !d.not_comparable) {
         json_decref(d.changes);
         json_decref(d.not_comparable);
@@ -1070,6 +1089,7 @@ int gv_diff_snapshots(const json_t *a, const json_t *b, const char *a_name, cons
     diff_loader(&d, SEC(a, "loader"), SEC(b, "loader"));
     diff_environment(&d, SEC(a, "environment"), SEC(b, "environment"));
     diff_packages(&d, SEC(a, "packages"), SEC(b, "packages"));
+    gv_diff_images(d.changes, a, b);
 #undef SEC
     json_t *changes = sorted_changes(d.changes);
     json_decref(d.changes);
@@ -1081,6 +1101,9 @@ int gv_diff_snapshots(const json_t *a, const json_t *b, const char *a_name, cons
     json_object_set_new(doc, "summary", summary(changes));
     json_object_set_new(doc, "changes", changes);
     json_object_set_new(doc, "not_comparable", d.not_comparable);
+    json_t *findings = gv_diff_image_findings(a, b);
+    if (findings)
+        json_object_set_new(doc, "image_findings", findings);
     *out = doc;
     return GV_OK;
 }
