@@ -10,6 +10,7 @@
 
 #include "env/diff.h"
 #include "env/envpolicy.h"
+#include "kb/image_tags.h"
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -282,22 +283,13 @@ void gv_diff_images(json_t *changes, const json_t *a, const json_t *b)
 
 /* ---- tag vs content ---- */
 
-/* TODO(issue 33): gv_kb_image_tag_findings(snap, out), declared in the kb's
- * image tags header that helper D writes, once it is merged into this branch
- * (it appends to out and returns how many); no finding until then. */
-static void tag_findings(const json_t *snap, json_t *out)
-{
-    (void)snap;
-    (void)out;
-}
-
 static void side_findings(json_t *all, const json_t *snap, const char *side)
 {
     if (!gv_diff_image_section(snap))
         return;
     json_t *found = json_array(), *f;
     size_t i;
-    tag_findings(snap, found);
+    gv_kb_image_tag_findings(snap, found);
     json_array_foreach(found, i, f) {
         if (!json_is_object(f))
             continue;

@@ -129,6 +129,22 @@ static int scan_named_tag(const char *ref, const char *path, struct claim *cl, i
     return k < 0 ? n : add_claim(cl, n, max, (enum claim_kind)k, ver, parts, path, ref);
 }
 
+/* The OCI annotations' own pair: org.opencontainers.image.title naming a kind
+ * ("rocm", "pytorch") and org.opencontainers.image.version its version. */
+static int titled_version(const json_t *img, struct claim *cl, int n, int max)
+{
+    const json_t *labels = jobj(img, "labels");
+    const char *title = jstr(labels, "org.opencontainers.image.title");
+    const char *version = jstr(labels, "org.opencontainers.image.version");
+    int k = title ? kind_in_name(title, strlen(title)) : -1;
+    char ver[32];
+    int parts = version ? read_version(version, ver, sizeof ver) : 0;
+    if (k < 0 || parts == 0)
+        return n;
+    return add_claim(cl, n, max, (enum claim_kind)k, ver, parts,
+                     "image.labels.org.opencontainers.image.version", version);
+}
+
 static int collect_claims(const json_t *img, struct claim *cl, int max)
 {
     int n = 0;
@@ -157,7 +173,7 @@ static int collect_claims(const json_t *img, struct claim *cl, int max)
         if (k >= 0 && strstr(key, "version"))
             n = add_claim(cl, n, max, (enum claim_kind)k, ver, parts, path, json_string_value(v));
     }
-    return n;
+    return titled_version(img, cl, n, max);
 }
 
 /* Components of a version: "6.2" 2, "12.4.1-1" 3. */

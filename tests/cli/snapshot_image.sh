@@ -108,6 +108,18 @@ unpacked "$W:whiteout" w
 same_stack "$T/w.json" "$T/w.root.json" "whiteout"
 expect_json "$T/w.json" "sum(l['whiteouts'] for l in d['image']['layers']) > 0" True
 
+# diff of the two tags: the upgrade's changes name the layer that brought them (the last
+# layer whose tar holds the new library), and a label that names ROCm 5.7 on 6.4 content is
+# a finding of the side that carries it
+expect_rc 1 "$GPUVET" diff --json image="$R:5.7" image="$R:lies"
+cp "$GV_OUT" "$T/d.json"
+hip=$(jq -r '.libraries.items[] | select(.name == "hip-runtime") | .path' "$T/i6.4.json")
+expect_json "$T/d.json" "[c['image_layer']['after']['index'] for c in d['changes'] if c['subject'].startswith('hip-runtime')]" \
+    "[$(last_layer "$hip")]"
+expect_json "$T/d.json" "[(f['id'], f['side'], f['claimed']) for f in d['image_findings']]" \
+    "[('image-tag', 'after', '5.7')]"
+expect_rc 0 "$GPUVET" diff image="$R:6.4" "$T/i6.4.json"
+
 # bad input: a message naming the culprit, no output file, nothing left in the cache
 no_leftovers() {
     [[ ! -e $T/out.json ]] || fail "$1: an output file was written"
