@@ -309,9 +309,22 @@ static const char schema_v1[] =
     "CREATE INDEX IF NOT EXISTS runs_worst ON runs(stack_key, worst_bits_lost)"
     " WHERE verdict IS NOT NULL;";
 
+/* Version 2: the image a snapshot was made of (docs/image.md), NULL for a host
+ * or a root. */
+static const char schema_v2[] =
+    "SET client_min_messages = warning;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS image_manifest_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS image_config_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS image_tag TEXT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS image_tags TEXT;"
+    "CREATE INDEX IF NOT EXISTS runs_image ON runs(image_manifest_digest, created)"
+    " WHERE image_manifest_digest IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS runs_image_config ON runs(image_config_digest, created)"
+    " WHERE image_config_digest IS NOT NULL;";
+
 static const char *pg_schema_step(int v)
 {
-    return v == 1 ? schema_v1 : NULL;
+    return v == 1 ? schema_v1 : v == 2 ? schema_v2 : NULL;
 }
 
 /* Two gpuvet processes creating the schema at once: the second waits. */

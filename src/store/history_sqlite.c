@@ -265,9 +265,21 @@ static const char schema_v1[] =
     "CREATE INDEX IF NOT EXISTS runs_worst ON runs(stack_key, worst_bits_lost)"
     " WHERE verdict IS NOT NULL;";
 
+/* Version 2: the image a snapshot was made of (docs/image.md), NULL for a host
+ * or a root. */
+static const char schema_v2[] =
+    "ALTER TABLE runs ADD COLUMN image_manifest_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN image_config_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN image_tag TEXT;"
+    "ALTER TABLE runs ADD COLUMN image_tags TEXT;"
+    "CREATE INDEX IF NOT EXISTS runs_image ON runs(image_manifest_digest, created)"
+    " WHERE image_manifest_digest IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS runs_image_config ON runs(image_config_digest, created)"
+    " WHERE image_config_digest IS NOT NULL;";
+
 static const char *sq_schema_step(int v)
 {
-    return v == 1 ? schema_v1 : NULL;
+    return v == 1 ? schema_v1 : v == 2 ? schema_v2 : NULL;
 }
 
 static int sq_lock_schema(void *conn, struct gv_err *err)
