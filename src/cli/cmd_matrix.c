@@ -35,16 +35,18 @@ static const char usage[] =
     "Exit status: 0 ok, 2 usage error, 3 the database cannot be opened or read.\n";
 
 #define NCOLS 15
-#define IMAGE_COL 7 /* then the numbers: runs, machines, passes, failures */
-#define FAILURES_COL 11
+/* The columns before the image keep their places of the matrix before images
+ * (a CSV is read by position): the numbers runs .. failures are 7 .. 10. */
+#define FAILURES_COL 10
+#define IMAGE_COL 13
 
 static const char *const headers[NCOLS] = {"GPU", "arch", "kernel", "driver", "ROCm", "CUDA",
-                                           "PyTorch", "image", "runs", "machines", "passes",
-                                           "failures", "first seen", "last seen", "worst"};
+                                           "PyTorch", "runs", "machines", "passes", "failures",
+                                           "first seen", "last seen", "image", "worst"};
 
 static int numeric(int i)
 {
-    return i > IMAGE_COL && i <= FAILURES_COL;
+    return i >= 7 && i <= FAILURES_COL;
 }
 
 /* An image's cell: the tag asked for and the digest's first 12 hex digits
@@ -65,7 +67,7 @@ static void image_cell(const json_t *image, char *out, size_t n)
 static void cell(const json_t *row, int i, char *out, size_t n)
 {
     static const char *const keys[] = {"gpu_model", "gpu_arch", "kernel", "driver", "rocm",
-                                       "cuda", "torch", "image", "runs", "machines", "passes",
+                                       "cuda", "torch", "runs", "machines", "passes",
                                        "failures", "first_seen", "last_seen"};
     if (i == IMAGE_COL) {
         image_cell(json_object_get(row, "image"), out, n);
@@ -203,8 +205,7 @@ static void print_text(const json_t *doc)
     const json_t *f = json_object_get(doc, "filters");
     int filtered = !json_is_null(json_object_get(f, "gpu")) ||
                    !json_is_null(json_object_get(f, "since")) ||
-                   !json_is_null(json_object_get(f, "torch")) ||
-                   !json_is_null(json_object_get(f, "image"));
+                   !json_is_null(json_object_get(f, "torch")) || json_object_get(f, "image");
     if (!nrows)
         printf("(no judged runs%s)\n", filtered ? " match the filters" : "");
 }

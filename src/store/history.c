@@ -543,8 +543,14 @@ static int migrate_once(struct gv_history *h, struct gv_err *err)
         rc = read_version(h, &v, err);
     if (!rc && v > GV_HISTORY_SCHEMA_VERSION)
         rc = refuse_newer(h, v, err);
-    for (int step = v + 1; !rc && step <= GV_HISTORY_SCHEMA_VERSION; step++)
-        rc = h->ops->exec(h->conn, h->ops->schema_step(step), err);
+    for (int step = v + 1; !rc && step <= GV_HISTORY_SCHEMA_VERSION; step++) {
+        int there = step == 2 ? h->ops->has_column(h->conn, "runs", "image_manifest_digest", err)
+                              : 0;
+        if (there < 0)
+            rc = there;
+        else if (!there)
+            rc = h->ops->exec(h->conn, h->ops->schema_step(step), err);
+    }
     if (!rc && v < GV_HISTORY_SCHEMA_VERSION) {
         char ver[16];
         snprintf(ver, sizeof ver, "%d", GV_HISTORY_SCHEMA_VERSION);
@@ -882,8 +888,12 @@ static json_t *summary_of(int n, const struct gv_hv *v)
 static const char *runs_of(const struct gv_history *h)
 {
     return h->version >= 2 ? "runs"
-         : "(SELECT runs.*, NULL AS image_manifest_digest, NULL AS image_config_digest,"
-           " NULL AS image_tag, NULL AS image_tags FROM runs) runs";
+         : "(SELECT id, run_key, kind, schema, schema_version, gpuvet_version, created,"
+           " recorded, source, hostname, machine_id, machine_key, gpu_ids, gpu_model, gpu_arch,"
+           " gpu_count, kernel, driver, rocm, cuda, torch, torch_build, device, suite, verdict,"
+           " cases, passed, failed, errors, skipped, worst_case, worst_bits_lost, stack_key,"
+           " NULL AS image_manifest_digest, NULL AS image_config_digest, NULL AS image_tag,"
+           " NULL AS image_tags FROM runs) runs";
 }
 
 static int append_summary(void *ud, int n, const struct gv_hv *v)
@@ -1237,14 +1247,13 @@ static int stack_cols(void *ud, int n, const struct gv_hv *v)
     for (int i = 0; i < 7 && i < n; i++)
         json_object_set_new(row, names[i], i == 0 ? json_string(text_of(&v[0]))
                                                   : text_or_null(&v[i]));
-    json_t *image = json_null(); /* a host's or a root's stack */
-    if (n >= 10 && (text_of(&v[7])[0] || text_of(&v[8])[0])) {
-        image = json_object();
+    if (n >= 10 && (text_of(&v[7])[0] || text_of(&v[8])[0])) { /* none: a host's or a root's */
+        json_t *image = json_object();
         json_object_set_new(image, "manifest_digest", text_or_null(&v[7]));
         json_object_set_new(image, "config_digest", text_or_null(&v[8]));
         json_object_set_new(image, "tag", text_or_null(&v[9]));
+        json_object_set_new(row, "image", image);
     }
-    json_object_set_new(row, "image", image);
     return 1; /* one row is enough */
 }
 
@@ -1342,7 +1351,8 @@ int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, j
     json_object_set_new(fl, "gpu", f && f->gpu ? json_string(f->gpu) : json_null());
     json_object_set_new(fl, "since", f && f->since ? json_string(f->since) : json_null());
     json_object_set_new(fl, "torch", f && f->torch ? json_string(f->torch) : json_null());
-    json_object_set_new(fl, "image", f && f->image ? json_string(f->image) : json_null());
+    if (f && f->image) /* only when asked: the filters of a document without it stay as they were */
+        json_object_set_new(fl, "image", json_string(f->image));
     json_object_set_new(doc, "filters", fl);
     json_object_set_new(doc, "rows", rows);
     for (size_t i = 0; !rc && i < m.n; i++) {

@@ -333,9 +333,25 @@ static int pg_lock_schema(void *conn, struct gv_err *err)
     return pg_exec(conn, "SELECT pg_advisory_xact_lock(7364128001)", err);
 }
 
+static int pg_count_row(void *ud, int n, const struct gv_hv *v)
+{
+    if (n >= 1)
+        *(long long *)ud = v[0].type == GV_HV_INT ? v[0].i
+                         : v[0].type == GV_HV_TEXT ? strtoll(v[0].s, NULL, 10) : 0;
+    return 0;
+}
+
+static int pg_has_column(void *conn, const char *table, const char *column, struct gv_err *err)
+{
+    struct gv_hv p[] = {{.type = GV_HV_TEXT, .s = table}, {.type = GV_HV_TEXT, .s = column}};
+    long long n = 0;
+    int rc = pg_query(conn, "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?", p, 2, pg_count_row, &n, err);
+    return rc ? rc : n > 0;
+}
+
 static const struct gv_hdb_ops pg_ops = {
     "postgresql", pg_exec, pg_query, pg_begin, pg_commit, pg_rollback, pg_integrity,
-    pg_retriable, pg_close, pg_schema_step, pg_lock_schema,
+    pg_retriable, pg_close, pg_schema_step, pg_lock_schema, pg_has_column,
 };
 
 static void quiet_notice(void *arg, const char *message)

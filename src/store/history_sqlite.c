@@ -289,9 +289,25 @@ static int sq_lock_schema(void *conn, struct gv_err *err)
     return GV_OK;
 }
 
+static int sq_count_row(void *ud, int n, const struct gv_hv *v)
+{
+    if (n >= 1)
+        *(long long *)ud = v[0].type == GV_HV_INT ? v[0].i
+                         : v[0].type == GV_HV_TEXT ? strtoll(v[0].s, NULL, 10) : 0;
+    return 0;
+}
+
+static int sq_has_column(void *conn, const char *table, const char *column, struct gv_err *err)
+{
+    struct gv_hv p[] = {{.type = GV_HV_TEXT, .s = table}, {.type = GV_HV_TEXT, .s = column}};
+    long long n = 0;
+    int rc = sq_query(conn, "SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?", p, 2, sq_count_row, &n, err);
+    return rc ? rc : n > 0;
+}
+
 static const struct gv_hdb_ops sq_ops = {
     "sqlite", sq_exec, sq_query, sq_begin, sq_commit, sq_rollback, sq_integrity,
-    sq_retriable, sq_close, sq_schema_step, sq_lock_schema,
+    sq_retriable, sq_close, sq_schema_step, sq_lock_schema, sq_has_column,
 };
 
 /* A first read: SQLite opens any file lazily, so a corrupt or foreign file is
