@@ -12,10 +12,10 @@
 #include "store/history.h"
 
 static const char usage[] =
-    "usage: gpuvet history list [--machine M] [--kind K] [--since DATE] [--limit N]\n"
+    "usage: gpuvet history list [--machine M] [--image I] [--kind K] [--since DATE] [--limit N]\n"
     "       gpuvet history show ID [--document [-o FILE]]\n"
     "       gpuvet history diff ID ID\n"
-    "       gpuvet history good [--machine M]\n"
+    "       gpuvet history good [--machine M | --image I]\n"
     "       gpuvet history import [--machine M] FILE...\n"
     "       gpuvet history check\n"
     "       (each also takes --db URL and --json)\n"
@@ -23,7 +23,8 @@ static const char usage[] =
     "The history database holds every run recorded with --record (snapshot, check, ab,\n"
     "torch capture) or GPUVET_RECORD=1, or imported from files: the full document,\n"
     "compressed, and the columns asked about (machine, GPU, kernel, driver, ROCm/CUDA,\n"
-    "PyTorch, verdict, cases passed and failed, worst bits lost). See docs/history.md.\n"
+    "PyTorch, the image's digests and tags, verdict, cases passed and failed, worst bits\n"
+    "lost). See docs/history.md.\n"
     "\n"
     "  list      the runs, newest first (default 50)\n"
     "  show ID   one run's columns; --document prints (or -o writes) its document as\n"
@@ -31,7 +32,8 @@ static const char usage[] =
     "  diff A B  what differs between two runs: their columns, and the layers of their\n"
     "            snapshots as 'gpuvet diff' tells them\n"
     "  good      the newest run of this machine (or --machine M: hostname or machine id)\n"
-    "            that passed: 'gpuvet plan rollback --to last-good' plans back to it\n"
+    "            that passed: 'gpuvet plan rollback --to last-good' plans back to it;\n"
+    "            --image I: the newest run of that image that passed\n"
     "  import    record existing result, snapshot and capture files; their machine is\n"
     "            this one unless --machine M names it (a file from another machine)\n"
     "  check     the database's integrity check\n"
@@ -40,6 +42,8 @@ static const char usage[] =
     "                    $GPUVET_DB, else $XDG_DATA_HOME/gpuvet/history.db\n"
     "                    (~/.local/share/gpuvet/history.db)\n"
     "      --machine M   only this machine (hostname or machine id)\n"
+    "      --image I     only this image: its manifest or config digest (sha256:HEX, or\n"
+    "                    12 or more of HEX's first digits), or the tag asked for\n"
     "      --kind K      list: only snapshot, check, capture, probe or bench runs\n"
     "      --since DATE  list: runs made on or after DATE (2026-11-30 or ISO-8601)\n"
     "      --limit N     list: at most N runs\n"
@@ -50,7 +54,7 @@ static const char usage[] =
     "             2 usage error, 3 the database cannot be opened or read.\n";
 
 struct hopts {
-    const char *db, *machine, *kind, *since, *output;
+    const char *db, *machine, *image, *kind, *since, *output;
     int json, limit, document;
 };
 
@@ -58,6 +62,7 @@ static int parse(int argc, char **argv, struct hopts *o)
 {
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},      {"machine", required_argument, 0, 'm'},
+        {"image", required_argument, 0, 'i'},
         {"kind", required_argument, 0, 'k'},    {"since", required_argument, 0, 's'},
         {"limit", required_argument, 0, 'l'},   {"output", required_argument, 0, 'o'},
         {"document", no_argument, 0, 'D'},      {"json", no_argument, 0, 'j'},
@@ -69,6 +74,7 @@ static int parse(int argc, char **argv, struct hopts *o)
         switch (c) {
         case 'd': o->db = optarg; break;
         case 'm': o->machine = optarg; break;
+        case 'i': o->image = optarg; break;
         case 'k': o->kind = optarg; break;
         case 's': o->since = optarg; break;
         case 'o': o->output = optarg; break;
@@ -125,8 +131,21 @@ static const char *const shown[] = {
     "kind", "schema", "created", "recorded", "source", "hostname", "machine_id", "gpu_ids",
     "gpu_model", "gpu_arch", "gpu_count", "kernel", "driver", "rocm", "cuda", "torch",
     "torch_build", "device", "suite", "verdict", "cases", "passed", "failed", "errors",
-    "skipped", "worst_case", "worst_bits_lost", "gpuvet_version"};
+    "skipped", "worst_case", "worst_bits_lost", "image_manifest_digest", "image_config_digest",
+    "image_tag", "image_tags", "gpuvet_version"};
 #define NSHOWN (sizeof shown / sizeof shown[0])
+
+static void tags_text(const json_t *tags, char *out, size_t n)
+{
+    out[0] = '\0';
+    size_t i, len = 0;
+    const json_t *t;
+    json_array_foreach(tags, i, t) {
+        if (json_is_string(t) && len + 1 < n)
+            snprintf(out + len, n - len, "%s%s", len ? ", " : "", json_string_value(t));
+        len = strlen(out);
+    }
+}
 
 static void value_text(const json_t *v, char *out, size_t n)
 {
@@ -136,6 +155,8 @@ static void value_text(const json_t *v, char *out, size_t n)
         snprintf(out, n, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v))
         snprintf(out, n, "%.2f", json_real_value(v));
+    else if (json_array_size(v)) /* the image's tags */
+        tags_text(v, out, n);
     else
         snprintf(out, n, "-");
 }
@@ -178,7 +199,7 @@ static int do_list(struct gv_history *h, const struct hopts *o)
     if (o->since && cli_parse_since(o->since, since, sizeof since))
         return cli_usage("history", "--since takes a date (2026-11-30) or an ISO-8601 UTC time, "
                          "not '%s'", o->since);
-    struct gv_history_filter f = {.machine = o->machine, .kind = o->kind,
+    struct gv_history_filter f = {.machine = o->machine, .image = o->image, .kind = o->kind,
                                   .since = o->since ? since : NULL, .limit = o->limit};
     json_t *runs = NULL;
     struct gv_err err = {0};
@@ -232,7 +253,10 @@ static int do_good(struct gv_history *h, const struct hopts *o)
     gv_history_this_machine(&id);
     json_t *s = NULL;
     struct gv_err err = {0};
-    int rc = gv_history_good(h, o->machine, &id, &s, NULL, &err);
+    if (o->machine && o->image)
+        return cli_usage("history", "good: --machine or --image, not both");
+    int rc = o->image ? gv_history_good_image(h, o->image, &s, NULL, &err)
+                      : gv_history_good(h, o->machine, &id, &s, NULL, &err);
     if (rc == GV_E_NOTFOUND) {
         fprintf(stderr, "gpuvet history: %s\n", err.msg);
         return GV_EXIT_FINDINGS;

@@ -10,12 +10,13 @@
 #include "store/history.h"
 
 static const char usage[] =
-    "usage: gpuvet matrix [--gpu X] [--since DATE] [--torch X]\n"
+    "usage: gpuvet matrix [--gpu X] [--since DATE] [--torch X] [--image I]\n"
     "                     [--format text|csv|markdown|json] [--json] [--db URL]\n"
     "\n"
     "The version matrix of the judged runs in the history database (check results, ab\n"
     "sides, and any recorded document with a verdict): one row per stack combination\n"
-    "(GPU model and arch, kernel, driver, ROCm, CUDA, PyTorch), with how many runs and\n"
+    "(GPU model and arch, kernel, driver, ROCm, CUDA, PyTorch, and the container image a\n"
+    "run was made in: each image digest its own rows), with how many runs and\n"
     "machines, passes and failures, when it was first and last seen, and the worst\n"
     "degradation seen (the case with the most bits lost against its output format).\n"
     "Newest first.\n"
@@ -23,6 +24,8 @@ static const char usage[] =
     "      --gpu X        rows whose GPU model contains X, or whose arch is X (any case)\n"
     "      --since DATE   runs made on or after DATE (2026-11-30 or ISO-8601 UTC)\n"
     "      --torch X      rows of PyTorch X (2.3 matches 2.3.0+rocm6.0; 2.3.0+rocm6.0 only it)\n"
+    "      --image I      rows of this image: its digest (sha256:HEX, or 12 or more of HEX's\n"
+    "                     first digits) or the tag asked for\n"
     "      --format F     text (default), csv, markdown or json\n"
     "      --json         the gpuvet.matrix document (same as --format json)\n"
     "      --db URL       a SQLite file or postgresql://user@host/db (default $GPUVET_DB,\n"
@@ -31,18 +34,46 @@ static const char usage[] =
     "\n"
     "Exit status: 0 ok, 2 usage error, 3 the database cannot be opened or read.\n";
 
-#define NCOLS 14
+#define NCOLS 15
+/* The columns before the image keep their places of the matrix before images
+ * (a CSV is read by position): the numbers runs .. failures are 7 .. 10. */
+#define FAILURES_COL 10
+#define IMAGE_COL 13
 
 static const char *const headers[NCOLS] = {"GPU", "arch", "kernel", "driver", "ROCm", "CUDA",
                                            "PyTorch", "runs", "machines", "passes", "failures",
-                                           "first seen", "last seen", "worst"};
+                                           "first seen", "last seen", "image", "worst"};
+
+static int numeric(int i)
+{
+    return i >= 7 && i <= FAILURES_COL;
+}
+
+/* An image's cell: the tag asked for and the digest's first 12 hex digits
+ * ("6.4@sha256:0123456789ab"); "-" for a host's or a root's stack. */
+static void image_cell(const json_t *image, char *out, size_t n)
+{
+    const char *d = json_string_value(json_object_get(image, "manifest_digest"));
+    if (!d)
+        d = json_string_value(json_object_get(image, "config_digest"));
+    const char *tag = json_string_value(json_object_get(image, "tag"));
+    if (!d) {
+        snprintf(out, n, "-");
+        return;
+    }
+    snprintf(out, n, "%s%s%.19s", tag ? tag : "", tag ? "@" : "", d);
+}
 
 static void cell(const json_t *row, int i, char *out, size_t n)
 {
     static const char *const keys[] = {"gpu_model", "gpu_arch", "kernel", "driver", "rocm",
                                        "cuda", "torch", "runs", "machines", "passes",
                                        "failures", "first_seen", "last_seen"};
-    if (i < 13) {
+    if (i == IMAGE_COL) {
+        image_cell(json_object_get(row, "image"), out, n);
+        return;
+    }
+    if (i < NCOLS - 1) {
         const json_t *v = json_object_get(row, keys[i]);
         if (json_is_string(v))
             snprintf(out, n, "%s", json_string_value(v));
@@ -117,7 +148,7 @@ static void print_md(const json_t *rows)
         printf(" %s |", headers[i]);
     printf("\n|");
     for (int i = 0; i < NCOLS; i++)
-        printf("%s|", i >= 7 && i <= 10 ? "---:" : "---");
+        printf("%s|", numeric(i) ? "---:" : "---");
     printf("\n");
     size_t r;
     json_t *row;
@@ -153,7 +184,7 @@ static void print_text(const json_t *doc)
            cli_reset());
     printf("%s", cli_bold());
     for (int i = 0; i < NCOLS - 1; i++)
-        printf(i >= 7 && i <= 10 ? "%*s  " : "%-*s  ", w[i], headers[i]);
+        printf(numeric(i) ? "%*s  " : "%-*s  ", w[i], headers[i]);
     printf("%s", headers[NCOLS - 1]);
     printf("%s\n", cli_reset());
     for (size_t r = 0; r < nrows; r++) {
@@ -164,17 +195,17 @@ static void print_text(const json_t *doc)
             cell(row, i, v, sizeof v);
             if (i == NCOLS - 1)
                 printf("%s", v); /* the last column: no padding */
-            else if (i == 10 && failing)
+            else if (i == FAILURES_COL && failing)
                 printf("%s%*.*s%s  ", cli_red(), w[i], w[i], v, cli_reset());
             else
-                printf(i >= 7 && i <= 10 ? "%*.*s  " : "%-*.*s  ", w[i], w[i], v);
+                printf(numeric(i) ? "%*.*s  " : "%-*.*s  ", w[i], w[i], v);
         }
         printf("\n");
     }
     const json_t *f = json_object_get(doc, "filters");
     int filtered = !json_is_null(json_object_get(f, "gpu")) ||
                    !json_is_null(json_object_get(f, "since")) ||
-                   !json_is_null(json_object_get(f, "torch"));
+                   !json_is_null(json_object_get(f, "torch")) || json_object_get(f, "image");
     if (!nrows)
         printf("(no judged runs%s)\n", filtered ? " match the filters" : "");
 }
@@ -184,9 +215,11 @@ int cmd_matrix(int argc, char **argv)
     static const struct option opts[] = {
         {"gpu", required_argument, 0, 'g'},    {"since", required_argument, 0, 's'},
         {"torch", required_argument, 0, 't'},  {"format", required_argument, 0, 'f'},
+        {"image", required_argument, 0, 'i'},
         {"json", no_argument, 0, 'j'},         {"db", required_argument, 0, 'd'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    const char *gpu = NULL, *since = NULL, *torch = NULL, *format = "text", *db = NULL;
+    const char *gpu = NULL, *since = NULL, *torch = NULL, *format = "text", *db = NULL,
+               *image = NULL;
     optind = 1;
     opterr = 0;
     int c;
@@ -195,6 +228,7 @@ int cmd_matrix(int argc, char **argv)
         case 'g': gpu = optarg; break;
         case 's': since = optarg; break;
         case 't': torch = optarg; break;
+        case 'i': image = optarg; break;
         case 'f': format = optarg; break;
         case 'j': format = "json"; break;
         case 'd': db = optarg; break;
@@ -216,7 +250,8 @@ int cmd_matrix(int argc, char **argv)
     struct gv_history *h = NULL;
     if (cli_history_open(db, 0, &h))
         return GV_EXIT_ERROR;
-    struct gv_history_filter f = {.gpu = gpu, .since = since ? since_iso : NULL, .torch = torch};
+    struct gv_history_filter f = {.gpu = gpu, .since = since ? since_iso : NULL, .torch = torch,
+                                  .image = image};
     json_t *doc = NULL;
     struct gv_err err = {0};
     int rc = gv_history_matrix(h, &f, &doc, &err);

@@ -194,7 +194,133 @@ void gv_render_stack(struct gv_page *p, const char *title, const json_t *snap)
     gv_page_end_section(p);
 }
 
-static void libraries(struct gv_page *p, const json_t *lib)
+/* ---- a container image's snapshot (docs/image.md) ---- */
+
+/* A JSON array of strings as words ("/bin/bash -l"), escaped; "—" when absent. */
+static void words_row(struct gv_page *p, const char *key, const json_t *a)
+{
+    kv_row_open(p, key);
+    size_t i;
+    const json_t *w;
+    gv_buf_add(p->b, json_array_size(a) ? "<code>" : "—");
+    json_array_foreach(a, i, w) {
+        gv_buf_add(p->b, i ? " " : "");
+        gv_html_esc(p->b, json_is_string(w) ? json_string_value(w) : "?");
+    }
+    gv_buf_add(p->b, json_array_size(a) ? "</code></td></tr>\n" : "</td></tr>\n");
+}
+
+static void image_glance(struct gv_page *p, const json_t *img)
+{
+    gv_buf_add(p->b, "<table class=\"kv image-glance\">");
+    gv_page_kv(p, "Reference", gv_jstr(img, "reference"));
+    gv_page_kv(p, "Form", gv_jstr(img, "form"));
+    gv_page_kv(p, "Engine", gv_jstr(img, "engine"));
+    gv_page_kv(p, "Tag asked", gv_jstr(img, "tag"));
+    words_row(p, "Tags", gv_jarr(img, "tags"));
+    gv_page_kv(p, "Manifest digest", gv_jstr(img, "manifest_digest"));
+    gv_page_kv(p, "Config digest", gv_jstr(img, "config_digest"));
+    char plat[256];
+    const char *os = gv_jpstr(img, "platform.os"), *arch = gv_jpstr(img, "platform.architecture"),
+               *var = gv_jpstr(img, "platform.variant");
+    snprintf(plat, sizeof plat, "%s/%s%s%s", os ? os : "?", arch ? arch : "?", var ? "/" : "",
+             var ? var : "");
+    gv_page_kv(p, "Platform", os || arch ? plat : NULL);
+    gv_page_kv(p, "Created", gv_jstr(img, "created"));
+    words_row(p, "Entrypoint", gv_jarr(img, "entrypoint"));
+    words_row(p, "Cmd", gv_jarr(img, "cmd"));
+    gv_page_kv(p, "User", gv_jstr(img, "user"));
+    gv_page_kv(p, "Working directory", gv_jstr(img, "working_dir"));
+    gv_buf_add(p->b, "</table>\n");
+}
+
+static void image_labels(struct gv_page *p, const json_t *labels)
+{
+    static const char *const heads[] = {"label", "value"};
+    gv_page_table(p, "Labels", heads, 2);
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)labels, k, v) {
+        gv_buf_add(p->b, "<tr>");
+        gv_html_td_str(p->b, k, NULL);
+        gv_html_td_str(p->b, json_string_value(v), NULL);
+        gv_buf_add(p->b, "</tr>\n");
+    }
+    gv_page_table_end(p);
+}
+
+/* The variables the container starts with: a value only where the snapshot's
+ * policy wrote one; the others say "redacted". */
+static void image_env(struct gv_page *p, const json_t *env)
+{
+    static const char *const heads[] = {"variable", "value"};
+    gv_page_table(p, "Environment the container starts with", heads, 2);
+    size_t i;
+    const json_t *e;
+    json_array_foreach(env, i, e) {
+        gv_buf_add(p->b, "<tr>");
+        gv_html_td_str(p->b, gv_jstr(e, "name"), NULL);
+        if (json_is_true(json_object_get(e, "redacted")) || !gv_jstr(e, "value"))
+            gv_buf_add(p->b, "<td class=\"na redacted\">redacted</td>");
+        else
+            gv_html_td_str(p->b, gv_jstr(e, "value"), NULL);
+        gv_buf_add(p->b, "</tr>\n");
+    }
+    gv_page_table_end(p);
+}
+
+static void image_layers(struct gv_page *p, const json_t *layers)
+{
+    static const char *const heads[] = {"#layer", "digest", "media type", "#size", "#files",
+                                        "#whiteouts", "created by"};
+    gv_page_table(p, "Layers", heads, 7);
+    size_t i;
+    const json_t *l;
+    json_array_foreach(layers, i, l) {
+        gv_buf_add(p->b, "<tr>");
+        gv_html_td_num(p->b, l, "index", 10);
+        const char *d = gv_jstr(l, "digest");
+        char shortd[32];
+        snprintf(shortd, sizeof shortd, "%.19s", d ? d : ""); /* sha256: and 12 digits */
+        gv_buf_add(p->b, "<td><code title=\"");
+        gv_html_esc(p->b, d);
+        gv_buf_add(p->b, "\">");
+        gv_html_esc(p->b, d ? shortd : "—");
+        gv_buf_add(p->b, "</code></td>");
+        gv_html_td_str(p->b, gv_jstr(l, "media_type"), NULL);
+        gv_html_td_num(p->b, l, "size", 12);
+        gv_html_td_num(p->b, l, "files", 12);
+        gv_html_td_num(p->b, l, "whiteouts", 12);
+        gv_html_td_str(p->b, gv_jstr(l, "created_by"), NULL);
+        gv_buf_add(p->b, "</tr>\n");
+    }
+    gv_page_table_end(p);
+}
+
+static void image(struct gv_page *p, const json_t *img)
+{
+    char nc[600];
+    gv_page_section(p, "image", "Container image");
+    if (not_collected(img, nc, sizeof nc)) {
+        gv_page_note(p, "the image is %s", nc);
+        gv_page_end_section(p);
+        return;
+    }
+    image_glance(p, img);
+    image_labels(p, gv_jobj(img, "labels"));
+    image_env(p, gv_jarr(img, "env"));
+    image_layers(p, gv_jarr(img, "layers"));
+    gv_page_end_section(p);
+}
+
+/* <td> of an item's "layer" (an image snapshot's pages only). */
+static void layer_td(struct gv_page *p, const json_t *it, int of_image)
+{
+    if (of_image)
+        gv_html_td_num(p->b, it, "layer", 10);
+}
+
+static void libraries(struct gv_page *p, const json_t *lib, int of_image)
 {
     char nc[600];
     gv_page_section(p, "libraries", "GPU libraries");
@@ -203,8 +329,9 @@ static void libraries(struct gv_page *p, const json_t *lib)
         gv_page_end_section(p);
         return;
     }
-    static const char *const heads[] = {"library", "version", "file", "package", "release"};
-    gv_page_table(p, NULL, heads, 5);
+    static const char *const heads[] = {"library", "version", "file", "package", "release",
+                                        "#layer"};
+    gv_page_table(p, NULL, heads, of_image ? 6 : 5);
     size_t i;
     const json_t *it;
     json_array_foreach(gv_jarr(lib, "items"), i, it) {
@@ -225,13 +352,14 @@ static void libraries(struct gv_page *p, const json_t *lib)
         else
             gv_html_td_str(p->b, gv_jstr(it, "package"), NULL);
         gv_html_td_str(p->b, gv_jstr(it, "rocm_release"), NULL);
+        layer_td(p, it, of_image);
         gv_buf_add(p->b, "</tr>\n");
     }
     gv_page_table_end(p);
     gv_page_end_section(p);
 }
 
-static void gpu_packages(struct gv_page *p, const json_t *pk)
+static void gpu_packages(struct gv_page *p, const json_t *pk, int of_image)
 {
     char nc[600];
     gv_page_section(p, "packages", "GPU packages");
@@ -240,8 +368,9 @@ static void gpu_packages(struct gv_page *p, const json_t *pk)
         gv_page_end_section(p);
         return;
     }
-    static const char *const heads[] = {"package", "version", "architecture", "state", "held"};
-    gv_page_table(p, NULL, heads, 5);
+    static const char *const heads[] = {"package", "version", "architecture", "state", "held",
+                                        "#layer"};
+    gv_page_table(p, NULL, heads, of_image ? 6 : 5);
     size_t i;
     const json_t *it;
     json_array_foreach(gv_jarr(pk, "items"), i, it) {
@@ -253,6 +382,7 @@ static void gpu_packages(struct gv_page *p, const json_t *pk)
         gv_html_td_str(p->b, gv_jstr(it, "arch"), NULL);
         gv_html_td_str(p->b, gv_jstr(it, "state"), NULL);
         gv_html_td_str(p->b, json_is_true(json_object_get(it, "hold")) ? "held" : "", NULL);
+        layer_td(p, it, of_image);
         gv_buf_add(p->b, "</tr>\n");
     }
     gv_page_table_end(p);
@@ -307,8 +437,11 @@ int gv_render_snapshot(struct gv_page *p, const json_t *doc, struct gv_err *err)
 {
     (void)err;
     gv_render_stack(p, "Stack at a glance", doc);
-    libraries(p, gv_jobj(doc, "libraries"));
-    gpu_packages(p, gv_jobj(doc, "packages"));
+    const json_t *img = gv_jobj(doc, "image");
+    if (img)
+        image(p, img);
+    libraries(p, gv_jobj(doc, "libraries"), img != NULL);
+    gpu_packages(p, gv_jobj(doc, "packages"), img != NULL);
     environment(p, gv_jobj(doc, "environment"));
     return GV_OK;
 }

@@ -25,6 +25,7 @@ struct gv_history {
     void *conn;
     char name[1024];
     int in_bulk; /* inside gv_history_begin/commit */
+    int version; /* the schema version read (older ones are read as they are) */
 };
 
 /* ---------- names and places ---------- */
@@ -267,6 +268,35 @@ static void from_snapshot(const json_t *snap, struct gv_run_cols *c)
     }
 }
 
+/* The image a snapshot was made of (its "image" section, docs/image.md). */
+static void from_image(const json_t *snap, struct gv_run_cols *c)
+{
+    const json_t *img = json_object_get(snap, "image");
+    if (!json_is_object(img))
+        return;
+    put(c->image_manifest_digest, sizeof c->image_manifest_digest,
+        str_at(img, "manifest_digest"));
+    put(c->image_config_digest, sizeof c->image_config_digest, str_at(img, "config_digest"));
+    put(c->image_tag, sizeof c->image_tag, str_at(img, "tag"));
+    json_t *tags = json_array();
+    const json_t *t;
+    size_t i;
+    json_array_foreach(json_object_get(img, "tags"), i, t) {
+        if (!json_is_string(t))
+            continue;
+        json_array_append(tags, (json_t *)t);
+        char *text = gv_json_dumps(tags, JSON_COMPACT);
+        if (!text || strlen(text) >= sizeof c->image_tags) { /* the names that fit */
+            json_array_remove(tags, json_array_size(tags) - 1);
+            free(text);
+            break;
+        }
+        put(c->image_tags, sizeof c->image_tags, text);
+        free(text);
+    }
+    json_decref(tags);
+}
+
 /* The device that computed (results and capture documents). */
 static void from_device(const json_t *desc, struct gv_run_cols *c)
 {
@@ -345,6 +375,13 @@ static void from_summary(const json_t *doc, struct gv_run_cols *c)
         put(c->verdict, sizeof c->verdict, v);
 }
 
+/* The image a run is of: its manifest digest, else (a legacy docker-archive)
+ * its config digest, the image ID; "" for a host or a root. */
+static const char *image_key(const struct gv_run_cols *c)
+{
+    return c->image_manifest_digest[0] ? c->image_manifest_digest : c->image_config_digest;
+}
+
 static void make_keys(struct gv_run_cols *c)
 {
     if (c->machine_id[0])
@@ -355,6 +392,10 @@ static void make_keys(struct gv_run_cols *c)
         snprintf(c->machine_key, sizeof c->machine_key, "unknown");
     snprintf(c->stack_key, sizeof c->stack_key, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
              c->gpu_model, c->gpu_arch, c->kernel, c->driver, c->rocm, c->cuda, c->torch);
+    if (image_key(c)[0]) { /* an image is a stack of its own: its own rows */
+        size_t len = strlen(c->stack_key);
+        snprintf(c->stack_key + len, sizeof c->stack_key - len, "\x1f%s", image_key(c));
+    }
 }
 
 int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
@@ -380,6 +421,7 @@ int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
     put(c->gpuvet_version, sizeof c->gpuvet_version, str_at(top, "gpuvet_version"));
     put(c->created, sizeof c->created, str_at(top, "created"));
     from_snapshot(gv_history_doc_snapshot(doc), c);
+    from_image(gv_history_doc_snapshot(doc), c);
     const json_t *dev = json_object_get(top, "device");
     const json_t *desc = json_object_get(dev, "description");
     from_device(json_is_object(desc) ? desc : dev, c);
@@ -501,8 +543,14 @@ static int migrate_once(struct gv_history *h, struct gv_err *err)
         rc = read_version(h, &v, err);
     if (!rc && v > GV_HISTORY_SCHEMA_VERSION)
         rc = refuse_newer(h, v, err);
-    for (int step = v + 1; !rc && step <= GV_HISTORY_SCHEMA_VERSION; step++)
-        rc = h->ops->exec(h->conn, h->ops->schema_step(step), err);
+    for (int step = v + 1; !rc && step <= GV_HISTORY_SCHEMA_VERSION; step++) {
+        int there = step == 2 ? h->ops->has_column(h->conn, "runs", "image_manifest_digest", err)
+                              : 0;
+        if (there < 0)
+            rc = there;
+        else if (!there)
+            rc = h->ops->exec(h->conn, h->ops->schema_step(step), err);
+    }
     if (!rc && v < GV_HISTORY_SCHEMA_VERSION) {
         char ver[16];
         snprintf(ver, sizeof ver, "%d", GV_HISTORY_SCHEMA_VERSION);
@@ -532,20 +580,20 @@ static int prepare_schema(struct gv_history *h, int create, struct gv_err *err)
         int rc = read_version(h, &v, err);
         if (!rc && v > GV_HISTORY_SCHEMA_VERSION)
             return refuse_newer(h, v, err);
+        h->version = v;
         if (!rc && v == GV_HISTORY_SCHEMA_VERSION)
             return GV_OK;
+        if (!rc && !create && v >= 1)
+            return GV_OK; /* an older schema is read as it is (runs_of) */
         if (!rc && !create)
-            return v == 0 ? gv_err_set(err, GV_E_FORMAT, "history database %s: not a gpuvet "
-                                       "history database (no table meta with a schema "
-                                       "version)", h->name)
-                          : gv_err_set(err, GV_E_SCHEMA, "history database %s has schema "
-                                       "version %d; record a run into it (any gpuvet --record) "
-                                       "to migrate it to version %d", h->name, v,
-                                       GV_HISTORY_SCHEMA_VERSION);
+            return gv_err_set(err, GV_E_FORMAT, "history database %s: not a gpuvet history "
+                              "database (no table meta with a schema version)", h->name);
         if (!rc)
             rc = migrate_once(h, err);
-        if (!rc)
+        if (!rc) {
+            h->version = GV_HISTORY_SCHEMA_VERSION;
             return GV_OK;
+        }
         if (!h->ops->retriable(h->conn) || !may_retry(attempt, t0))
             return rc;
         backoff(attempt);
@@ -630,8 +678,9 @@ static const char insert_run[] =
     "INSERT INTO runs (run_key, kind, schema, schema_version, gpuvet_version, created,"
     " recorded, source, hostname, machine_id, machine_key, gpu_ids, gpu_model, gpu_arch,"
     " gpu_count, kernel, driver, rocm, cuda, torch, torch_build, device, suite, verdict,"
-    " cases, passed, failed, errors, skipped, worst_case, worst_bits_lost, stack_key)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " cases, passed, failed, errors, skipped, worst_case, worst_bits_lost, stack_key,"
+    " image_manifest_digest, image_config_digest, image_tag, image_tags)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT (run_key) DO NOTHING RETURNING id";
 
 struct packed {
@@ -688,7 +737,9 @@ static int record_once(struct gv_history *h, const struct gv_run_cols *c, const 
         T(c->gpu_ids), T(c->gpu_model), T(c->gpu_arch), I(c->gpu_count), T(c->kernel),
         T(c->driver), T(c->rocm), T(c->cuda), T(c->torch), T(c->torch_build), T(c->device),
         T(c->suite), T(c->verdict), I(c->cases), I(c->passed), I(c->failed), I(c->errors),
-        I(c->skipped), T(c->worst_case), R(c->worst_bits_lost), T(c->stack_key)};
+        I(c->skipped), T(c->worst_case), R(c->worst_bits_lost), T(c->stack_key),
+        T(c->image_manifest_digest), T(c->image_config_digest), T(c->image_tag),
+        T(c->image_tags)};
     struct one_int id = {0};
     struct gv_hv k[] = {T(p->sha)};
     /* recorded before? (asked first, so that PostgreSQL's sequence has no gaps) */
@@ -781,13 +832,15 @@ static const char *const summary_cols[] = {
     "id", "kind", "schema", "schema_version", "gpuvet_version", "created", "recorded", "source",
     "hostname", "machine_id", "gpu_ids", "gpu_model", "gpu_arch", "gpu_count", "kernel",
     "driver", "rocm", "cuda", "torch", "torch_build", "device", "suite", "verdict", "cases",
-    "passed", "failed", "errors", "skipped", "worst_case", "worst_bits_lost"};
+    "passed", "failed", "errors", "skipped", "worst_case", "worst_bits_lost",
+    "image_manifest_digest", "image_config_digest", "image_tag", "image_tags"};
 #define NSUMMARY (sizeof summary_cols / sizeof summary_cols[0])
 #define SUMMARY_SELECT                                                                        \
     "SELECT id, kind, schema, schema_version, gpuvet_version, created, recorded, source,"     \
     " hostname, machine_id, gpu_ids, gpu_model, gpu_arch, gpu_count, kernel, driver, rocm,"   \
     " cuda, torch, torch_build, device, suite, verdict, cases, passed, failed, errors,"       \
-    " skipped, worst_case, worst_bits_lost FROM runs"
+    " skipped, worst_case, worst_bits_lost, image_manifest_digest, image_config_digest,"     \
+    " image_tag, image_tags FROM "
 
 static json_t *value_json(const struct gv_hv *v)
 {
@@ -799,12 +852,48 @@ static json_t *value_json(const struct gv_hv *v)
     }
 }
 
+/* image_tags is stored as a JSON array's text: an array again (an empty one
+ * when there is no image or the text is not an array of strings). */
+static json_t *tags_json(const struct gv_hv *v)
+{
+    json_t *a = v->type == GV_HV_TEXT ? json_loads(v->s, 0, NULL) : NULL;
+    size_t i;
+    json_t *t;
+    json_array_foreach(a, i, t) {
+        if (!json_is_string(t)) {
+            json_decref(a);
+            a = NULL;
+            break;
+        }
+    }
+    if (!json_is_array(a)) {
+        json_decref(a);
+        a = json_array();
+    }
+    return a;
+}
+
 static json_t *summary_of(int n, const struct gv_hv *v)
 {
     json_t *o = json_object();
     for (int i = 0; i < n && i < (int)NSUMMARY; i++)
-        json_object_set_new(o, summary_cols[i], value_json(&v[i]));
+        json_object_set_new(o, summary_cols[i], !strcmp(summary_cols[i], "image_tags")
+                                                    ? tags_json(&v[i]) : value_json(&v[i]));
     return o;
+}
+
+/* The table runs as this schema version holds it: a database of version 1
+ * (before the image columns) is read as it is, its image columns NULL; it is
+ * migrated in place when a run is recorded into it. */
+static const char *runs_of(const struct gv_history *h)
+{
+    return h->version >= 2 ? "runs"
+         : "(SELECT id, run_key, kind, schema, schema_version, gpuvet_version, created,"
+           " recorded, source, hostname, machine_id, machine_key, gpu_ids, gpu_model, gpu_arch,"
+           " gpu_count, kernel, driver, rocm, cuda, torch, torch_build, device, suite, verdict,"
+           " cases, passed, failed, errors, skipped, worst_case, worst_bits_lost, stack_key,"
+           " NULL AS image_manifest_digest, NULL AS image_config_digest, NULL AS image_tag,"
+           " NULL AS image_tags FROM runs) runs";
 }
 
 static int append_summary(void *ud, int n, const struct gv_hv *v)
@@ -816,7 +905,7 @@ static int append_summary(void *ud, int n, const struct gv_hv *v)
 /* SQL conditions and their parameters for a filter. */
 struct where {
     char sql[1024];
-    struct gv_hv p[12];
+    struct gv_hv p[16];
     int np;
     char buf[6][300];
 };
@@ -838,6 +927,26 @@ static void where_add(struct where *w, const char *cond)
     snprintf(w->sql + len, sizeof w->sql - len, " AND %s", cond);
 }
 
+/* An image by its manifest or config digest ("sha256:HEX", or a prefix of at
+ * least 12 of HEX's digits, with or without "sha256:"), or the tag asked for. */
+static void where_image(struct where *w, const char *image)
+{
+    const char *hex = !strncmp(image, "sha256:", 7) ? image + 7 : image;
+    size_t n = strspn(hex, "0123456789abcdef");
+    if (n >= 12 && !hex[n] && n <= 64) {
+        snprintf(w->buf[4], sizeof w->buf[4], "sha256:%s%%", hex);
+        where_add(w, "(image_manifest_digest LIKE ? OR image_config_digest LIKE ? OR "
+                  "image_tag = ?)");
+        w->p[w->np++] = T(w->buf[4]);
+        w->p[w->np++] = T(w->buf[4]);
+    } else {
+        where_add(w, "(image_manifest_digest = ? OR image_config_digest = ? OR image_tag = ?)");
+        w->p[w->np++] = T(image);
+        w->p[w->np++] = T(image);
+    }
+    w->p[w->np++] = T(image);
+}
+
 static void where_of(const struct gv_history_filter *f, struct where *w)
 {
     memset(w, 0, sizeof *w);
@@ -848,6 +957,8 @@ static void where_of(const struct gv_history_filter *f, struct where *w)
         for (int i = 0; i < 3; i++)
             w->p[w->np++] = T(f->machine);
     }
+    if (f->image && *f->image)
+        where_image(w, f->image);
     if (f->kind && *f->kind) {
         where_add(w, "kind = ?");
         w->p[w->np++] = T(f->kind);
@@ -883,8 +994,8 @@ int gv_history_list(struct gv_history *h, const struct gv_history_filter *f, jso
     struct where w;
     where_of(f, &w);
     char sql[2048];
-    snprintf(sql, sizeof sql, SUMMARY_SELECT " WHERE 1 = 1%s ORDER BY created DESC, id DESC "
-             "LIMIT %d", w.sql, f && f->limit > 0 ? f->limit : 50);
+    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE 1 = 1%s ORDER BY created DESC, id DESC "
+             "LIMIT %d", runs_of(h), w.sql, f && f->limit > 0 ? f->limit : 50);
     json_t *a = json_array();
     int rc = h->ops->query(h->conn, sql, w.p, w.np, append_summary, a, err);
     if (rc) {
@@ -993,7 +1104,9 @@ int gv_history_show(struct gv_history *h, int64_t run, json_t **summary, json_t 
 {
     struct gv_hv p[] = {I(run)};
     json_t *s = NULL;
-    int rc = one_summary(h, SUMMARY_SELECT " WHERE id = ?", p, 1, &s, err);
+    char sql[1024];
+    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE id = ?", runs_of(h));
+    int rc = one_summary(h, sql, p, 1, &s, err);
     if (rc == GV_E_NOTFOUND)
         return gv_err_set(err, GV_E_NOTFOUND, "history database %s has no run %lld", h->name,
                           (long long)run);
@@ -1030,8 +1143,8 @@ int gv_history_good(struct gv_history *h, const char *machine,
         machine = ident->hostname;
     }
     char sql[1024];
-    snprintf(sql, sizeof sql, SUMMARY_SELECT " WHERE %s AND verdict = 'pass' ORDER BY created "
-             "DESC, id DESC LIMIT 1", cond);
+    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE %s AND verdict = 'pass' ORDER BY created "
+             "DESC, id DESC LIMIT 1", runs_of(h), cond);
     json_t *s = NULL;
     int rc = one_summary(h, sql, p, 3, &s, err);
     if (rc == GV_E_NOTFOUND)
@@ -1048,10 +1161,35 @@ int gv_history_good(struct gv_history *h, const char *machine,
     return GV_OK;
 }
 
+int gv_history_good_image(struct gv_history *h, const char *image, json_t **summary,
+                          json_t **doc, struct gv_err *err)
+{
+    struct where w;
+    memset(&w, 0, sizeof w);
+    where_image(&w, image);
+    char sql[2048];
+    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE verdict = 'pass'%s ORDER BY created DESC, "
+             "id DESC LIMIT 1", runs_of(h), w.sql);
+    json_t *s = NULL;
+    int rc = one_summary(h, sql, w.p, w.np, &s, err);
+    if (rc == GV_E_NOTFOUND)
+        return gv_err_set(err, GV_E_NOTFOUND, "history database %s: image %s has no run that "
+                          "passed", h->name, image);
+    if (rc)
+        return rc;
+    long long id = json_integer_value(json_object_get(s, "id"));
+    if (doc && (rc = load_doc(h, id, doc, err))) {
+        json_decref(s);
+        return rc;
+    }
+    *summary = s;
+    return GV_OK;
+}
+
 /* ---------- the matrix ---------- */
 
 struct mrow {
-    char stack[800];
+    char stack[900];
     long long runs, machines, passes, failures;
     char first[32], last[32];
 };
@@ -1109,6 +1247,13 @@ static int stack_cols(void *ud, int n, const struct gv_hv *v)
     for (int i = 0; i < 7 && i < n; i++)
         json_object_set_new(row, names[i], i == 0 ? json_string(text_of(&v[0]))
                                                   : text_or_null(&v[i]));
+    if (n >= 10 && (text_of(&v[7])[0] || text_of(&v[8])[0])) { /* none: a host's or a root's */
+        json_t *image = json_object();
+        json_object_set_new(image, "manifest_digest", text_or_null(&v[7]));
+        json_object_set_new(image, "config_digest", text_or_null(&v[8]));
+        json_object_set_new(image, "tag", text_or_null(&v[9]));
+        json_object_set_new(row, "image", image);
+    }
     return 1; /* one row is enough */
 }
 
@@ -1142,13 +1287,16 @@ static int timeline_row(void *ud, int n, const struct gv_hv *v)
 static int matrix_row(struct gv_history *h, const struct mrow *m, const struct where *w,
                       json_t *row, struct gv_err *err)
 {
-    struct gv_hv p[16];
+    struct gv_hv p[20];
     p[0] = T(m->stack);
     for (int i = 0; i < w->np; i++)
         p[1 + i] = w->p[i];
     char sql[2048];
-    snprintf(sql, sizeof sql, "SELECT gpu_model, gpu_arch, kernel, driver, rocm, cuda, torch "
-             "FROM runs WHERE stack_key = ? AND verdict IS NOT NULL%s LIMIT 1", w->sql);
+    /* the image's tag: the newest run's */
+    snprintf(sql, sizeof sql, "SELECT gpu_model, gpu_arch, kernel, driver, rocm, cuda, torch, "
+             "image_manifest_digest, image_config_digest, image_tag FROM %s WHERE stack_key = ? "
+             "AND verdict IS NOT NULL%s ORDER BY created DESC, id DESC LIMIT 1", runs_of(h),
+             w->sql);
     int rc = h->ops->query(h->conn, sql, p, 1 + w->np, stack_cols, row, err);
     if (rc < 0)
         return rc;
@@ -1163,17 +1311,17 @@ static int matrix_row(struct gv_history *h, const struct mrow *m, const struct w
     json_object_set_new(worst, "bits_lost", json_null());
     json_object_set_new(worst, "run", json_null());
     json_object_set_new(row, "worst", worst);
-    snprintf(sql, sizeof sql, "SELECT worst_case, worst_bits_lost, id FROM runs WHERE "
+    snprintf(sql, sizeof sql, "SELECT worst_case, worst_bits_lost, id FROM %s WHERE "
              "stack_key = ? AND verdict IS NOT NULL AND worst_bits_lost IS NOT NULL%s "
-             "ORDER BY worst_bits_lost DESC, id DESC LIMIT 1", w->sql);
+             "ORDER BY worst_bits_lost DESC, id DESC LIMIT 1", runs_of(h), w->sql);
     rc = h->ops->query(h->conn, sql, p, 1 + w->np, worst_row, worst, err);
     if (rc < 0)
         return rc;
     json_t *tl = json_array();
     json_object_set_new(row, "timeline", tl);
-    snprintf(sql, sizeof sql, "SELECT created, hostname, id, verdict FROM runs WHERE "
+    snprintf(sql, sizeof sql, "SELECT created, hostname, id, verdict FROM %s WHERE "
              "stack_key = ? AND verdict IS NOT NULL%s ORDER BY created DESC, id DESC LIMIT 100",
-             w->sql);
+             runs_of(h), w->sql);
     rc = h->ops->query(h->conn, sql, p, 1 + w->np, timeline_row, tl, err);
     return rc < 0 ? rc : GV_OK;
 }
@@ -1188,8 +1336,8 @@ int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, j
              "SELECT stack_key, COUNT(*), COUNT(DISTINCT machine_key),"
              " SUM(CASE WHEN verdict = 'pass' THEN 1 ELSE 0 END),"
              " SUM(CASE WHEN verdict = 'fail' THEN 1 ELSE 0 END), MIN(created), MAX(created)"
-             " FROM runs WHERE verdict IS NOT NULL%s GROUP BY stack_key"
-             " ORDER BY MAX(created) DESC, stack_key", w.sql);
+             " FROM %s WHERE verdict IS NOT NULL%s GROUP BY stack_key"
+             " ORDER BY MAX(created) DESC, stack_key", runs_of(h), w.sql);
     struct mrows m = {0};
     int rc = h->ops->query(h->conn, sql, w.p, w.np, mrow_add, &m, err);
     if (rc == GV_E_NOMEM)
@@ -1203,6 +1351,8 @@ int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, j
     json_object_set_new(fl, "gpu", f && f->gpu ? json_string(f->gpu) : json_null());
     json_object_set_new(fl, "since", f && f->since ? json_string(f->since) : json_null());
     json_object_set_new(fl, "torch", f && f->torch ? json_string(f->torch) : json_null());
+    if (f && f->image) /* only when asked: the filters of a document without it stay as they were */
+        json_object_set_new(fl, "image", json_string(f->image));
     json_object_set_new(doc, "filters", fl);
     json_object_set_new(doc, "rows", rows);
     for (size_t i = 0; !rc && i < m.n; i++) {

@@ -14,7 +14,7 @@
 
 #include "base/err.h"
 
-#define GV_HISTORY_SCHEMA_VERSION 1
+#define GV_HISTORY_SCHEMA_VERSION 2 /* 2: the image columns */
 #define GV_MATRIX_SCHEMA "gpuvet.matrix"
 #define GV_MATRIX_SCHEMA_VERSION 1
 #define GV_HISTORY_RUN_SCHEMA "gpuvet.history-run"
@@ -70,7 +70,12 @@ struct gv_run_cols {
     long long cases, passed, failed, errors, skipped;
     char worst_case[160];
     double worst_bits_lost;     /* < 0: none */
-    char stack_key[800];        /* the matrix row: gpu_model|arch|kernel|driver|rocm|cuda|torch */
+    /* the image the snapshot was made of (its "image" section, docs/image.md) */
+    char image_manifest_digest[80], image_config_digest[80];
+    char image_tag[256];        /* the tag asked for */
+    char image_tags[2048];      /* every name of the manifest, a JSON array of strings */
+    char stack_key[900];        /* the matrix row: gpu_model|arch|kernel|driver|rocm|cuda|torch,
+                                 * and |image digest for an image's run */
 };
 
 /* Fills cols from a gpuvet document of any known schema (gpuvet.snapshot,
@@ -96,6 +101,8 @@ struct gv_history_filter {
     const char *since;   /* ISO-8601 date or time (created >= since) */
     const char *torch;   /* PyTorch version prefix */
     const char *kind;    /* snapshot, check, ... */
+    const char *image;   /* an image's manifest or config digest (or a unique prefix of
+                          * its hex), or the tag asked for */
     int limit;           /* list: newest first, at most this many (0: 50) */
 };
 
@@ -110,6 +117,11 @@ int gv_history_show(struct gv_history *h, int64_t run, json_t **summary, json_t 
 int gv_history_good(struct gv_history *h, const char *machine,
                     const struct gv_history_ident *ident, json_t **summary, json_t **doc,
                     struct gv_err *err);
+/* The newest run of image (as the filter's image: a digest, a prefix of its hex,
+ * or the tag asked for) that passed: the last good of an image, as of a machine.
+ * GV_E_NOTFOUND when there is none. */
+int gv_history_good_image(struct gv_history *h, const char *image, json_t **summary,
+                          json_t **doc, struct gv_err *err);
 /* The version matrix document (schema gpuvet.matrix, docs/history.md). */
 int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, json_t **doc,
                       struct gv_err *err);

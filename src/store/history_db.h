@@ -46,6 +46,10 @@ struct gv_hdb_ops {
     /* Serialises concurrent schema creation inside a transaction (PostgreSQL:
      * an advisory lock; SQLite: BEGIN IMMEDIATE already did). */
     int (*lock_schema)(void *conn, struct gv_err *err);
+    /* Whether table has column (1, 0; a negative gv_status on error): a step
+     * that adds columns is skipped where they are there already (a database
+     * whose meta was lost is migrated again from version 1). */
+    int (*has_column)(void *conn, const char *table, const char *column, struct gv_err *err);
 };
 
 /* How long to wait for a database another process holds (busy timeout, and

@@ -309,9 +309,22 @@ static const char schema_v1[] =
     "CREATE INDEX IF NOT EXISTS runs_worst ON runs(stack_key, worst_bits_lost)"
     " WHERE verdict IS NOT NULL;";
 
+/* Version 2: the image a snapshot was made of (docs/image.md), NULL for a host
+ * or a root. */
+static const char schema_v2[] =
+    "SET client_min_messages = warning;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS image_manifest_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS image_config_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS image_tag TEXT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS image_tags TEXT;"
+    "CREATE INDEX IF NOT EXISTS runs_image ON runs(image_manifest_digest, created)"
+    " WHERE image_manifest_digest IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS runs_image_config ON runs(image_config_digest, created)"
+    " WHERE image_config_digest IS NOT NULL;";
+
 static const char *pg_schema_step(int v)
 {
-    return v == 1 ? schema_v1 : NULL;
+    return v == 1 ? schema_v1 : v == 2 ? schema_v2 : NULL;
 }
 
 /* Two gpuvet processes creating the schema at once: the second waits. */
@@ -320,9 +333,25 @@ static int pg_lock_schema(void *conn, struct gv_err *err)
     return pg_exec(conn, "SELECT pg_advisory_xact_lock(7364128001)", err);
 }
 
+static int pg_count_row(void *ud, int n, const struct gv_hv *v)
+{
+    if (n >= 1)
+        *(long long *)ud = v[0].type == GV_HV_INT ? v[0].i
+                         : v[0].type == GV_HV_TEXT ? strtoll(v[0].s, NULL, 10) : 0;
+    return 0;
+}
+
+static int pg_has_column(void *conn, const char *table, const char *column, struct gv_err *err)
+{
+    struct gv_hv p[] = {{.type = GV_HV_TEXT, .s = table}, {.type = GV_HV_TEXT, .s = column}};
+    long long n = 0;
+    int rc = pg_query(conn, "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?", p, 2, pg_count_row, &n, err);
+    return rc ? rc : n > 0;
+}
+
 static const struct gv_hdb_ops pg_ops = {
     "postgresql", pg_exec, pg_query, pg_begin, pg_commit, pg_rollback, pg_integrity,
-    pg_retriable, pg_close, pg_schema_step, pg_lock_schema,
+    pg_retriable, pg_close, pg_schema_step, pg_lock_schema, pg_has_column,
 };
 
 static void quiet_notice(void *arg, const char *message)

@@ -265,9 +265,21 @@ static const char schema_v1[] =
     "CREATE INDEX IF NOT EXISTS runs_worst ON runs(stack_key, worst_bits_lost)"
     " WHERE verdict IS NOT NULL;";
 
+/* Version 2: the image a snapshot was made of (docs/image.md), NULL for a host
+ * or a root. */
+static const char schema_v2[] =
+    "ALTER TABLE runs ADD COLUMN image_manifest_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN image_config_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN image_tag TEXT;"
+    "ALTER TABLE runs ADD COLUMN image_tags TEXT;"
+    "CREATE INDEX IF NOT EXISTS runs_image ON runs(image_manifest_digest, created)"
+    " WHERE image_manifest_digest IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS runs_image_config ON runs(image_config_digest, created)"
+    " WHERE image_config_digest IS NOT NULL;";
+
 static const char *sq_schema_step(int v)
 {
-    return v == 1 ? schema_v1 : NULL;
+    return v == 1 ? schema_v1 : v == 2 ? schema_v2 : NULL;
 }
 
 static int sq_lock_schema(void *conn, struct gv_err *err)
@@ -277,9 +289,25 @@ static int sq_lock_schema(void *conn, struct gv_err *err)
     return GV_OK;
 }
 
+static int sq_count_row(void *ud, int n, const struct gv_hv *v)
+{
+    if (n >= 1)
+        *(long long *)ud = v[0].type == GV_HV_INT ? v[0].i
+                         : v[0].type == GV_HV_TEXT ? strtoll(v[0].s, NULL, 10) : 0;
+    return 0;
+}
+
+static int sq_has_column(void *conn, const char *table, const char *column, struct gv_err *err)
+{
+    struct gv_hv p[] = {{.type = GV_HV_TEXT, .s = table}, {.type = GV_HV_TEXT, .s = column}};
+    long long n = 0;
+    int rc = sq_query(conn, "SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?", p, 2, sq_count_row, &n, err);
+    return rc ? rc : n > 0;
+}
+
 static const struct gv_hdb_ops sq_ops = {
     "sqlite", sq_exec, sq_query, sq_begin, sq_commit, sq_rollback, sq_integrity,
-    sq_retriable, sq_close, sq_schema_step, sq_lock_schema,
+    sq_retriable, sq_close, sq_schema_step, sq_lock_schema, sq_has_column,
 };
 
 /* A first read: SQLite opens any file lazily, so a corrupt or foreign file is

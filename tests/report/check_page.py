@@ -12,8 +12,9 @@ drawn marks, with JavaScript off the page still complete (and the sorting
 script really off), sorting with it on, and printing on A4 (OUTDIR/PAGE.pdf)
 with no table wider than the page.
 
-KIND: snapshot results compare doctor diff matrix capture capture-compare bisect
-bench bench-compare verify hostile multi. EXTRA for compare: BEFORE.json AFTER.json [BEFORE.safetensors
+KIND: snapshot image results compare doctor diff matrix capture capture-compare bisect
+bench bench-compare verify hostile multi (image: a snapshot with an "image" section,
+docs/image.md). EXTRA for compare: BEFORE.json AFTER.json [BEFORE.safetensors
 AFTER.safetensors] (the ULP histogram of the saved outputs is recomputed here
 from the files, independently of gpuvet)."""
 import json
@@ -258,7 +259,8 @@ def kind_snapshot(b, d, tag):
     os_name = d["host"]["os"].get("pretty_name")
     if os_name:
         check(os_name in t, "%s: the OS %r is not in the stack table" % (tag, os_name))
-    check(d["host"]["kernel"]["release"] in t, "%s: kernel release missing" % tag)
+    if d["host"]["kernel"].get("release"):  # a --root or an image has none
+        check(d["host"]["kernel"]["release"] in t, "%s: kernel release missing" % tag)
     for e in d["python"]["environments"]:
         if e.get("torch"):
             check("torch " + e["torch"]["version"] in t, "%s: torch %s missing" % (tag, e["torch"]["version"]))
@@ -270,6 +272,52 @@ def kind_snapshot(b, d, tag):
     gpu = [p["name"] for p in d["packages"]["items"] if p.get("gpu")]
     got = b.js("return Array.from(document.querySelectorAll('section.packages tbody tr')).map(r => r.cells[0].innerText)")
     check(got == gpu, "%s: GPU package rows %s != %s" % (tag, got[:3], gpu[:3]))
+
+
+def table_rows(b, selector, i=0):
+    """The body rows of the i-th table selector names: each a list of cells, a cell
+    [text, data-v, the title of its code]."""
+    return b.js("""const t = document.querySelectorAll(arguments[0])[arguments[1]];
+        return t ? Array.from(t.querySelectorAll('tbody tr')).map(r =>
+        Array.from(r.cells).map(c => [c.innerText.trim(), c.getAttribute('data-v'),
+            c.querySelector('code') ? c.querySelector('code').getAttribute('title') : null])) : []""",
+                selector, i)
+
+
+def kind_image(b, d, tag):
+    kind_snapshot(b, d, tag)
+    img = d["image"]
+    t = b.js("return document.querySelector('section.image table.image-glance').innerText")
+    want = [img["reference"], img["form"], img["manifest_digest"], img["config_digest"], img["created"],
+            img["platform"]["os"] + "/" + img["platform"]["architecture"], img["user"],
+            " ".join(img["entrypoint"]), " ".join(img["cmd"])] + img["tags"]
+    for w in want:
+        check(w in t, "%s: %r is not in the image table" % (tag, w))
+    tables = b.js("return Array.from(document.querySelectorAll('section.image table.sortable caption')).map(c => c.innerText)")
+    check(len(tables) == 3, "%s: image tables %s" % (tag, tables))
+    sel = "section.image table.sortable"
+    labels = table_rows(b, sel, 0)
+    check({r[0][0]: r[1][0] for r in labels} == img["labels"] and len(labels) == len(img["labels"]),
+          "%s: labels %s != %s" % (tag, labels, img["labels"]))
+    env = [[r[0][0], r[1][0]] for r in table_rows(b, sel, 1)]
+    want = [[e["name"], "redacted" if e.get("redacted") else e["value"]] for e in img["env"]]
+    check(env == want, "%s: image env %s != %s" % (tag, env, want))
+    layers = table_rows(b, sel, 2)
+    check(len(layers) == len(img["layers"]), "%s: %d layer rows" % (tag, len(layers)))
+    for row, l in zip(layers, img["layers"]):
+        got = [row[0][1], row[1][0], row[1][2], row[2][0], row[3][1], row[4][1], row[5][1], row[6][0]]
+        want = [str(l["index"]), l["digest"][:19], l["digest"], l["media_type"], str(l["size"]),
+                str(l["files"]), str(l["whiteouts"]), l["created_by"]]
+        check(got == want, "%s: layer row %s != %s" % (tag, got, want))
+    libs = table_rows(b, "section.libraries table")
+    want = [str(i["layer"]) for i in d["libraries"]["items"]]
+    check([r[5][1] for r in libs] == want, "%s: library layers %s != %s" % (tag, [r[5][1] for r in libs][:5], want[:5]))
+    pk = table_rows(b, "section.packages table")
+    want = [str(p["layer"]) for p in d["packages"]["items"] if p.get("gpu")]
+    check([r[5][1] for r in pk] == want, "%s: package layers %s != %s" % (tag, [r[5][1] for r in pk][:5], want[:5]))
+    # nothing of the document became markup: only the sorting script, no handlers
+    n = b.js("return [document.querySelectorAll('script').length, document.querySelectorAll('[onerror],[onload],iframe,object,embed,img').length, window.__gv_pwned === undefined]")
+    check(n == [1, 0, True], "%s: scripts, injected elements, not run: %s" % (tag, n))
 
 
 def kind_results(b, d, tag):
@@ -585,7 +633,7 @@ def kind_bench_compare(b, d, tag):
         check(n in text, "%s: note %r not shown" % (tag, n))
 
 
-KINDS = {"snapshot": kind_snapshot, "results": kind_results, "compare": kind_compare, "doctor": kind_doctor,
+KINDS = {"snapshot": kind_snapshot, "image": kind_image, "results": kind_results, "compare": kind_compare, "doctor": kind_doctor,
          "diff": kind_diff, "matrix": kind_matrix, "capture-compare": kind_capture_compare,
          "bisect": kind_bisect, "capture": kind_capture, "bench": kind_bench,
          "bench-compare": kind_bench_compare, "verify": kind_verify}
