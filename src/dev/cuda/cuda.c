@@ -68,10 +68,15 @@ static void p_release(void *ctx, gv_dptr p)
         d->cu.cuMemFree(p);
 }
 
+/* cuMemcpyHtoD from pageable memory returns once the bytes are staged, while
+ * the DMA on the legacy stream may still run; a kernel on the own stream
+ * (non-blocking: no implicit order with the legacy stream) could read the
+ * buffer before it lands. The context sync closes that window. */
 static int p_upload(void *ctx, gv_dptr dst, const void *src, size_t n, struct gv_err *err)
 {
     struct gv_device *d = ctx;
     CU(d, cuMemcpyHtoD(dst, src, n), err);
+    CU(d, cuCtxSynchronize(), err);
     return GV_OK;
 }
 

@@ -69,10 +69,13 @@ static void p_release(void *ctx, gv_dptr p)
         d->hip.hipFree((void *)(uintptr_t)p);
 }
 
+/* As in cuda.c: the copy runs on the null stream, the kernels on a
+ * non-blocking one; wait for the copy before a kernel can read it. */
 static int p_upload(void *ctx, gv_dptr dst, const void *src, size_t n, struct gv_err *err)
 {
     struct gv_device *d = ctx;
     HIPC(d, hipMemcpyHtoD((hipDeviceptr_t)(uintptr_t)dst, (void *)src, n), err);
+    HIPC(d, hipStreamSynchronize(NULL), err);
     return GV_OK;
 }
 
