@@ -37,6 +37,13 @@ assert tf["input_mantissa_bits"] == "10", tf          # TF32: fp32 inputs keep 1
 for r in ("cublas", "cublaslt"):
     f32 = props(d, r, "f32")
     assert f32["input_mantissa_bits"] in ("23", "10"), f32
+# gpuvet's reduction kernels sum in a fixed tree order: the same inputs give the same bits
+# on every run, on every route (an upload not waited for made them differ, issue 32's run)
+for r in d["routes"]:
+    for p in r["precisions"]:
+        if p["op"] == "sum" and p["status"] == "probed":
+            det = p["properties"]["deterministic"]
+            assert det["value"] == "yes", (r["route"], p["precision"], det)
 # fp8 goes through cuBLASLt on a GPU with fp8 tensor cores (compute capability 8.9+)
 if float(sys.argv[3] or 0) >= 8.9:
     for r in d["routes"]:
