@@ -11,10 +11,10 @@ command -v jq >/dev/null || { echo "$0: needs jq" >&2; exit 2; }
 mkdir -p "$out" || exit 2
 devopt=(--device "$dev"); [ "$dev" = auto ] && devopt=()
 
-# What changes from run to run: clocks, measured speeds, the process and the
+# What changes from run to run: clocks, measured speeds, the process (its pid) and the
 # machine's moment (snapshot), digests of timing-bearing documents.
 volatile='walk(if type == "object" then
-  del(.created, .seconds, .timing, .snapshot, .wall_s, .elapsed, .duration_s)
+  del(.created, .seconds, .timing, .snapshot, .wall_s, .elapsed, .duration_s, .pid)
   else . end)'
 # bench measures: keep every name, unit and shape, drop the measured numbers
 measured='walk(if type == "number" then 0 elif type == "string" and test("^[0-9.]+ ?(TFLOP/s|GB/s|us|ms|s)$") then "N" else . end)'
