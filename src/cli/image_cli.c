@@ -308,7 +308,7 @@ int cli_image_python(const char *ref, int want_gpu, char *root, size_t rootsz, j
     setenv("GPUVET_PYTHON_ENV_FILE", envfile, 1);
     unsetenv("GPUVET_PYTHON_HOST_DRIVER");
     int reused = json_is_true(json_object_get(*image, "reused"));
-    fprintf(stderr, "gpuvet: image %s: %s %s (" RUN_WAY ")\n", ref,
+    fprintf(stderr, "gpuvet: image %s: %s %s; the worker runs there, an " RUN_WAY "\n", ref,
             reused ? "reusing its unpacked rootfs" : "unpacked into", root);
     if (!want_gpu)
         return GV_OK;
