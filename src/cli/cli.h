@@ -159,5 +159,20 @@ int cli_image_snapshot(const char *ref, int hash, json_t **doc, struct gv_err *e
 /* The image section alone (reference, digests, tags, config), no layer read:
  * what verify --image and plan need to name the image. */
 int cli_image_identity(const char *ref, json_t **image, struct gv_err *err);
+/* The image's full rootfs, unpacked once into the cache and reused
+ * ($XDG_CACHE_HOME/gpuvet/images/rootfs/HEX of the manifest digest, or of the
+ * config digest for a legacy docker-archive; HEX.env its config's Env,
+ * NUL-separated; HEX.complete written last), its path into root. *image: the
+ * run's description ("reference", "manifest_digest", "config_digest", "run",
+ * "rootfs", "reused"). A failed unpack leaves no rootfs. */
+int cli_image_rootfs(const char *ref, char *root, size_t rootsz, json_t **image,
+                     struct gv_err *err);
+/* --image REF of check, ab and torch: cli_image_rootfs, said on stderr, and
+ * $GPUVET_PYTHON_ENV_FILE for the worker's environment; want_gpu (torch:cuda):
+ * the host driver's libraries from /etc/ld.so.cache in $GPUVET_PYTHON_HOST_DRIVER
+ * (colon-separated) and in *image, or a note there that none was found. Then
+ * pass root to cli_choose_python as the python root. */
+int cli_image_python(const char *ref, int want_gpu, char *root, size_t rootsz, json_t **image,
+                     struct gv_err *err);
 
 #endif

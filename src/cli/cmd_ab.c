@@ -37,6 +37,9 @@ static const char usage[] =
     "                   unless device= or --device name another torch device)\n"
     "  python-root=DIR  PY (default python3) lives in this root filesystem (a chroot or\n"
     "                   an unpacked container image), as for check --python-root\n"
+    "  image=REF        PY runs inside the container image REF (unpacked once into the\n"
+    "                   cache, run in an isolated root with the image's Env), as for\n"
+    "                   check --image\n"
     "  system           no change (the stack this shell would load)\n"
     "\n"
     "      --bench          run 'gpuvet bench' on each side instead of the numerics suite\n"
@@ -65,7 +68,7 @@ struct side {
     int n;
     char *lib_path;   /* joined with ':' */
     const char *device;
-    const char *python, *python_root;
+    const char *python, *python_root, *image;
 };
 
 static int add_items(struct side *s, char *spec)
@@ -141,6 +144,10 @@ static int build_env(struct side *s, char ***envp_out, char *why, size_t whysz)
             s->python_root = it + 12;
             continue;
         }
+        if (!strncmp(it, "image=", 6) && it[6]) {
+            s->image = it + 6;
+            continue;
+        }
         const char *assign = NULL, *unset = NULL;
         if (!strncmp(it, "env=", 4))
             assign = it + 4;
@@ -148,7 +155,7 @@ static int build_env(struct side *s, char ***envp_out, char *why, size_t whysz)
             unset = it + 6;
         else {
             snprintf(why, whysz, "'%s' is not a SPEC item (lib-path=, env=, unset=, device=, "
-                                 "python=, python-root=)", it);
+                                 "python=, python-root=, image=)", it);
             free(env);
             return -1;
         }
@@ -196,9 +203,9 @@ static int build_env(struct side *s, char ***envp_out, char *why, size_t whysz)
 static int run_bench_side(const char *label, struct side *s, const char *mode, const char *only,
                           const char *device, const char *out, char **env)
 {
-    if (s->python || s->python_root) {
+    if (s->python || s->python_root || s->image) {
         free(env);
-        return cli_usage("ab", "--%s: python= and python-root= select a PyTorch for the numerics "
+        return cli_usage("ab", "--%s: python=, python-root= and image= select a PyTorch for the numerics "
                                "suite; 'gpuvet bench' runs gpuvet's own kernels (drop them, or "
                                "drop --bench)", label);
     }
@@ -241,7 +248,7 @@ static int run_side(const char *label, struct side *s, const char *suite, const 
         return cli_usage("ab", "--%s: %s", label, why[0] ? why : "cannot build the environment");
     if (bench)
         return run_bench_side(label, s, bench_mode, only, device, out, env);
-    char *args[20];
+    char *args[22];
     int n = 0;
     args[n++] = (char *)"check";
     args[n++] = (char *)"--save-outputs";
@@ -253,7 +260,7 @@ static int run_side(const char *label, struct side *s, const char *suite, const 
         args[n++] = (char *)only;
     }
     const char *dev = s->device ? s->device : device;
-    if ((s->python || s->python_root) && !gv_dev_spec_starts_python(dev))
+    if ((s->python || s->python_root || s->image) && !gv_dev_spec_starts_python(dev))
         dev = gv_kind_torch.default_spec(); /* python= means: this PyTorch */
     if (s->python) {
         args[n++] = (char *)"--python";
@@ -262,6 +269,10 @@ static int run_side(const char *label, struct side *s, const char *suite, const 
     if (s->python_root) {
         args[n++] = (char *)"--python-root";
         args[n++] = (char *)s->python_root;
+    }
+    if (s->image) {
+        args[n++] = (char *)"--image";
+        args[n++] = (char *)s->image;
     }
     if (dev) {
         args[n++] = (char *)"--device";

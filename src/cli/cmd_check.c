@@ -29,7 +29,8 @@ extern char **environ;
 static const char usage[] =
     "usage: gpuvet check [--suite S] [--only PATTERN] [--device D] [-o RESULTS]\n"
     "                    [--save-outputs FILE] [--junit FILE] [--json] [--list]\n"
-    "                    [--python PY] [--python-root DIR] [--probe] [--record] [--db URL]\n"
+    "                    [--python PY] [--python-root DIR | --image REF] [--probe]\n"
+    "                    [--record] [--db URL]\n"
     "\n"
     "Runs a deterministic numerics suite on a device and judges every case against an\n"
     "fp64 reference computed on the CPU, in units of what the case's precision can\n"
@@ -54,6 +55,11 @@ static const char usage[] =
     "      --python-root DIR the interpreter lives in this root filesystem (a chroot or an\n"
     "                        unpacked container image) and runs with DIR as its /,\n"
     "                        reaching this machine's GPU; sets $GPUVET_PYTHON_ROOT\n"
+    "      --image REF       torch:...: run the worker inside the container image REF (an\n"
+    "                        OCI layout, an archive, podman:NAME; docs/image.md): unpacked\n"
+    "                        once into the cache, run as --python-root with the image's\n"
+    "                        own Env (its python, its code, as a container would); on\n"
+    "                        torch:cuda the host driver's libraries are bound in\n"
     "  -o, --output FILE     write the result file (JSON, schema gpuvet.results) for\n"
     "                        `gpuvet compare`; without -o nothing is written\n"
     "      --save-outputs F  also save every output tensor to F (safetensors) so that\n"
@@ -105,8 +111,10 @@ static int help(void)
 
 struct check_opts {
     const char *suite, *only, *device, *output, *save_outputs, *junit, *python, *python_root;
+    const char *image;
     int json, list, probe, record;
     enum gv_det_mode det;
+    json_t *run_image; /* --image: how the worker ran (cli_image_python) */
 };
 
 /* ---------- progress ---------- */
@@ -289,7 +297,8 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
         {"lib-path", required_argument, 0, 'L'},    {"blas", required_argument, 0, 'B'},
         {"python", required_argument, 0, 'P'},      {"python-root", required_argument, 0, 'R'},
         {"probe", no_argument, 0, 'p'},             {"record", no_argument, 0, 'r'},
-        {"db", required_argument, 0, 'Q'},          {0, 0, 0, 0}};
+        {"db", required_argument, 0, 'Q'},          {"image", required_argument, 0, 'I'},
+        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -325,6 +334,7 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
             break;
         case 'P': o->python = optarg; break;
         case 'R': o->python_root = optarg; break;
+        case 'I': o->image = optarg; break;
         case 'h': return -1;
         default:
             return cli_usage("check", "unknown option or missing value: '%s'", argv[optind - 1]);
@@ -405,6 +415,8 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
         abs_path(o->save_outputs, outputs_abs, sizeof outputs_abs);
     }
     json_t *desc = be->describe(dev);
+    if (o->run_image) /* the description names the image and the way it ran */
+        json_object_set(desc, "image", o->run_image);
     const char *cc = json_string_value(json_object_get(desc, "compute_capability"));
     json_t *snap = (o->output || o->json || cc || o->record) ? snapshot_finish(job) : NULL;
     if (cc) /* will the installed PyTorch builds run on this GPU at all? */
@@ -494,14 +506,31 @@ int cmd_check(int argc, char **argv)
     struct gv_device *dev = NULL;
     char note[1200] = "", pynote[1100] = "";
     struct gv_err err = {0};
+    json_t *image = NULL;
+    char image_root[PATH_MAX];
+    if (o.image && o.python_root) {
+        free(sel);
+        return cli_usage("check", "--image and --python-root both name the root: give one");
+    }
+    if (o.image && targets_of(o.device) != GV_TARGET_KERNEL &&
+        cli_image_python(o.image, targets_of(o.device) == GV_TARGET_TORCH_GPU, image_root,
+                         sizeof image_root, &image, &err)) {
+        free(sel);
+        return cli_fail(&err);
+    }
+    if (image)
+        o.python_root = image_root;
     if (targets_of(o.device) != GV_TARGET_KERNEL)
         cli_choose_python(o.python, o.python_root, targets_of(o.device) == GV_TARGET_TORCH_GPU,
                           pynote, sizeof pynote);
-    else if (o.python || o.python_root) {
+    else if (o.python || o.python_root || o.image) {
         free(sel);
-        return cli_usage("check", "--python and --python-root are for --device torch:...");
+        return cli_usage("check", "--python, --python-root and --image are for --device "
+                         "torch:...");
     }
+    o.run_image = image;
     if (gv_device_open(o.device, &be, &dev, note, sizeof note, &err)) {
+        json_decref(image);
         free(sel);
         return err.code == GV_E_USAGE ? cli_usage("check", "%s", err.msg) : cli_fail(&err);
     }
@@ -522,12 +551,14 @@ int cmd_check(int argc, char **argv)
     if (!res || gv_run_cases(sel, n, &ro, res, &err)) {
         if (job.started)
             json_decref(snapshot_finish(&job));
+        json_decref(image);
         free(res);
         free(sel);
         be->close(dev);
         return cli_fail(&err);
     }
     rc = finish(&o, &job, be, dev, note, res, n);
+    json_decref(image);
     gv_run_results_free(res, n);
     free(res);
     free(sel);

@@ -21,10 +21,11 @@
 extern char **environ;
 
 static const char usage[] =
-    "usage: gpuvet torch capture --model SPEC [--python PY] [--python-root DIR]\n"
+    "usage: gpuvet torch capture --model SPEC [--python PY] [--python-root DIR | --image REF]\n"
     "                            [--device D] [--max-bytes N] [--seed N] [--strict]\n"
     "                            -o RUN.gvcap [--json] [--record] [--db URL]\n"
-    "       gpuvet torch bisect A.gvcap [--python PY] [--python-root DIR] [--device D]\n"
+    "       gpuvet torch bisect A.gvcap [--python PY] [--python-root DIR | --image REF]\n"
+    "                            [--device D]\n"
     "                            [--strategy ops|modules|auto] [--keep-capture B.gvcap]\n"
     "                            [-o REPORT.json] [--junit F] [--json]\n"
     "\n"
@@ -53,6 +54,8 @@ static const char usage[] =
     "                        capture's\n"
     "      --python PY       the interpreter (as for check --device torch:...)\n"
     "      --python-root DIR the interpreter lives in this root filesystem\n"
+    "      --image REF       run inside the container image REF, as check --image does\n"
+    "                        (its python, its Env; unpacked once into the cache)\n"
     "      --device D        cuda:N or cpu (default: cuda:0 where a GPU is present)\n"
     "      --max-bytes N     keep tensors up to N bytes in all (K, M, G suffixes); beyond\n"
     "                        that only digests and statistics (and say so)\n"
@@ -77,7 +80,7 @@ static const char usage[] =
     "environment failed (the message names the file and line; nothing is written).\n";
 
 struct torch_opts {
-    const char *model, *python, *python_root, *device, *out, *keep, *junit;
+    const char *model, *python, *python_root, *device, *out, *keep, *junit, *image;
     uint64_t max_bytes;
     int seed, strict, json, record;
     int by_module; /* bisect: 0 ops, 1 modules, -1 auto */
@@ -110,7 +113,8 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         {"keep-capture", required_argument, 0, 'k'}, {"json", no_argument, 0, 'j'},
         {"junit", required_argument, 0, 'J'},    {"strategy", required_argument, 0, 'T'},
         {"record", no_argument, 0, 'r'},        {"db", required_argument, 0, 'Q'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+        {"image", required_argument, 0, 'I'},    {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
     int c;
@@ -120,6 +124,7 @@ static int parse(int argc, char **argv, struct torch_opts *o)
         case 'm': o->model = optarg; break;
         case 'P': o->python = optarg; break;
         case 'R': o->python_root = optarg; break;
+        case 'I': o->image = optarg; break;
         case 'd': o->device = optarg; break;
         case 'o': o->out = optarg; break;
         case 'J': o->junit = optarg; break;
@@ -172,8 +177,20 @@ static int open_torch(const struct torch_opts *o, const struct gv_backend **be,
 {
     char spec[64], note[1200];
     torch_device(o->device, spec, sizeof spec);
-    cli_choose_python(o->python, o->python_root, !gv_dev_spec_on_host(spec), note, sizeof note);
     struct gv_err err = {0};
+    const char *root = o->python_root;
+    char image_root[PATH_MAX];
+    if (o->image && o->python_root)
+        return cli_usage("torch", "--image and --python-root both name the root: give one");
+    if (o->image) {
+        json_t *image = NULL;
+        if (cli_image_python(o->image, !gv_dev_spec_on_host(spec), image_root,
+                             sizeof image_root, &image, &err))
+            return cli_fail(&err);
+        json_decref(image);
+        root = image_root;
+    }
+    cli_choose_python(o->python, root, !gv_dev_spec_on_host(spec), note, sizeof note);
     if (gv_device_open(spec, be, dev, NULL, 0, &err))
         return err.code == GV_E_USAGE ? cli_usage("torch", "%s", err.msg) : cli_fail(&err);
     return GV_EXIT_OK;

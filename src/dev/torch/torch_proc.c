@@ -19,11 +19,17 @@
 
 #include "dev/ipc.h"
 #include "dev/kernel_sources.h"
+#include "base/fs.h"
 #include "base/json.h"
 
 extern char **environ;
 
 #define FD_VAR "GPUVET_FD"
+/* Running inside an image (docs/image.md, "Running inside an image"): the file of
+ * the image's Env, and the host driver's libraries to bind into the root. */
+#define ENV_FILE_VAR "GPUVET_PYTHON_ENV_FILE"
+#define HOST_DRIVER_VAR "GPUVET_PYTHON_HOST_DRIVER"
+#define HOST_DRIVER_DIR "/.gpuvet/host-driver"
 #define MAX_HEADER (16u << 20)
 #define WORKER_MODULE "gpuvet_torch_worker" /* python/gpuvet_torch_worker.py: main() serves */
 /* python/native/_gpuvet_capture_record.c, as python/gpuvet_capture_native.py asks for it */
@@ -124,12 +130,16 @@ static int send_scripts(int fd)
 
 /* Everything the child needs, computed before fork: after fork it only makes
  * system calls (the parent may have other threads). */
+#define MAX_BINDS 16 /* /proc, /sys, /dev and the host driver's libraries */
+struct bind {
+    char src[PATH_MAX], dst[PATH_MAX]; /* host paths: dst inside root */
+};
 struct launch {
     char exe[PATH_MAX];          /* path to execute, inside root when root[0] */
     char root[PATH_MAX];
-    char bind_src[3][16];
-    char bind_dst[3][PATH_MAX];
+    struct bind binds[MAX_BINDS];
     int nbinds;
+    int host_driver;             /* binds under HOST_DRIVER_DIR: prepend it to LD_LIBRARY_PATH */
     int userns;                  /* not root: a user namespace first */
     char uid_map[64], gid_map[64];
     char *argv[4];
@@ -178,8 +188,9 @@ static void enter_root(const struct launch *l)
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         child_fail("--python-root: making the mounts private");
     for (int i = 0; i < l->nbinds; i++)
-        if (mount(l->bind_src[i], l->bind_dst[i], NULL, MS_BIND | MS_REC, NULL) != 0)
-            child_fail("--python-root: bind-mounting /proc, /sys or /dev into the root");
+        if (mount(l->binds[i].src, l->binds[i].dst, NULL, MS_BIND | MS_REC, NULL) != 0)
+            child_fail("--python-root: bind-mounting /proc, /sys, /dev or the host driver "
+                       "into the root");
     if (chroot(l->root) != 0)
         child_fail("--python-root: chroot");
     if (chdir("/") != 0)
@@ -249,6 +260,50 @@ static int resolve_python(struct launch *l, const char *python, struct gv_err *e
     return GV_OK;
 }
 
+static void add_bind(struct launch *l, const char *src, const char *dst)
+{
+    snprintf(l->binds[l->nbinds].src, sizeof l->binds[0].src, "%s", src);
+    snprintf(l->binds[l->nbinds++].dst, sizeof l->binds[0].dst, "%s", dst);
+}
+
+/* A directory of the root that is no link (the root's own /.gpuvet is gpuvet's). */
+static int real_dir(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The host's driver libraries (HOST_DRIVER_VAR: host paths, colon-separated), each
+ * bound onto its empty placeholder HOST_DRIVER_DIR/NAME in the root, which gpuvet
+ * made when it unpacked the image; a missing placeholder or a link there is an
+ * error (the bind would land elsewhere). */
+static int plan_host_driver(struct launch *l, const char *libs, struct gv_err *err)
+{
+    char dir[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/.gpuvet", l->root);
+    for (const char *p = libs; p && *p;) {
+        size_t len = strcspn(p, ":");
+        char src[PATH_MAX], dst[PATH_MAX * 2];
+        snprintf(src, sizeof src, "%.*s", (int)len, p);
+        p += len + (p[len] == ':');
+        const char *name = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+        snprintf(dst, sizeof dst, "%s" HOST_DRIVER_DIR "/%s", l->root, name);
+        struct stat st;
+        if (!src[0])
+            continue;
+        if (stat(src, &st) != 0 || !S_ISREG(st.st_mode))
+            return gv_err_set(err, GV_E_NOTFOUND, "host driver library %s: not a file", src);
+        if (l->nbinds == MAX_BINDS || !real_dir(dir) || !real_dir(strcat(dir, "/host-driver")) ||
+            lstat(dst, &st) != 0 || !S_ISREG(st.st_mode))
+            return gv_err_set(err, GV_E_NOTFOUND, "%s: no placeholder to bind the host's %s "
+                              "onto (only gpuvet's unpacked images have one)", dst, src);
+        snprintf(dir, sizeof dir, "%s/.gpuvet", l->root);
+        add_bind(l, src, dst);
+        l->host_driver = 1;
+    }
+    return GV_OK;
+}
+
 static int plan_root(struct launch *l, const char *root, struct gv_err *err)
 {
     if (!root || !*root)
@@ -266,31 +321,97 @@ static int plan_root(struct launch *l, const char *root, struct gv_err *err)
         snprintf(dst, sizeof dst, "%s%s", l->root, binds[i]);
         if (stat(dst, &st) != 0 || !S_ISDIR(st.st_mode))
             continue; /* the image has no such directory: leave it so */
-        snprintf(l->bind_src[l->nbinds], sizeof l->bind_src[0], "%s", binds[i]);
-        snprintf(l->bind_dst[l->nbinds++], sizeof l->bind_dst[0], "%s", dst);
+        add_bind(l, binds[i], dst);
     }
+    int rc = l->root[0] ? plan_host_driver(l, getenv(HOST_DRIVER_VAR), err) : GV_OK;
+    if (rc)
+        return rc;
     l->userns = geteuid() != 0;
     snprintf(l->uid_map, sizeof l->uid_map, "0 %u 1", (unsigned)geteuid());
     snprintf(l->gid_map, sizeof l->gid_map, "0 %u 1", (unsigned)getegid());
     return GV_OK;
 }
 
-/* Our environment without FD_VAR, plus FD_VAR=fd. */
-static char **child_env(int fd, char *fdvar, size_t fdvarsz)
+/* Whether NAME=VALUE is ours to pass into an image's environment: gpuvet's own
+ * GPUVET_* variables and the caller's choice of devices. */
+static int passed_into_image(const char *kv)
 {
-    size_t n = 0;
-    while (environ && environ[n])
-        n++;
-    char **env = calloc(n + 2, sizeof *env);
-    if (!env)
+    static const char *const vis[] = {"CUDA_VISIBLE_DEVICES=", "HIP_VISIBLE_DEVICES=",
+                                      "ROCR_VISIBLE_DEVICES="};
+    if (!strncmp(kv, "GPUVET_", 7))
+        return 1;
+    for (size_t i = 0; i < sizeof vis / sizeof vis[0]; i++)
+        if (!strncmp(kv, vis[i], strlen(vis[i])))
+            return 1;
+    return 0;
+}
+
+/* Whether kv sets the variable name (NAME=...). */
+static int sets(const char *kv, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(kv, name, n) && kv[n] == '=';
+}
+
+/* Appends a copy of kv to env (room for it was counted); -1 out of memory. */
+static int env_add(char **env, size_t *k, const char *kv)
+{
+    env[*k] = strdup(kv);
+    return env[(*k)++] ? 0 : -1;
+}
+
+static void env_free(char **env)
+{
+    for (size_t i = 0; env && env[i]; i++)
+        free(env[i]);
+    free(env);
+}
+
+/* The image's Env (ENV_FILE_VAR's file: NUL-separated NAME=VALUE) instead of ours,
+ * with ours passed_into_image and, with host_driver, LD_LIBRARY_PATH led by
+ * HOST_DRIVER_DIR; without ENV_FILE_VAR ours. Never FD_VAR from either. */
+static char **child_env(int fd, int host_driver, struct gv_err *err)
+{
+    const char *file = getenv(ENV_FILE_VAR);
+    char *img = NULL;
+    size_t len = 0, n = 0, k = 0;
+    if (file && *file && gv_read_file(file, 1u << 20, &img, &len, err) != GV_OK)
         return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], FD_VAR "=", sizeof FD_VAR) != 0)
-            env[k++] = environ[i];
-    snprintf(fdvar, fdvarsz, FD_VAR "=%d", fd);
-    env[k++] = fdvar;
-    env[k] = NULL;
+    for (size_t i = 0; img && i < len; i++)
+        n += img[i] == '\0';
+    for (size_t i = 0; environ && environ[i]; i++)
+        n++;
+    char **env = calloc(n + 4, sizeof *env);
+    int bad = !env;
+    const char *ld = "";
+    for (size_t at = 0; img && at < len && !bad; at += strlen(img + at) + 1) {
+        const char *kv = img + at;
+        if (sets(kv, "LD_LIBRARY_PATH"))
+            ld = kv + 16;
+        else if (strchr(kv, '=') && !sets(kv, FD_VAR) && !passed_into_image(kv))
+            bad = env_add(env, &k, kv);
+    }
+    for (size_t i = 0; environ && environ[i] && !bad; i++)
+        if (!sets(environ[i], FD_VAR) && (!file || !*file || passed_into_image(environ[i])))
+            bad = env_add(env, &k, environ[i]);
+    char var[PATH_MAX + 64];
+    if (!bad && host_driver) {
+        snprintf(var, sizeof var, "LD_LIBRARY_PATH=" HOST_DRIVER_DIR "%s%.*s", ld[0] ? ":" : "",
+                 PATH_MAX, ld);
+        bad = env_add(env, &k, var);
+    } else if (!bad && ld[0]) {
+        snprintf(var, sizeof var, "LD_LIBRARY_PATH=%.*s", PATH_MAX, ld);
+        bad = env_add(env, &k, var);
+    }
+    snprintf(var, sizeof var, FD_VAR "=%d", fd);
+    if (!bad)
+        bad = env_add(env, &k, var);
+    free(img);
+    if (bad) {
+        env_free(env);
+        gv_err_set(err, GV_E_NOMEM, "the worker's environment");
+        return NULL;
+    }
     return env;
 }
 
@@ -509,8 +630,8 @@ int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char 
         return gv_err_set(err, GV_E_DEVICE, "socketpair: %s", strerror(errno));
     }
     p->out = memfd_create("gpuvet-torch-output", MFD_CLOEXEC);
-    char fdvar[32];
-    l->envp = child_env(sv[1], fdvar, sizeof fdvar);
+    struct gv_err env_err = {0};
+    l->envp = child_env(sv[1], l->host_driver, &env_err);
     l->argv[0] = l->exe;
     l->argv[1] = (char *)"-c";
     l->argv[2] = (char *)boot;
@@ -522,9 +643,15 @@ int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char 
         child_main(l);
     int fork_errno = errno;
     close(sv[1]);
-    free(l->envp);
+    int no_env = !l->envp;
+    env_free(l->envp);
     free(l);
     p->fd = sv[0];
+    if (no_env) {
+        gv_torch_proc_stop(p);
+        *err = env_err;
+        return err->code ? err->code : gv_err_set(err, GV_E_NOMEM, "the worker's environment");
+    }
     if (pid < 0) {
         gv_torch_proc_stop(p);
         return gv_err_set(err, GV_E_DEVICE, "starting the PyTorch worker: %s",
