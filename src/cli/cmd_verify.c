@@ -98,6 +98,24 @@ static int parse(int argc, char **argv, struct verify_opts *o)
     return GV_EXIT_OK;
 }
 
+/* Where the baseline's PyTorch ran (its interpreter, root or image), as a note:
+ * the rerun does not go there by itself. */
+static void note_baseline_python(const json_t *doc, const char *python, json_t *report)
+{
+    const char *py = gv_json_path_str(doc, "device.description.python.executable");
+    const char *root = gv_json_path_str(doc, "device.description.python_root");
+    const char *image = gv_json_path_str(doc, "device.description.image.reference");
+    if (!py && !root && !image)
+        return;
+    char note[1400];
+    snprintf(note, sizeof note, "the baseline ran in %s%s%s%s%s; the rerun uses %s (a document "
+             "never chooses the interpreter: pass --python to choose it)",
+             py ? py : "", root ? " under root " : "", root ? root : "",
+             image ? " inside image " : "", image ? image : "",
+             python ? python : "check's default interpreter");
+    json_object_set_new(report, "numerics_note", json_string(note));
+}
+
 /* Reruns the suite the baseline results came from and compares. */
 static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv_err *err)
 {
@@ -127,19 +145,14 @@ static int rerun_numerics(const struct verify_opts *o, json_t *report, struct gv
         args[n++] = (char *)"--device";
         args[n++] = (char *)dev;
     }
-    if (gv_dev_spec_starts_python(dev)) { /* the same PyTorch environment as the baseline */
-        const char *py = o->python ? o->python
-                                   : gv_json_path_str(base.doc, "device.description.python.executable");
-        const char *root = gv_json_path_str(base.doc, "device.description.python_root");
-        if (py) {
-            args[n++] = (char *)"--python";
-            args[n++] = (char *)py;
-        }
-        if (root) {
-            args[n++] = (char *)"--python-root";
-            args[n++] = (char *)root;
-        }
+    /* The interpreter is the user's (--python) or check's own choice, never one
+     * the baseline document names: a document does not choose code to run
+     * (docs/security.md). The baseline's is said beside the verdict. */
+    if (gv_dev_spec_starts_python(dev) && o->python) {
+        args[n++] = (char *)"--python";
+        args[n++] = (char *)o->python;
     }
+    note_baseline_python(base.doc, o->python, report);
     args[n++] = (char *)"-o";
     args[n++] = tmpl;
     args[n] = NULL;
@@ -236,6 +249,9 @@ static void print_human(const json_t *r)
         if (bad)
             cli_explain_print_json(json_object_get(num, "explanation"));
     }
+    const char *note = json_string_value(json_object_get(r, "numerics_note"));
+    if (note)
+        printf("  note: %s\n", note);
 }
 
 static void print_image(const json_t *r)
