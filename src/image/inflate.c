@@ -33,6 +33,21 @@ static struct gv_api_isal isal;
 static int isal_ok;
 static pthread_once_t isal_once = PTHREAD_ONCE_INIT;
 
+/* ISA-L's AVX2/AVX-512 inflate returns with the upper halves of the vector
+ * registers in use; the SSE-encoded SHA-NI code that hashes its output next
+ * (base/sha256.c, same thread) then ran 2.3x slower (AMD EPYC, ISA-L 2.30:
+ * 6.2 s instead of 2.7 s for 3.4 GB). vzeroupper after each call. */
+#if defined(__x86_64__) || defined(__i386__)
+static int isal_avx;
+__attribute__((target("avx"))) static void upper_clear(void)
+{
+    __builtin_ia32_vzeroupper();
+}
+#define UPPER_CLEAR() (isal_avx ? upper_clear() : (void)0)
+#else
+#define UPPER_CLEAR() ((void)0)
+#endif
+
 static void isal_load(void)
 {
     void *h = dlopen("libisal.so.2", RTLD_NOW | RTLD_LOCAL);
@@ -48,6 +63,9 @@ static void isal_load(void)
         memcpy((char *)&isal + isal_syms[i].offset, &f, sizeof f);
     }
     isal_ok = 1;
+#if defined(__x86_64__) || defined(__i386__)
+    isal_avx = __builtin_cpu_supports("avx");
+#endif
 }
 
 /* Where a member's header is read up to (H_FIXED = 0: a new member). */
@@ -238,6 +256,7 @@ static int isal_step(struct gv_inflate *z, const unsigned char **in, size_t *n_i
     st->next_out = *out;
     st->avail_out = no;
     int r = isal.inflate(st);
+    UPPER_CLEAR();
     size_t used = ni - st->avail_in, made = no - st->avail_out;
     *in += used;
     *n_in -= used;
