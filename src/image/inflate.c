@@ -315,7 +315,7 @@ int gv_inflate_feed(struct gv_inflate *z, const unsigned char **in, size_t *n_in
         int rc = step(z, in, n_in, out, n_out, &moved, err);
         if (rc != GV_OK)
             return rc;
-        if (!moved && !z->ended)
+        if (!moved)
             return gv_err_set(err, GV_E_FORMAT, "corrupt gzip stream (no progress)");
     }
     return GV_OK;

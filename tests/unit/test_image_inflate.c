@@ -81,39 +81,10 @@ static int inflate_all(const uint8_t *data, size_t n, size_t in_step, size_t out
 
 static const size_t steps[][2] = {{1 << 20, 1 << 20}, {65536, 4096}, {4093, 65536}, {7, 1000}};
 
-static void same_as_gzip(const char *name, const char *want_impl)
-{
-    char gz[1300], plain[1300];
-    snprintf(gz, sizeof gz, "%s/%s", tmp, name);
-    snprintf(plain, sizeof plain, "%s/%s.out", tmp, name);
-    T_EQ_INT(tl_sh("gzip -dc '%s' > '%s'", gz, plain), 0);
-    uint8_t *data = NULL, *want = NULL;
-    size_t n = 0, wn = 0;
-    T_EQ_INT(tl_read(gz, &data, &n), 0);
-    T_EQ_INT(tl_read(plain, &want, &wn), 0);
-    T_CHECK(wn > 0);
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-        /* one byte at a time is slow: only for the smaller inputs */
-        if (steps[i][0] < 64 && n > (1u << 20))
-            continue;
-        struct outbuf o = {0};
-        struct gv_err err = {0};
-        const char *impl = "";
-        int rc = inflate_all(data, n, steps[i][0], steps[i][1], &o, &impl, &err);
-        if (rc != GV_OK)
-            fprintf(stderr, "%s (%s, %zu/%zu): %s\n", name, impl, steps[i][0], steps[i][1],
-                    err.msg);
-        T_EQ_INT(rc, GV_OK);
-        T_EQ_STR(impl, want_impl);
-        T_EQ_INT(o.len, wn);
-        T_CHECK(o.len == wn && memcmp(o.p, want, wn) == 0);
-        free(o.p);
-    }
-    free(data);
-    free(want);
-}
-
-static void refused(const char *name, const char *want_impl, const char *what)
+/* Inflates tmp/name through every step size: the bytes of want (when what is
+ * NULL), or a GV_E_FORMAT whose message holds what. */
+static void through_steps(const char *name, const char *want_impl, const uint8_t *want,
+                          size_t wn, const char *what)
 {
     char gz[1300];
     snprintf(gz, sizeof gz, "%s/%s", tmp, name);
@@ -121,21 +92,48 @@ static void refused(const char *name, const char *want_impl, const char *what)
     size_t n = 0;
     T_EQ_INT(tl_read(gz, &data, &n), 0);
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        /* a few bytes at a time is slow: only for the smaller inputs */
         if (steps[i][0] < 64 && n > (1u << 20))
             continue;
         struct outbuf o = {0};
         struct gv_err err = {0};
         const char *impl = "";
         int rc = inflate_all(data, n, steps[i][0], steps[i][1], &o, &impl, &err);
-        T_EQ_INT(rc, GV_E_FORMAT);
         T_EQ_STR(impl, want_impl);
-        if (!strstr(err.msg, what)) {
-            fprintf(stderr, "%s (%s): \"%s\" lacks \"%s\"\n", name, impl, err.msg, what);
+        if (what) {
+            T_EQ_INT(rc, GV_E_FORMAT);
+            if (!strstr(err.msg, what))
+                fprintf(stderr, "%s (%s): \"%s\" lacks \"%s\"\n", name, impl, err.msg, what);
             T_CHECK(strstr(err.msg, what) != NULL);
+        } else {
+            if (rc != GV_OK)
+                fprintf(stderr, "%s (%s, %zu/%zu): %s\n", name, impl, steps[i][0],
+                        steps[i][1], err.msg);
+            T_EQ_INT(rc, GV_OK);
+            T_EQ_INT(o.len, wn);
+            T_CHECK(o.len == wn && (wn == 0 || memcmp(o.p, want, wn) == 0));
         }
         free(o.p);
     }
     free(data);
+}
+
+static void same_as_gzip(const char *name, const char *want_impl)
+{
+    char gz[1300], plain[1300];
+    snprintf(gz, sizeof gz, "%s/%s", tmp, name);
+    snprintf(plain, sizeof plain, "%s/%s.out", tmp, name);
+    T_EQ_INT(tl_sh("gzip -dc '%s' > '%s'", gz, plain), 0);
+    uint8_t *want = NULL;
+    size_t wn = 0;
+    T_EQ_INT(tl_read(plain, &want, &wn), 0);
+    through_steps(name, want_impl, want, wn, NULL);
+    free(want);
+}
+
+static void refused(const char *name, const char *want_impl, const char *what)
+{
+    through_steps(name, want_impl, NULL, 0, what);
 }
 
 static void build_inputs(void)
@@ -207,21 +205,8 @@ static void run_cases(const char *impl)
     static const char *good[] = {"name.gz", "fast.gz", "multi.gz", "small.gz", "fields.gz"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
         same_as_gzip(good[i], impl);
-    static const char *empty[] = {"empty.gz", "empty_py.gz"};
-    for (size_t i = 0; i < 2; i++) {
-        char gz[1300];
-        snprintf(gz, sizeof gz, "%s/%s", tmp, empty[i]);
-        uint8_t *data = NULL;
-        size_t n = 0;
-        T_EQ_INT(tl_read(gz, &data, &n), 0);
-        struct outbuf o = {0};
-        struct gv_err err = {0};
-        const char *got = "";
-        T_EQ_INT(inflate_all(data, n, 3, 100, &o, &got, &err), GV_OK);
-        T_EQ_INT(o.len, 0);
-        free(o.p);
-        free(data);
-    }
+    same_as_gzip("empty.gz", impl);
+    same_as_gzip("empty_py.gz", impl);
     refused("cut.gz", impl, "truncated gzip stream");
     refused("cut_trailer.gz", impl, "truncated gzip stream");
     refused("cut_header.gz", impl, "truncated gzip stream");
