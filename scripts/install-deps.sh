@@ -5,7 +5,7 @@
 # that would install them.
 set -euo pipefail
 
-build_pkgs=(build-essential cmake pkg-config libjansson-dev libzstd-dev zlib1g-dev libopenblas-dev
+build_pkgs=(build-essential cmake pkg-config libjansson-dev libzstd-dev zlib1g-dev libopenblas-dev libisal2
             libsqlite3-dev python3-dev)
 test_pkgs=(debootstrap shellcheck binutils file python3 python3-torch python3-torchvision dpkg-dev clang-19 lld-19 clang-tools-19
            libclang-rt-19-dev rpm groff-base

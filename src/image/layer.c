@@ -1,9 +1,9 @@
 /* Applying one layer: a reading thread reads the blob in chunks, hashes it
- * (digest, size), decompresses it (gzip, zstd or none, checked against the
- * magic bytes) and hashes the tar (diff_id) into a small ring of 1 MiB
- * buffers; the calling thread reads the tar from the ring and applies its
- * members to the staging tree through the index (tree.c), writing only with
- * *at() calls under the staging root. */
+ * (digest, size), decompresses it (gzip through inflate.c, zstd or none,
+ * checked against the magic bytes) and hashes the tar (diff_id) into a small
+ * ring of 1 MiB buffers; the calling thread reads the tar from the ring and
+ * applies its members to the staging tree through the index (tree.c), writing
+ * only with *at() calls under the staging root. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,10 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include "base/sha256.h"
+#include "image/inflate.h"
 #include "image/stage.h"
 #include "image/tree.h"
 
@@ -112,8 +112,7 @@ static const char *codec_name(int c)
 
 struct dec {
     int codec;
-    z_stream z;
-    int z_open, z_ended; /* z_ended: the last gzip member is complete */
+    struct gv_inflate *gz;
     ZSTD_DCtx *zs;
     size_t zs_last; /* ZSTD_decompressStream's last hint: 0 when a frame is complete */
 };
@@ -134,24 +133,15 @@ static int dec_run(struct gv_tsrc *s, struct dec *d, struct out_state *o, const 
         return GV_OK;
     }
     if (d->codec == GV_CODEC_GZIP) {
-        d->z.next_in = (unsigned char *)in;
-        d->z.avail_in = (uInt)n;
-        while (d->z.avail_in) {
-            if (d->z_ended) { /* another gzip member follows */
-                inflateReset(&d->z);
-                d->z_ended = 0;
-            }
+        while (n) {
             if (out_next(s, o, 0) != 0)
                 return GV_E_USAGE;
-            d->z.next_out = o->slot + o->fill;
-            d->z.avail_out = (uInt)(s->cap - o->fill);
-            int r = inflate(&d->z, Z_NO_FLUSH);
-            o->fill = s->cap - d->z.avail_out;
-            if (r == Z_STREAM_END)
-                d->z_ended = 1;
-            else if (r != Z_OK && r != Z_BUF_ERROR)
-                return gv_err_set(&s->err, GV_E_FORMAT, "%s: corrupt gzip stream (%s)", s->label,
-                                  d->z.msg ? d->z.msg : "inflate failed");
+            unsigned char *p = o->slot + o->fill;
+            size_t room = s->cap - o->fill;
+            int rc = gv_inflate_feed(d->gz, &in, &n, &p, &room, &s->err);
+            o->fill = s->cap - room;
+            if (rc != GV_OK)
+                return gv_err_prefix(&s->err, "%s", s->label);
         }
         return GV_OK;
     }
@@ -174,20 +164,16 @@ static int dec_run(struct gv_tsrc *s, struct dec *d, struct out_state *o, const 
 static int dec_finish(struct gv_tsrc *s, struct dec *d, struct out_state *o)
 {
     if (d->codec == GV_CODEC_GZIP) {
-        while (!d->z_ended) {
+        int done = 0;
+        while (!done) {
             if (out_next(s, o, 0) != 0)
                 return GV_E_USAGE;
-            d->z.next_in = NULL;
-            d->z.avail_in = 0;
-            d->z.next_out = o->slot + o->fill;
-            d->z.avail_out = (uInt)(s->cap - o->fill);
-            int r = inflate(&d->z, Z_NO_FLUSH);
-            size_t before = o->fill;
-            o->fill = s->cap - d->z.avail_out;
-            if (r == Z_STREAM_END)
-                d->z_ended = 1;
-            else if (r != Z_OK || o->fill == before)
-                return gv_err_set(&s->err, GV_E_FORMAT, "%s: truncated gzip stream", s->label);
+            unsigned char *p = o->slot + o->fill;
+            size_t room = s->cap - o->fill;
+            int rc = gv_inflate_finish(d->gz, &p, &room, &done, &s->err);
+            o->fill = s->cap - room;
+            if (rc != GV_OK)
+                return gv_err_prefix(&s->err, "%s", s->label);
         }
     } else if (d->codec == GV_CODEC_ZSTD) {
         /* 0: the last frame is complete and flushed (a call now would ask
@@ -274,10 +260,8 @@ static void *reader_main(void *arg)
     gv_sha256_init(&o.diff);
     int rc = GV_OK;
     if (d.codec == GV_CODEC_GZIP) {
-        if (inflateInit2(&d.z, 16 + MAX_WBITS) != Z_OK)
-            rc = gv_err_set(&s->err, GV_E_NOMEM, "%s: cannot start inflate", s->label);
-        else
-            d.z_open = 1;
+        if ((rc = gv_inflate_start(&d.gz, &s->err)) != GV_OK)
+            gv_err_prefix(&s->err, "%s", s->label);
     } else if (d.codec == GV_CODEC_ZSTD) {
         d.zs = ZSTD_createDCtx();
         if (!d.zs)
@@ -287,8 +271,7 @@ static void *reader_main(void *arg)
     }
     if (rc == GV_OK)
         rc = read_all(s, &d, &o);
-    if (d.z_open)
-        inflateEnd(&d.z);
+    gv_inflate_end(d.gz);
     ZSTD_freeDCtx(d.zs);
     pthread_mutex_lock(&s->mu);
     s->status = rc;
