@@ -23,10 +23,44 @@ static int tree_digest(const void *arg, const char *path, char hex[65])
     return gv_image_tree_digest(arg, path, hex);
 }
 
+/* Every string of v that names a path under the staging tree (a reason such
+ * as "TREE/proc/cpuinfo: ..."), rewritten as the path inside the image: the
+ * temporary directory is no fact of the image, and two snapshots of one
+ * image must not differ by it. */
+static void strip_tree(json_t *v, const char *tree)
+{
+    size_t n = strlen(tree), i;
+    const char *k;
+    json_t *x;
+    if (json_is_object(v)) {
+        json_object_foreach(v, k, x)
+            strip_tree(x, tree);
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x)
+            strip_tree(x, tree);
+    } else if (json_is_string(v) && n && strstr(json_string_value(v), tree)) {
+        const char *s = json_string_value(v);
+        size_t len = strlen(s), o = 0;
+        char *out = malloc(len + 1);
+        if (!out)
+            return;
+        for (const char *p = s; *p;) {
+            if (!strncmp(p, tree, n))
+                p += n;
+            else
+                out[o++] = *p++;
+        }
+        out[o] = '\0';
+        json_string_set(v, out);
+        free(out);
+    }
+}
+
 /* The snapshot's own fields that would name the staging tree: the root is the
  * reference the user gave, and the variables are the config's Env. */
-static void describe_as_image(json_t *doc, const char *ref)
+static void describe_as_image(json_t *doc, const char *ref, const char *tree)
 {
+    strip_tree(doc, tree);
     json_object_set_new(doc, "root", json_string(ref));
     json_t *env = json_object_get(doc, "environment");
     if (json_is_object(env))
@@ -55,7 +89,7 @@ int cli_image_snapshot(const char *ref, int hash, json_t **doc, struct gv_err *e
     if (!rc)
         rc = gv_image_annotate(*doc, img, t, err);
     if (!rc)
-        describe_as_image(*doc, ref);
+        describe_as_image(*doc, ref, gv_image_tree_root(t));
     else {
         json_decref(*doc);
         *doc = NULL;

@@ -42,6 +42,11 @@ for tag in 5.7 6.4; do
     same_stack "$T/i$tag.json" "$T/u$tag.root.json" "rocm:$tag"
 done
 expect_json "$T/i6.4.json" "d['libraries']['items'] != []" True
+# the staging tree is no fact of the image: a second snapshot is the same document
+expect_rc 0 "$GPUVET" snapshot --image "$R:6.4" -o "$T/again.json"
+diff <(jq -S 'del(.created)' "$T/i6.4.json") <(jq -S 'del(.created)' "$T/again.json") >"$T/again.diff" ||
+    fail "two snapshots of one image differ: $(head -5 "$T/again.diff")"
+! grep -q "$XDG_CACHE_HOME" "$T/i6.4.json" || fail "the snapshot names gpuvet's cache"
 expect_json "$T/i5.7.json" "d['image']['form']" oci-layout
 expect_json "$T/i6.4.json" "d['image']['tag']" 6.4
 expect_json "$T/i6.4.json" "d['root']" "$R:6.4"
