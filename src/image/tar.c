@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "image/tarhdr.h"
 #include "image/tree.h"
 
 #define TAR_BLOCK 512
@@ -51,7 +52,7 @@ static int skip_bytes(struct gv_tsrc *s, long long n, struct gv_err *err)
 
 /* An octal field (spaces and NULs around), or GNU's base-256 (high bit set).
  * -1 when malformed or too large. */
-static long long tar_number(const unsigned char *f, size_t n)
+long long gv_tar_number(const unsigned char *f, size_t n)
 {
     if (f[0] & 0x80) {
         if (f[0] != 0x80)
@@ -80,9 +81,9 @@ static long long tar_number(const unsigned char *f, size_t n)
     return digits ? v : -1;
 }
 
-static int checksum_ok(const unsigned char *h)
+int gv_tar_checksum_ok(const unsigned char *h)
 {
-    long long want = tar_number(h + 148, 8);
+    long long want = gv_tar_number(h + 148, 8);
     if (want < 0)
         return 0;
     long long u = 0, sg = 0;
@@ -94,7 +95,7 @@ static int checksum_ok(const unsigned char *h)
     return want == u || want == sg;
 }
 
-static int all_zero(const unsigned char *h)
+int gv_tar_all_zero(const unsigned char *h)
 {
     for (int i = 0; i < TAR_BLOCK; i++)
         if (h[i])
@@ -272,9 +273,9 @@ static int one_member(struct gv_tsrc *s, const char *label, const unsigned char 
     char shown[4200];
     snprintf(shown, sizeof shown, "%s", m->name);
     m->type = member_type((char)h[156]);
-    long long mode = tar_number(h + 100, 8);
+    long long mode = gv_tar_number(h + 100, 8);
     m->mode = mode < 0 ? 0644 : (unsigned)mode & 07777;
-    m->size = x->has_size ? x->size : tar_number(h + 124, 12);
+    m->size = x->has_size ? x->size : gv_tar_number(h + 124, 12);
     if (m->size < 0)
         return gv_err_set(err, GV_E_FORMAT, "%s: member %s: a malformed size", label, shown);
     if (m->size > GV_IMAGE_MEMBER_MAX)
@@ -318,15 +319,15 @@ int gv_tar_read(struct gv_tsrc *s, const char *label, struct gv_apply *a, struct
                             label, members);
             break;
         }
-        if (all_zero(h))
+        if (gv_tar_all_zero(h))
             break; /* end of archive; what follows is drained by the caller */
-        if (!checksum_ok(h)) {
+        if (!gv_tar_checksum_ok(h)) {
             rc = gv_err_set(err, GV_E_FORMAT, "%s: a tar header with a bad checksum after %lld "
                             "members", label, members);
             break;
         }
         char flag = (char)h[156];
-        long long size = tar_number(h + 124, 12);
+        long long size = gv_tar_number(h + 124, 12);
         if (flag == 'x' || flag == 'L' || flag == 'K' || flag == 'g') {
             if (size < 0) {
                 rc = gv_err_set(err, GV_E_FORMAT, "%s: a '%c' header with a malformed size",

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "image/format.h"
+#include "image/tarhdr.h"
 
 #define BLOCK 512
 #define LONGNAME_MAX 4096
@@ -18,53 +19,6 @@ struct pending {
     char *name;      /* from 'L' or pax path, for the next member */
     long long size;  /* from pax size, -1 when none */
 };
-
-/* An octal or base-256 number field. -1 when malformed. */
-static long long tar_number(const unsigned char *f, size_t n)
-{
-    if (f[0] & 0x80) {
-        if (f[0] != 0x80)
-            return -1; /* negative, or a width we do not take */
-        long long v = 0;
-        for (size_t i = 1; i < n; i++) {
-            if (v > (0x7fffffffffffffffLL >> 8))
-                return -1;
-            v = (v << 8) | f[i];
-        }
-        return v;
-    }
-    size_t i = 0;
-    while (i < n && f[i] == ' ')
-        i++;
-    long long v = 0;
-    int digits = 0;
-    for (; i < n && f[i] >= '0' && f[i] <= '7'; i++, digits++) {
-        if (v > (0x7fffffffffffffffLL >> 3))
-            return -1;
-        v = v * 8 + (f[i] - '0');
-    }
-    for (; i < n; i++)
-        if (f[i] != ' ' && f[i] != '\0')
-            return -1;
-    return digits ? v : 0;
-}
-
-static int checksum_ok(const unsigned char *h)
-{
-    long long want = tar_number(h + 148, 8);
-    long long sum = 0;
-    for (int i = 0; i < BLOCK; i++)
-        sum += (i >= 148 && i < 156) ? ' ' : h[i];
-    return want == sum;
-}
-
-static int all_zero(const unsigned char *h)
-{
-    for (int i = 0; i < BLOCK; i++)
-        if (h[i])
-            return 0;
-    return 1;
-}
 
 /* name + prefix of a ustar header, NUL-terminated. */
 static void header_name(const unsigned char *h, char *out, size_t outsz)
@@ -230,14 +184,14 @@ int gv_tarindex_build(gv_tar_pread_fn rd, void *ctx, off_t total, const char *wh
                             strerror(errno ? errno : EIO));
             break;
         }
-        if (all_zero(h))
+        if (gv_tar_all_zero(h))
             break;
-        if (!checksum_ok(h)) {
+        if (!gv_tar_checksum_ok(h)) {
             rc = gv_err_set(err, GV_E_FORMAT, "%s: not a tar archive (bad header checksum at byte %lld)",
                             what, (long long)off);
             break;
         }
-        long long size = tar_number(h + 124, 12);
+        long long size = gv_tar_number(h + 124, 12);
         char type = h[156] ? (char)h[156] : '0';
         header_name(h, name, sizeof name);
         if (p.name)
