@@ -1120,6 +1120,28 @@ int gv_history_show(struct gv_history *h, int64_t run, json_t **summary, json_t 
     return GV_OK;
 }
 
+/* The run sql selects (the newest that passed), its summary and, when doc is
+ * not NULL, its document; what/name say whose run it is in the message. */
+static int newest_pass(struct gv_history *h, const char *sql, const struct gv_hv *p, int np,
+                       const char *what, const char *name, json_t **summary, json_t **doc,
+                       struct gv_err *err)
+{
+    json_t *s = NULL;
+    int rc = one_summary(h, sql, p, np, &s, err);
+    if (rc == GV_E_NOTFOUND)
+        return gv_err_set(err, GV_E_NOTFOUND, "history database %s: %s %s has no run that "
+                          "passed", h->name, what, name);
+    if (rc)
+        return rc;
+    long long id = json_integer_value(json_object_get(s, "id"));
+    if (doc && (rc = load_doc(h, id, doc, err))) {
+        json_decref(s);
+        return rc;
+    }
+    *summary = s;
+    return GV_OK;
+}
+
 int gv_history_good(struct gv_history *h, const char *machine,
                     const struct gv_history_ident *ident, json_t **summary, json_t **doc,
                     struct gv_err *err)
@@ -1145,20 +1167,7 @@ int gv_history_good(struct gv_history *h, const char *machine,
     char sql[1024];
     snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE %s AND verdict = 'pass' ORDER BY created "
              "DESC, id DESC LIMIT 1", runs_of(h), cond);
-    json_t *s = NULL;
-    int rc = one_summary(h, sql, p, 3, &s, err);
-    if (rc == GV_E_NOTFOUND)
-        return gv_err_set(err, GV_E_NOTFOUND, "history database %s: machine %s has no run that "
-                          "passed", h->name, machine);
-    if (rc)
-        return rc;
-    long long id = json_integer_value(json_object_get(s, "id"));
-    if (doc && (rc = load_doc(h, id, doc, err))) {
-        json_decref(s);
-        return rc;
-    }
-    *summary = s;
-    return GV_OK;
+    return newest_pass(h, sql, p, 3, "machine", machine, summary, doc, err);
 }
 
 int gv_history_good_image(struct gv_history *h, const char *image, json_t **summary,
@@ -1170,20 +1179,7 @@ int gv_history_good_image(struct gv_history *h, const char *image, json_t **summ
     char sql[2048];
     snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE verdict = 'pass'%s ORDER BY created DESC, "
              "id DESC LIMIT 1", runs_of(h), w.sql);
-    json_t *s = NULL;
-    int rc = one_summary(h, sql, w.p, w.np, &s, err);
-    if (rc == GV_E_NOTFOUND)
-        return gv_err_set(err, GV_E_NOTFOUND, "history database %s: image %s has no run that "
-                          "passed", h->name, image);
-    if (rc)
-        return rc;
-    long long id = json_integer_value(json_object_get(s, "id"));
-    if (doc && (rc = load_doc(h, id, doc, err))) {
-        json_decref(s);
-        return rc;
-    }
-    *summary = s;
-    return GV_OK;
+    return newest_pass(h, sql, w.p, w.np, "image", image, summary, doc, err);
 }
 
 /* ---------- the matrix ---------- */
