@@ -150,7 +150,7 @@ sed -n '/^          command:/,/^          [a-z]/s/^            - "\(.*\)"$/\1/p'
 used=$(grep -o -- '--[a-z][a-z-]*' "$tmp/argv" | sort -u)
 [[ -n $used ]] || fail "no options recorded"
 if ! "$GPUVET" fleet gate --help >"$tmp/help" 2>&1; then
-    skip "gpuvet fleet not built yet (the rest passed; options used: $(echo $used))"
+    skip "gpuvet fleet not built yet (the rest passed; options used: ${used//$'\n'/ })"
 fi
 for o in $used; do
     grep -qE -- "(^|[[ ,])$o([] =,]|$)" "$tmp/help" || fail "$o is not in gpuvet fleet gate --help"
