@@ -15,11 +15,12 @@
 #
 # The same script is the HealthCheckProgram (healthcheck.sh runs it with --healthcheck):
 # Slurm ignores a health check's exit status, so the drain is done here with scontrol, and
-# with GPUVET_RESUME=1 a node that gpuvet itself drained ("gpuvet: drain: ..." reason) is
-# resumed when the gate says keep again.
+# with GPUVET_RESUME=1 a node that gpuvet itself drained (its reason starts "gpuvet:
+# drain:" or "gpuvet: cannot assess:") is resumed when the gate says keep again.
 #
 # Settings, from the environment or else from gpuvet.conf beside slurm.conf
-# ($SLURM_CONF's folder, /etc/slurm by default; KEY=VALUE lines, read as data, never run):
+# ($SLURM_CONF's folder, /etc/slurm by default; KEY=VALUE lines, read as data, never run;
+# ignored unless owned by root and writable by its owner only):
 #   GPUVET                   the gpuvet binary (absolute path; default /usr/bin/gpuvet)
 #   GPUVET_REFERENCE         reference file for --reference (fleet compare --write-reference);
 #                            %n is replaced by this node's name; empty: no reference
@@ -44,15 +45,25 @@ log() {
     return 0
 }
 
-# One setting: the environment first, else the config file, else the default.
+# One setting: the environment first, else the config file, else the default. The file
+# names a program that runs as root: it is ignored unless owned by root (or by whoever runs
+# this) and writable by its owner only.
 conf_file=$(dirname -- "${SLURM_CONF:-/etc/slurm/slurm.conf}")/gpuvet.conf
+if [[ -e $conf_file ]]; then
+    conf_st=$(stat -L -c '%u %a' -- "$conf_file" 2>/dev/null) || conf_st="x 777"
+    if [[ ${conf_st% *} != 0 && ${conf_st% *} != "$EUID" ]] || ((8#${conf_st#* } & 8#022)); then
+        log "ignoring $conf_file: not owned by root, or writable by others"
+        conf_file=
+    fi
+fi
+
 setting() { # KEY DEFAULT
     local line v
     if [[ -n ${!1+x} ]]; then
         printf '%s' "${!1}"
         return
     fi
-    if [[ -r $conf_file ]]; then
+    if [[ -n $conf_file && -r $conf_file ]]; then
         line=$(grep -E "^[[:space:]]*$1=" -- "$conf_file" | tail -n 1)
         if [[ -n $line ]]; then
             v=${line#*=}
@@ -128,7 +139,7 @@ drain() { # REASON
 maybe_resume() {
     local current
     [[ $mode == healthcheck && $resume == 1 ]] || return 0
-    current=$(scontrol -o show node "$node" 2>/dev/null | grep -o 'Reason=gpuvet: drain:' | head -n 1)
+    current=$(scontrol -o show node "$node" 2>/dev/null | grep -Eo 'Reason=gpuvet: (drain|cannot assess):' | head -n 1)
     [[ -n $current ]] || return 0
     log "$node: resuming (the gate says keep)"
     scontrol update NodeName="$node" State=RESUME || log "$node: scontrol update State=RESUME failed"

@@ -139,12 +139,21 @@ echo "== the options passed to gpuvet fleet gate"
 # What each snippet called the stub with, plus the Job's command.
 mkdir -p "$tmp/conf"
 printf 'GPUVET=%s\nGPUVET_REFERENCE=/ref-%%n.json\nGPUVET_DEVICE=cpu\n' "$tmp/gate" >"$tmp/conf/gpuvet.conf"
+chmod 644 "$tmp/conf/gpuvet.conf" # prolog.sh ignores a config others may write
 env -i SLURMD_NODENAME=n1 SLURM_CONF="$tmp/conf/slurm.conf" STUB_RC=0 "$C/slurm/prolog.sh" ||
     fail "prolog.sh with a gate that keeps exited $?"
 env -i SLURMD_NODENAME=n1 SLURM_CONF="$tmp/conf/slurm.conf" STUB_RC=0 "$C/slurm/healthcheck.sh" ||
     fail "healthcheck.sh with a gate that keeps exited $?"
 grep -qxF 'fleet gate --tier prolog --reference /ref-n1.json --device cpu' "$tmp/argv" ||
     fail "prolog.sh called: $(cat "$tmp/argv")"
+# A config file others may write is not trusted to name the program run as root.
+cp "$tmp/argv" "$tmp/argv.before"
+chmod 666 "$tmp/conf/gpuvet.conf"
+env -i SLURMD_NODENAME=n1 SLURM_CONF="$tmp/conf/slurm.conf" STUB_RC=1 "$C/slurm/prolog.sh" 2>"$tmp/prolog.err" ||
+    fail "prolog.sh with a world-writable gpuvet.conf exited $? (cannot assess: keep)"
+cmp -s "$tmp/argv" "$tmp/argv.before" || fail "prolog.sh ran the GPUVET of a world-writable gpuvet.conf"
+grep -q "ignoring $tmp/conf/gpuvet.conf" "$tmp/prolog.err" || fail "no word of the ignored config: $(cat "$tmp/prolog.err")"
+chmod 644 "$tmp/conf/gpuvet.conf"
 sed -n '/^          command:/,/^          [a-z]/s/^            - "\(.*\)"$/\1/p' "$C/k8s/gpuvet-job.yaml" |
     tail -n +2 | tr '\n' ' ' >>"$tmp/argv"
 used=$(grep -o -- '--[a-z][a-z-]*' "$tmp/argv" | sort -u)

@@ -55,6 +55,7 @@ GPUVET_REFERENCE="$2"
 GPUVET_DEVICE=cpu
 GPUVET_TIMEOUT=${3:-55}
 CONF
+    chmod 644 "$tmp/slurm/gpuvet.conf" # prolog.sh ignores a config others may write
 }
 
 not_drained() { # NODE
