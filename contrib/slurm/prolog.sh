@@ -30,6 +30,9 @@
 #                            HealthCheckProgram is killed at 60 s); killed = cannot assess
 #   GPUVET_ON_CANNOT_ASSESS  keep (default) or drain
 #   GPUVET_RESUME            1: a health check resumes a node gpuvet drained (default 0)
+#   GPUVET_CACHE             gpuvet's cache folder (its fp64 references), given as
+#                            XDG_CACHE_HOME: Slurm sets neither that nor HOME (default
+#                            /var/cache: /var/cache/gpuvet)
 #
 # Prolog and HealthCheckProgram run as root with an environment Slurm builds (no PATH):
 # PATH is set here, and the node's name comes from SLURMD_NODENAME.
@@ -100,6 +103,8 @@ tier=$(setting GPUVET_TIER prolog)
 timeout_s=$(setting GPUVET_TIMEOUT 55)
 on_cannot=$(setting GPUVET_ON_CANNOT_ASSESS keep)
 resume=$(setting GPUVET_RESUME 0)
+cache=$(setting GPUVET_CACHE /var/cache)
+[[ $cache == /* ]] || { log "GPUVET_CACHE must be an absolute path"; cache=/var/cache; }
 
 [[ $tier == prolog || $tier == drain ]] || { log "GPUVET_TIER must be prolog or drain, not $(sanitize "$tier")"; tier=prolog; }
 [[ $timeout_s =~ ^[1-9][0-9]{0,4}$ ]] || { log "GPUVET_TIMEOUT must be whole seconds"; timeout_s=55; }
@@ -114,7 +119,7 @@ run_gate() {
         reason=$(sanitize "gpuvet: cannot assess: $gpuvet is not an executable absolute path")
         return
     fi
-    out=$(GPUVET_FLEET_NODE=$node timeout -k 5 "$timeout_s" "$gpuvet" "${args[@]}" \
+    out=$(GPUVET_FLEET_NODE=$node XDG_CACHE_HOME=$cache timeout -k 5 "$timeout_s" "$gpuvet" "${args[@]}" \
         2>&1 >/dev/null </dev/null; echo "gate-exit:$?")
     gate_rc=${out##*gate-exit:}
     out=${out%gate-exit:*}

@@ -87,6 +87,7 @@ echo "== the NPD script and the NHC check map the gate's exit"
 cat >"$tmp/gate" <<'STUB'
 #!/bin/bash
 echo "$*" >>"$(dirname "$0")/argv"
+echo "${XDG_CACHE_HOME:-unset}" >"$(dirname "$0")/cache"
 case ${STUB_RC:-0} in
 hang) exec sleep 600 ;;
 1) printf 'progress\ngpuvet: drain: gemm.f32 "x" $(id) →\n' >&2; exit 1 ;;
@@ -138,7 +139,7 @@ grep -q 'ran past 2 s' "$tmp/nhc.out" || fail "NHC after a hang: $(cat "$tmp/nhc
 echo "== the options passed to gpuvet fleet gate"
 # What each snippet called the stub with, plus the Job's command.
 mkdir -p "$tmp/conf"
-printf 'GPUVET=%s\nGPUVET_REFERENCE=/ref-%%n.json\nGPUVET_DEVICE=cpu\n' "$tmp/gate" >"$tmp/conf/gpuvet.conf"
+printf 'GPUVET=%s\nGPUVET_REFERENCE=/ref-%%n.json\nGPUVET_DEVICE=cpu\nGPUVET_CACHE=/var/tmp/c\n' "$tmp/gate" >"$tmp/conf/gpuvet.conf"
 chmod 644 "$tmp/conf/gpuvet.conf" # prolog.sh ignores a config others may write
 env -i SLURMD_NODENAME=n1 SLURM_CONF="$tmp/conf/slurm.conf" STUB_RC=0 "$C/slurm/prolog.sh" ||
     fail "prolog.sh with a gate that keeps exited $?"
@@ -146,6 +147,7 @@ env -i SLURMD_NODENAME=n1 SLURM_CONF="$tmp/conf/slurm.conf" STUB_RC=0 "$C/slurm/
     fail "healthcheck.sh with a gate that keeps exited $?"
 grep -qxF 'fleet gate --tier prolog --reference /ref-n1.json --device cpu' "$tmp/argv" ||
     fail "prolog.sh called: $(cat "$tmp/argv")"
+[[ $(cat "$tmp/cache") == /var/tmp/c ]] || fail "prolog.sh gave the gate XDG_CACHE_HOME=$(cat "$tmp/cache")"
 # A config file others may write is not trusted to name the program run as root.
 cp "$tmp/argv" "$tmp/argv.before"
 chmod 666 "$tmp/conf/gpuvet.conf"

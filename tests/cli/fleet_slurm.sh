@@ -54,6 +54,7 @@ GPUVET="$1"
 GPUVET_REFERENCE="$2"
 GPUVET_DEVICE=cpu
 GPUVET_TIMEOUT=${3:-55}
+GPUVET_CACHE="$tmp/cache"
 CONF
     chmod 644 "$tmp/slurm/gpuvet.conf" # prolog.sh ignores a config others may write
 }
@@ -138,6 +139,7 @@ if ! { "$GPUVET" fleet run --help && "$GPUVET" fleet gate --help; } >/dev/null 2
     skip "gpuvet fleet not built yet (sections 1 and 2 passed: the private Slurm, srun, the Prolog's and health check's decisions)"
 fi
 D=$tmp/run
+export XDG_CACHE_HOME=$tmp/cache # srun passes the environment on
 mkdir -p "$D"
 chmod 755 "$D"
 expect_rc 0 timeout 600 srun -N 4 -t 10 --export=ALL "$GPUVET" fleet run --dir "$D" --device cpu --only 'gemm.f32*'
