@@ -139,10 +139,19 @@ if ! { "$GPUVET" fleet run --help && "$GPUVET" fleet gate --help; } >/dev/null 2
     skip "gpuvet fleet not built yet (sections 1 and 2 passed: the private Slurm, srun, the Prolog's and health check's decisions)"
 fi
 D=$tmp/run
-export XDG_CACHE_HOME=$tmp/cache # srun passes the environment on
 mkdir -p "$D"
 chmod 755 "$D"
-expect_rc 0 timeout 600 srun -N 4 -t 10 --export=ALL "$GPUVET" fleet run --dir "$D" --device cpu --only 'gemm.f32*'
+# Each task runs in an environment like the one prolog.sh gives the gate (its PATH and
+# cache, the Slurm variables, nothing of this test's), so that the stack the reference
+# holds is the stack the gate sees, whatever variables gpuvet's stack summary keeps.
+cat >"$tmp/task" <<TASK
+#!/bin/bash
+mapfile -t slurm_vars < <(env | grep '^SLURM')
+exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C \
+    XDG_CACHE_HOME="$tmp/cache" "\${slurm_vars[@]}" "\$@"
+TASK
+chmod 755 "$tmp/task"
+expect_rc 0 timeout 600 srun -N 4 -t 10 "$tmp/task" "$GPUVET" fleet run --dir "$D" --device cpu --only 'gemm.f32*'
 nodes=$(cd "$D/nodes" && ls)
 for n in n1 n2 n3 n4; do
     grep -q "^$n\.r[0-9]*\.json$" <<<"$nodes" || fail "no node document from $n: $nodes"
