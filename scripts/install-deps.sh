@@ -11,7 +11,8 @@ test_pkgs=(debootstrap shellcheck binutils file python3 python3-torch python3-to
            libclang-rt-19-dev rpm groff-base
            dnf dnf-plugins-core createrepo-c
            chromium chromium-driver postgresql libpq5
-           umoci skopeo podman jq zstd time)
+           umoci skopeo podman jq zstd time
+           slurmctld slurmd slurm-client munge)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--test" ]]; then
