@@ -236,6 +236,31 @@ static int search_path(const char *root, const char *dirs, const char *name, cha
     return -1;
 }
 
+/* Whether kv sets the variable name (NAME=...). */
+static int sets(const char *kv, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(kv, name, n) && kv[n] == '=';
+}
+
+/* The PATH an image's Env sets (ENV_FILE_VAR's file), into out; "" when none.
+ * Its directories are looked up under the root only: the interpreter the image's
+ * own `python3` would start (conda's /opt/conda/bin, a venv's bin). */
+static void image_path(char *out, size_t n)
+{
+    out[0] = '\0';
+    const char *file = getenv(ENV_FILE_VAR);
+    char *img = NULL;
+    size_t len = 0;
+    struct gv_err e = {0};
+    if (!file || !*file || gv_read_file(file, 1u << 20, &img, &len, &e) != GV_OK)
+        return;
+    for (size_t at = 0; at < len; at += strlen(img + at) + 1)
+        if (sets(img + at, "PATH"))
+            snprintf(out, n, "%s", img + at + 5);
+    free(img);
+}
+
 static int resolve_python(struct launch *l, const char *python, struct gv_err *err)
 {
     const char *root = l->root;
@@ -252,7 +277,10 @@ static int resolve_python(struct launch *l, const char *python, struct gv_err *e
                               strerror(errno));
         return GV_OK;
     }
-    const char *dirs = root[0] ? "/usr/local/bin:/usr/bin:/bin" : getenv("PATH");
+    char env_path[4096];
+    image_path(env_path, sizeof env_path);
+    const char *dirs = !root[0] ? getenv("PATH")
+                       : env_path[0] ? env_path : "/usr/local/bin:/usr/bin:/bin";
     if (search_path(root, dirs ? dirs : "/usr/bin:/bin", python, l->exe, sizeof l->exe) != 0)
         return gv_err_set(err, GV_E_NOTFOUND, "no interpreter '%s' in %s%s%s (choose one with "
                           "--python PATH)", python, root[0] ? "the PATH of " : "PATH",
@@ -344,13 +372,6 @@ static int passed_into_image(const char *kv)
         if (!strncmp(kv, vis[i], strlen(vis[i])))
             return 1;
     return 0;
-}
-
-/* Whether kv sets the variable name (NAME=...). */
-static int sets(const char *kv, const char *name)
-{
-    size_t n = strlen(name);
-    return !strncmp(kv, name, n) && kv[n] == '=';
 }
 
 /* Appends a copy of kv to env (room for it was counted); -1 out of memory. */
