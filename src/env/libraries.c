@@ -439,7 +439,10 @@ static int cmp_size_desc(const void *a, const void *b)
     return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
 }
 
-/* A file whose blocks cover much less than its size is a hole, not a library. */
+/* A file whose blocks cover much less than its size is a hole, not a library.
+ * (An image's staging tree is judged by its own digests instead, known_digest:
+ * its libraries are kept without their offload bundles' code, and the files no
+ * snapshot reads not at all.) */
 static int is_sparse(const struct stat *st)
 {
     return st->st_size > (64 << 20) && (off_t)st->st_blocks * 512 < st->st_size / 8;
@@ -454,7 +457,13 @@ static size_t plan_jobs(struct scan *s, struct gv_hash_job *jobs, size_t *job_of
         job_of[i] = SIZE_MAX;
         if (!it->stat_ok)
             continue;
-        if (is_sparse(&it->st)) {
+        char known[65];
+        if (s->ctx->known_digest &&
+            !s->ctx->known_digest(s->ctx->known_digest_arg, it->path, known)) {
+            gv_json_set_str(it->obj, "sha256_skipped", "not read from the image: not hashed");
+            continue;
+        }
+        if (!s->ctx->known_digest && is_sparse(&it->st)) {
             gv_json_set_str(it->obj, "sha256_skipped", "sparse file (mostly holes): not hashed");
             continue;
         }

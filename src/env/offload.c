@@ -456,7 +456,10 @@ static int cmp_entry(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static int read_entry_table(struct src *s, struct entry **out, size_t *n_out, struct gv_err *err)
+/* The entry table at s's position; every code object must fit in limit bytes
+ * from the bundle's start (s->len, unless the caller sees only the table). */
+static int read_entry_table(struct src *s, uint64_t limit, struct entry **out, size_t *n_out,
+                            struct gv_err *err)
 {
     uint8_t head[BUNDLE_MAGIC_LEN + 8];
     *out = NULL;
@@ -494,10 +497,10 @@ static int read_entry_table(struct src *s, struct entry **out, size_t *n_out, st
         rc = src_read(s, (uint8_t *)e[i].id, (size_t)id_len, "entry ID", err);
         e[i].id[rc ? 0 : id_len] = '\0';
         e[i].id_len = (size_t)id_len;
-        if (!rc && !fits(e[i].offset, e[i].size, s->len))
+        if (!rc && !fits(e[i].offset, e[i].size, limit))
             rc = fmt_err(err, "entry %llu (%s): code object at %llu, %llu bytes, runs past the end of the bundle (%llu bytes)",
                          (unsigned long long)i, e[i].id, (unsigned long long)e[i].offset,
-                         (unsigned long long)e[i].size, (unsigned long long)s->len);
+                         (unsigned long long)e[i].size, (unsigned long long)limit);
     }
     if (rc) {
         free_entries(e, (size_t)n);
@@ -559,7 +562,7 @@ static int scan_bundle_src(struct scan *sc, struct src *s, uint64_t *end)
 {
     struct entry *e;
     size_t n;
-    int rc = read_entry_table(s, &e, &n, sc->err);
+    int rc = read_entry_table(s, s->len, &e, &n, sc->err);
     if (rc)
         return rc;
     *end = s->pos;
@@ -592,6 +595,34 @@ static int scan_plain(struct scan *sc, const uint8_t *data, size_t size, uint64_
     }
     sc->n_bundles++;
     *next = at + end;
+    return GV_OK;
+}
+
+int gv_offload_bundle_spans(const uint8_t *head, size_t have, uint64_t room,
+                            struct gv_offload_span **spans, size_t *n, uint64_t *table_len,
+                            struct gv_err *err)
+{
+    struct src s = {head, have, 0, NULL};
+    struct entry *e;
+    size_t k;
+    *spans = NULL;
+    *n = 0;
+    int rc = read_entry_table(&s, room, &e, &k, err);
+    if (rc)
+        return rc;
+    struct gv_offload_span *out = calloc(k ? k : 1, sizeof *out);
+    if (!out) {
+        free_entries(e, k);
+        return gv_err_set(err, GV_E_NOMEM, "out of memory for %zu bundle entries", k);
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++)
+        if (strncmp(e[i].id, "host-", 5) != 0 && e[i].size)
+            out[m++] = (struct gv_offload_span){e[i].offset, e[i].size};
+    free_entries(e, k);
+    *spans = out;
+    *n = m;
+    *table_len = s.pos;
     return GV_OK;
 }
 

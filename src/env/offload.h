@@ -52,6 +52,20 @@ int gv_offload_scan_hip(const uint8_t *data, size_t size, struct gv_offload_targ
                         struct gv_err *err);
 int gv_offload_scan_cuda(const uint8_t *data, size_t size, struct gv_offload_targets *out,
                          struct gv_err *err);
+/* The device code objects of one plain offload bundle, for a reader that sees
+ * a file once, in order (src/image keeps only what a scan reads): head[0..have)
+ * are the bundle's first bytes (the magic first, the whole entry table within),
+ * room the bytes from the bundle's start to the end of its file. *spans (n of
+ * them, host entries left out; free()) are offsets and sizes from the bundle's
+ * start; *table_len is where the entry table ends. GV_E_FORMAT when head holds
+ * no valid table (a stray magic, or a table longer than have). */
+struct gv_offload_span {
+    uint64_t offset, size;
+};
+int gv_offload_bundle_spans(const uint8_t *head, size_t have, uint64_t room,
+                            struct gv_offload_span **spans, size_t *n, uint64_t *table_len,
+                            struct gv_err *err);
+
 /* Open an ELF file, find .hip_fatbin or .nv_fatbin and scan it.
  * GV_E_NOTFOUND when the file has neither section. *kind is set to "hip" or "cuda".
  * This is the snapshot path and runs in GV_OFFLOAD_QUICK mode: compressed

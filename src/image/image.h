@@ -115,7 +115,9 @@ enum gv_stage_mode {
 /* Whether a snapshot reads the content of the regular file path (inside the
  * image) of size bytes whose first bytes are head[0..headlen): ELF files, files
  * of at most 1 MiB, and the few larger ones the environment room reads
- * (dpkg status, ld.so.cache, rpm databases, wheel METADATA and RECORD). */
+ * (dpkg status, ld.so.cache, rpm databases, wheel METADATA and RECORD); never
+ * an AMDGPU code object (no reader opens one on its own). A kept ELF file
+ * over 1 MiB is written without its offload bundles' code (sparse.h). */
 int gv_image_keep(const char *path, long long size, const unsigned char *head, size_t headlen);
 
 struct gv_image_tree;
@@ -139,7 +141,8 @@ int gv_image_stage(const struct gv_image *img, enum gv_stage_mode mode, const ch
 /* The staging directory: a root for struct gv_probe_ctx (host path). */
 const char *gv_image_tree_root(const struct gv_image_tree *t);
 /* The sha256 hex (64 + NUL) of the regular file at path (inside the image,
- * as the snapshot names it, links already resolved): 1 when known, 0 not. */
+ * as the snapshot names it, links already resolved): 1 when known, 0 not (a
+ * snapshot's tree hashes only the files it keeps, gv_image_keep). */
 int gv_image_tree_digest(const struct gv_image_tree *t, const char *path, char hex[65]);
 /* The index of the layer that last wrote path (inside the image), -1 when no
  * layer did. */

@@ -28,8 +28,17 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* An AMDGPU code object (rocBLAS's Tensile kernels, *.co, *.hsaco): no snapshot
+ * reader opens one on its own; offload bundles inside libraries are read there. */
+static int amdgpu_code(const unsigned char *head, size_t headlen)
+{
+    return headlen >= 20 && memcmp(head, "\177ELF", 4) == 0 && head[18] == 224 && head[19] == 0;
+}
+
 int gv_image_keep(const char *path, long long size, const unsigned char *head, size_t headlen)
 {
+    if (amdgpu_code(head, headlen))
+        return 0;
     if (size <= KEEP_SMALL)
         return 1;
     if (headlen >= 4 && memcmp(head, "\177ELF", 4) == 0)

@@ -17,11 +17,14 @@
 #include "base/sha256.h"
 #include "image/inflate.h"
 #include "image/stage.h"
+#include "image/sparse.h"
 #include "image/tree.h"
 
 #define RING_N 4
 #define RING_BUF (1u << 20)
 #define HEAD_MAX 64
+/* kept ELF files over this size are written sparse (sparse.c) */
+#define SPARSE_MIN (1LL << 20)
 /* zstd frames needing a window over 64 MiB are refused: memory stays bounded */
 #define ZSTD_WINDOW_LOG_MAX 26
 
@@ -43,6 +46,10 @@ struct gv_tsrc {
     const char *label;
     unsigned char *in;
     size_t cap; /* bytes of each buffer: RING_BUF, less for a small blob */
+    /* the consumer's digest of the tar (the config's diff_id), over each buffer
+     * it is done with: the reader has the decompression and the blob's digest */
+    struct gv_sha256 diff;
+    int diff_checked, diff_status;
 };
 
 struct gv_apply {
@@ -77,16 +84,12 @@ static void ring_publish(struct gv_tsrc *s, size_t n)
 struct out_state {
     unsigned char *slot;
     size_t fill;
-    struct gv_sha256 diff;
-    long long total;
 };
 
 /* Publishes the slot when full (or flush), takes the next one. 0, or -1 when cancelled. */
 static int out_next(struct gv_tsrc *s, struct out_state *o, int flush)
 {
     if (o->slot && (o->fill == s->cap || (flush && o->fill))) {
-        gv_sha256_update(&o->diff, o->slot, o->fill);
-        o->total += (long long)o->fill;
         ring_publish(s, o->fill);
         o->slot = NULL;
         o->fill = 0;
@@ -242,10 +245,6 @@ static int read_all(struct gv_tsrc *s, struct dec *d, struct out_state *o)
     if (!hex_eq(dg, s->meta->digest))
         return gv_err_set(&s->err, GV_E_FORMAT, "%s: digest mismatch, the blob was changed",
                           s->label);
-    gv_sha256_final(&o->diff, dg);
-    if (!hex_eq(dg, s->meta->diff_id))
-        return gv_err_set(&s->err, GV_E_FORMAT, "%s: the uncompressed tar's sha256 is not the "
-                          "config's diff_id %s", s->label, s->meta->diff_id);
     return GV_OK;
 }
 
@@ -257,7 +256,6 @@ static void *reader_main(void *arg)
     d.codec = (int)s->meta->codec;
     struct out_state o;
     memset(&o, 0, sizeof o);
-    gv_sha256_init(&o.diff);
     int rc = GV_OK;
     if (d.codec == GV_CODEC_GZIP) {
         if ((rc = gv_inflate_start(&d.gz, &s->err)) != GV_OK)
@@ -283,6 +281,22 @@ static void *reader_main(void *arg)
 
 /* ---- the consumer's side ---- */
 
+/* Every byte of the tar seen: its digest against the config's diff_id (once). */
+static int diff_id_check(struct gv_tsrc *s)
+{
+    if (s->diff_checked)
+        return s->diff_status;
+    uint8_t dg[32];
+    gv_sha256_final(&s->diff, dg);
+    s->diff_checked = 1;
+    s->diff_status = hex_eq(dg, s->meta->diff_id)
+                         ? GV_OK
+                         : gv_err_set(&s->err, GV_E_FORMAT, "%s: the uncompressed tar's sha256 "
+                                      "is not the config's diff_id %s", s->label,
+                                      s->meta->diff_id);
+    return s->diff_status;
+}
+
 long gv_tsrc_view(struct gv_tsrc *s, const unsigned char **p, size_t max, struct gv_err *err)
 {
     pthread_mutex_lock(&s->mu);
@@ -298,6 +312,10 @@ long gv_tsrc_view(struct gv_tsrc *s, const unsigned char **p, size_t max, struct
                 pthread_mutex_unlock(&s->mu);
                 return (long)n;
             }
+            /* the reader leaves this buffer alone until it is released */
+            pthread_mutex_unlock(&s->mu);
+            gv_sha256_update(&s->diff, s->buf[idx], s->len[idx]);
+            pthread_mutex_lock(&s->mu);
             s->holding = 0;
             s->released++;
             pthread_cond_broadcast(&s->cv);
@@ -306,9 +324,11 @@ long gv_tsrc_view(struct gv_tsrc *s, const unsigned char **p, size_t max, struct
             pthread_cond_wait(&s->cv, &s->mu);
         if (s->produced == s->released) { /* the reader is done */
             int st = s->status;
+            pthread_mutex_unlock(&s->mu);
+            if (st == GV_OK)
+                st = diff_id_check(s);
             if (st != GV_OK && err)
                 *err = s->err;
-            pthread_mutex_unlock(&s->mu);
             return st;
         }
         s->holding = 1;
@@ -346,21 +366,42 @@ static int skip_content(struct gv_apply *a, const struct gv_member *m, struct gv
     return GV_OK;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
+/* Writes p[0..n), the file's bytes at offset off, leaving the holes sp
+ * makes (none without sp). 0, or -1 with errno set. */
+static int write_kept(int fd, struct gv_sparse *sp, const unsigned char *p, size_t n,
+                      long long off)
 {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
+    if (sp && gv_sparse_feed(sp, p, n) != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t done = 0;
+    while (done < n) {
+        int w = 1;
+        size_t k = sp ? gv_sparse_run(sp, off + (long long)done, n - done, &w) : n - done;
+        while (w && k) {
+            ssize_t r = pwrite(fd, p + done, k, (off_t)(off + (long long)done));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                return -1;
+            done += (size_t)r;
+            k -= (size_t)r;
+        }
+        done += k;
     }
     return 0;
 }
 
-/* Streams a regular file's content: hashed always, written when kept. */
+/* Whether a kept file is written sparse (sparse.c): an ELF file with offload
+ * bundles to leave out, in a snapshot's staging tree only. */
+static int sparse_candidate(const struct gv_apply *a, const struct gv_member *m, size_t hl)
+{
+    return a->t->mode == GV_STAGE_SNAPSHOT && m->size > SPARSE_MIN && hl >= 4 &&
+           memcmp(a->head, "\177ELF", 4) == 0;
+}
+
+/* Streams a regular file's content: hashed and written when kept. */
 static int file_content(struct gv_apply *a, const struct gv_member *m, struct gv_tsrc *s,
                         int fd, struct gv_node *node, struct gv_err *err)
 {
@@ -377,23 +418,38 @@ static int file_content(struct gv_apply *a, const struct gv_member *m, struct gv
         got += (size_t)r;
     }
     int keep = a->t->mode == GV_STAGE_FULL || gv_image_keep(node->path, m->size, a->head, hl);
-    gv_sha256_update(&h, a->head, hl);
-    if (keep && write_all(fd, a->head, hl) != 0)
-        return member_err(a, m, err, GV_E_IO, strerror(errno));
-    long long left = m->size - (long long)hl;
-    while (left > 0) {
-        const unsigned char *p;
-        long r = gv_tsrc_view(s, &p, left > RING_BUF ? RING_BUF : (size_t)left, err);
-        if (r <= 0)
-            return content_err(a, m, r, err);
-        gv_sha256_update(&h, p, (size_t)r);
-        if (keep && write_all(fd, p, (size_t)r) != 0)
-            return member_err(a, m, err, GV_E_IO, strerror(errno));
-        left -= r;
+    struct gv_sparse sparse, *sp = NULL;
+    if (keep && sparse_candidate(a, m, hl)) {
+        gv_sparse_start(&sparse, m->size);
+        sp = &sparse;
     }
-    if (!keep && ftruncate(fd, m->size) != 0)
-        return member_err(a, m, err, GV_E_IO, strerror(errno));
+    if (keep)
+        gv_sha256_update(&h, a->head, hl);
+    int rc = keep && write_kept(fd, sp, a->head, hl, 0) != 0
+                 ? member_err(a, m, err, GV_E_IO, strerror(errno)) : GV_OK;
+    long long off = (long long)hl;
+    while (!rc && off < m->size) {
+        const unsigned char *p;
+        long long left = m->size - off;
+        long r = gv_tsrc_view(s, &p, left > RING_BUF ? RING_BUF : (size_t)left, err);
+        if (r <= 0) {
+            rc = content_err(a, m, r, err);
+            break;
+        }
+        if (keep)
+            gv_sha256_update(&h, p, (size_t)r);
+        if (keep && write_kept(fd, sp, p, (size_t)r, off) != 0)
+            rc = member_err(a, m, err, GV_E_IO, strerror(errno));
+        off += r;
+    }
+    if (sp)
+        gv_sparse_end(sp);
+    if (!rc && (!keep || sp) && ftruncate(fd, m->size) != 0)
+        rc = member_err(a, m, err, GV_E_IO, strerror(errno));
+    if (rc)
+        return rc;
     gv_sha256_final(&h, node->digest);
+    node->hashed = keep;
     node->size = m->size;
     return GV_OK;
 }
@@ -527,6 +583,7 @@ static int make_hard(struct gv_apply *a, const struct gv_member *m, struct gv_no
     if (!node)
         return member_err(a, m, err, GV_E_NOMEM, "out of memory");
     memcpy(node->digest, target->digest, sizeof node->digest);
+    node->hashed = target->hashed;
     node->size = target->size;
     a->st->files++;
     return GV_OK;
@@ -604,6 +661,7 @@ static int tsrc_start(struct gv_tsrc *s, struct gv_blob *b, const struct gv_imag
     s->blob = b;
     s->meta = meta;
     s->label = label;
+    gv_sha256_init(&s->diff);
     off_t bsz = gv_blob_size(b);
     s->cap = bsz >= (off_t)RING_BUF ? RING_BUF : bsz < (64 << 10) ? (64 << 10) : (size_t)bsz;
     s->in = malloc(s->cap);

@@ -389,7 +389,7 @@ static struct gv_node *lookup(const struct gv_image_tree *t, const char *path)
 int gv_image_tree_digest(const struct gv_image_tree *t, const char *path, char hex[65])
 {
     const struct gv_node *n = lookup(t, path);
-    if (!n || n->type != GV_NODE_REG)
+    if (!n || n->type != GV_NODE_REG || !n->hashed)
         return 0;
     gv_sha256_hex(n->digest, hex);
     return 1;

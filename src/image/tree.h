@@ -19,7 +19,8 @@ struct gv_node {
     enum gv_node_type type;
     int layer;          /* the layer that last wrote it, -1: made by none */
     long long size;
-    uint8_t digest[32]; /* of a regular file's content */
+    uint8_t digest[32]; /* of a regular file's content, when hashed */
+    int hashed;         /* its content was kept (gv_image_keep), so hashed */
     char *target;       /* a symlink's target */
     struct gv_node *parent, *child, *next, *prev; /* directory tree */
     struct gv_node *hnext;                        /* hash chain */
