@@ -23,6 +23,9 @@
 #define RING_N 4
 #define RING_BUF (1u << 20)
 #define HEAD_MAX 64
+/* directories a member may be nested in: real images use a few dozen */
+#define MAX_DEPTH 256
+#define MAX_DEPTH_TEXT "256"
 /* kept ELF files over this size are written sparse (sparse.c) */
 #define SPARSE_MIN (1LL << 20)
 /* zstd frames needing a window over 64 MiB are refused: memory stays bounded */
@@ -460,6 +463,12 @@ static int parent_of(struct gv_apply *a, const struct gv_member *m, const char *
 {
     const char *slash = strrchr(name, '/');
     *leaf = slash ? slash + 1 : name;
+    size_t depth = 0;
+    for (const char *c = name; *c; c++)
+        depth += *c == '/';
+    if (depth >= MAX_DEPTH) /* removing the tree holds a descriptor per level */
+        return member_err(a, m, err, GV_E_FORMAT, "nested deeper than " MAX_DEPTH_TEXT
+                          " directories");
     if (!slash) {
         *dir = a->t->top;
         return GV_OK;

@@ -93,6 +93,9 @@ static const char *hostile_py =
     "elif kind == 'abslink':\n"
     "    typ(t, 'abs', tarfile.SYMTYPE, '/'); reg(t, 'abs/etc/via-abs.conf', b'abs\\n')\n"
     "elif kind == 'missing_wh': reg(t, 'opt/.wh.nothere', b'')\n"
+    "elif kind == 'deep':\n"
+    "    for n in range(1, 300): typ(t, '/'.join(['d'] * n), tarfile.DIRTYPE)\n"
+    "    reg(t, '/'.join(['d'] * 300))\n"
     "elif kind == 'hard_missing': typ(t, 'usr/x', tarfile.LNKTYPE, 'usr/nothere')\n"
     "elif kind == 'upper':\n"
     /* same-layer entry before the opaque marker, a hard link to a lower
@@ -343,6 +346,7 @@ static void test_hostile_names(void)
     refuse_hostile("hard_missing", "usr/x: a hard link to usr/nothere");
     refuse_hostile("huge", "over the");
     refuse_hostile("cut", "usr/lib/cut.bin: truncated");
+    refuse_hostile("deep", "nested deeper than 256 directories"); /* and removed again */
 }
 
 static void test_absolute_link_stays_inside(void)
