@@ -16,6 +16,7 @@
 #include "dev/vendor.h"
 #include "dev/cpu/cpu.h"
 #include "env/probe.h"
+#include "env/rootenv.h"
 #include "num/catalog.h"
 #include "check/runner.h"
 #include "probe/probe.h"
@@ -349,34 +350,46 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 
 /* The snapshot embedded in the result file is collected in a thread while
  * the cases run (it reads files only; nothing it calls is shared with the
- * runner), so it costs no wall time. */
-static void *collect_snapshot(void *unused)
-{
-    (void)unused;
-    struct gv_probe_ctx ctx = {.root = "/", .live = 1, .pid = 0, .envp = environ,
-                               .hash_files = 0};
-    json_t *doc = NULL;
-    struct gv_err err = {0};
-    if (gv_snapshot_collect(&ctx, &doc, &err))
-        return gv_section_missing("gv_snapshot_collect", err.msg);
-    return doc;
-}
-
+ * runner), so it costs no wall time. It is of the stack that ran: this
+ * machine, or the root the worker ran in (--python-root, or --image's
+ * unpacked rootfs named by the image's reference; the description names the
+ * image's digests). */
 struct snapshot_job {
     pthread_t thread;
     int started;
+    const char *root; /* NULL: this machine */
+    const char *name; /* the root's name in the document (an image's reference) */
 };
+
+static void *collect_snapshot(void *arg)
+{
+    const struct snapshot_job *j = arg;
+    struct gv_err err = {0};
+    char **root_env = NULL;
+    if (j->root && gv_rootenv_read(j->root, &root_env, &err))
+        return gv_section_missing("gv_rootenv_read", err.msg);
+    struct gv_probe_ctx ctx = {.root = j->root ? j->root : "/", .live = !j->root, .pid = 0,
+                               .envp = j->root ? root_env : environ, .hash_files = 0};
+    json_t *doc = NULL;
+    int rc = gv_snapshot_collect(&ctx, &doc, &err);
+    gv_rootenv_free(root_env);
+    if (rc)
+        return gv_section_missing("gv_snapshot_collect", err.msg);
+    if (j->name)
+        json_object_set_new(doc, "root", json_string(j->name));
+    return doc;
+}
 
 static void snapshot_start(struct snapshot_job *j)
 {
-    j->started = pthread_create(&j->thread, NULL, collect_snapshot, NULL) == 0;
+    j->started = pthread_create(&j->thread, NULL, collect_snapshot, j) == 0;
 }
 
 static json_t *snapshot_finish(struct snapshot_job *j)
 {
     void *doc = NULL;
     if (!j->started)
-        return collect_snapshot(NULL);
+        return collect_snapshot(j);
     pthread_join(j->thread, &doc);
     j->started = 0;
     return doc;
@@ -542,6 +555,8 @@ int cmd_check(int argc, char **argv)
     struct gv_case_result *res = calloc(n, sizeof *res);
     struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};
     struct snapshot_job job = {0};
+    job.root = o.python_root && strcmp(o.python_root, "/") ? o.python_root : NULL;
+    job.name = o.image;
     o.record = cli_record_wanted(o.record);
     const struct gv_dev_kind *kind = gv_dev_kind_find(be->name);
     if (o.output || o.json || o.record || (kind && kind->framework_compat))

@@ -95,6 +95,10 @@ assert d["python_root"] == im["rootfs"], d["python_root"]
 assert d["torch"]["version"].startswith(version), (d["torch"]["version"], version)
 assert d["torch"]["threads"] == 1, "the worker's OMP_NUM_THREADS is not the image's 1"
 assert len(r["cases"]) > 20 and not [c for c in r["cases"] if c["verdict"] == "error"]
+# the embedded snapshot is of the image's tree, not of this machine
+s = r["snapshot"]
+assert s["root"] == ref and s["live"] is False, (s.get("root"), s.get("live"))
+assert version in json.dumps(s.get("python")), "the image's torch is not in the embedded snapshot"
 PY
     grep -q "reusing its unpacked rootfs" "$GV_ERR" || [[ $run == 1 ]] ||
         fail "the second run does not say it reused the rootfs"
