@@ -107,10 +107,23 @@ static long long i_of(const json_t *o, const char *key)
     return (long long)json_integer_value(json_object_get(o, key));
 }
 
+/* A run's image: its tag and the digest's first 12 hex digits, "-" for none. */
+static void image_text(const json_t *r, char *out, size_t n)
+{
+    const char *d = s_or(r, "image_manifest_digest", NULL);
+    if (!d)
+        d = s_or(r, "image_config_digest", NULL);
+    const char *tag = s_or(r, "image_tag", NULL);
+    if (d)
+        snprintf(out, n, "%s%s%.19s", tag ? tag : "", tag ? "@" : "", d);
+    else
+        snprintf(out, n, "-");
+}
+
 static void print_runs(const json_t *runs)
 {
-    printf("%s%6s  %-20s  %-20s  %-8s  %-26s  %-18s  %-7s  %s%s\n", cli_bold(), "run", "created",
-           "machine", "kind", "gpu", "torch", "verdict", "cases", cli_reset());
+    printf("%s%6s  %-20s  %-20s  %-8s  %-26s  %-18s  %-26s  %-7s  %s%s\n", cli_bold(), "run",
+           "created", "machine", "kind", "gpu", "torch", "image", "verdict", "cases", cli_reset());
     size_t i;
     json_t *r;
     json_array_foreach(runs, i, r) {
@@ -119,9 +132,12 @@ static void print_runs(const json_t *runs)
         char cases[64] = "-";
         if (json_integer_value(json_object_get(r, "cases")))
             snprintf(cases, sizeof cases, "%lld/%lld passed", i_of(r, "passed"), i_of(r, "cases"));
-        printf("%6lld  %-20s  %-20.20s  %-8s  %-26.26s  %-18.18s  %s%-7s%s  %s\n", i_of(r, "id"),
-               s_or(r, "created", "-"), s_or(r, "hostname", "?"), s_or(r, "kind", "?"),
-               s_or(r, "gpu_model", "-"), s_or(r, "torch", "-"), col, v, cli_reset(), cases);
+        char image[96];
+        image_text(r, image, sizeof image);
+        printf("%6lld  %-20s  %-20.20s  %-8s  %-26.26s  %-18.18s  %-26.26s  %s%-7s%s  %s\n",
+               i_of(r, "id"), s_or(r, "created", "-"), s_or(r, "hostname", "?"),
+               s_or(r, "kind", "?"), s_or(r, "gpu_model", "-"), s_or(r, "torch", "-"), image, col,
+               v, cli_reset(), cases);
     }
     if (!json_array_size(runs))
         printf("(no runs)\n");

@@ -61,6 +61,29 @@ static void db_without_password(const char *db, char *out, size_t n)
     snprintf(colon, n - (size_t)(colon - out), ":***%s", rest);
 }
 
+/* The image a row's runs were made in: its tag and the manifest digest's first
+ * 12 hex digits, the whole digest as the title; a dash for a host's stack. */
+static void image_td(struct gv_page *p, const json_t *image)
+{
+    const char *d = gv_jstr(image, "manifest_digest");
+    if (!d)
+        d = gv_jstr(image, "config_digest");
+    if (!d) {
+        gv_html_td_str(p->b, NULL, NULL);
+        return;
+    }
+    const char *tag = gv_jstr(image, "tag");
+    gv_buf_add(p->b, "<td class=\"digest\" title=\"");
+    gv_html_esc(p->b, d);
+    gv_buf_add(p->b, "\">");
+    if (tag) {
+        gv_html_esc(p->b, tag);
+        gv_buf_add(p->b, "@");
+    }
+    gv_buf_printf(p->b, "%.19s", d);
+    gv_buf_add(p->b, "</td>");
+}
+
 int gv_render_matrix(struct gv_page *p, const json_t *doc, struct gv_err *err)
 {
     (void)err;
@@ -81,10 +104,11 @@ int gv_render_matrix(struct gv_page *p, const json_t *doc, struct gv_err *err)
         gv_page_end_section(p);
         return GV_OK;
     }
-    static const char *const heads[] = {"GPU", "arch", "kernel", "driver", "ROCm / CUDA", "torch", "#runs",
-                                        "#machines", "#passes", "#failures", "first seen", "last seen",
-                                        "worst case", "#bits lost", "over time"};
-    gv_page_table(p, NULL, heads, 15);
+    static const char *const heads[] = {"GPU", "arch", "kernel", "driver", "ROCm / CUDA", "torch",
+                                        "image", "#runs", "#machines", "#passes", "#failures",
+                                        "first seen", "last seen", "worst case", "#bits lost",
+                                        "over time"};
+    gv_page_table(p, NULL, heads, 16);
     size_t i;
     const json_t *r;
     json_array_foreach(rows, i, r) {
@@ -110,6 +134,7 @@ int gv_render_matrix(struct gv_page *p, const json_t *doc, struct gv_err *err)
             gv_html_td_str(p->b, NULL, NULL);
         }
         gv_html_td_str(p->b, gv_jstr(r, "torch"), NULL);
+        image_td(p, json_object_get(r, "image"));
         gv_html_td_num(p->b, r, "runs", 10);
         gv_html_td_num(p->b, r, "machines", 10);
         gv_html_td_num(p->b, r, "passes", 10);

@@ -63,6 +63,10 @@ expect_rc 0 "$GPUVET" history show "$id"
 grep -q "image_manifest_digest $M2" "$GV_OUT" || fail "show: no manifest digest: $(cat "$GV_OUT")"
 grep -q "image_tags .*6.4, localhost/app:6.4" "$GV_OUT" || fail "show: no tags: $(cat "$GV_OUT")"
 
+# the text of list has an image column: the tag and the digest's first 12 hex digits
+expect_rc 0 "$GPUVET" history list
+grep -E "^ *$id .* 6\.4@${M2:0:19} " "$GV_OUT" >/dev/null || fail "list: no image column for run $id: $(cat "$GV_OUT")"
+
 # --- list --image and last good of an image
 expect_rc 0 "$GPUVET" history list --json --image 6.4
 expect_json "$GV_OUT" '[r["source"].rsplit("/",1)[-1] for r in d["runs"]]' "['r2.json']"

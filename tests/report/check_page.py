@@ -445,9 +445,13 @@ def kind_matrix(b, d, tag):
     check(len(got) == len(d["rows"]), "%s: %d rows for %d" % (tag, len(got), len(d["rows"])))
     for row, g in zip(d["rows"], got):
         check(g["gpu"] == row["gpu_model"], "%s: GPU %s != %s" % (tag, g["gpu"], row["gpu_model"]))
-        for col, key in ((6, "runs"), (7, "machines"), (8, "passes"), (9, "failures")):
+        for col, key in ((7, "runs"), (8, "machines"), (9, "passes"), (10, "failures")):
             check(num_eq(g["vals"][col], row[key]), "%s: %s %s != %s" % (tag, key, g["vals"][col], row[key]))
-        check(num_eq(g["vals"][13], row["worst"]["bits_lost"]), "%s: bits lost" % tag)
+        check(num_eq(g["vals"][14], row["worst"]["bits_lost"]), "%s: bits lost" % tag)
+        img = row.get("image") or {}
+        digest = img.get("manifest_digest") or img.get("config_digest")
+        check((digest[:19] in g["text"][6] and (img.get("tag") or "") in g["text"][6]) if digest
+              else g["text"][6] == "—", "%s: image shown as %r, the row holds %r" % (tag, g["text"][6], img))
         for col, key in ((1, "gpu_arch"), (2, "kernel"), (3, "driver"), (5, "torch")):
             check(g["text"][col] == (row[key] or "—"), "%s: %s shown as %r, the row holds %r" %
                   (tag, key, g["text"][col], row[key]))
