@@ -79,7 +79,7 @@ void cli_port_print(const json_t *doc)
                c.files, c.files == 1 ? "" : "s", cli_reset(), c.errors,
                c.errors == 1 ? "" : "s", c.warnings, c.warnings == 1 ? "" : "s", c.notes,
                c.notes == 1 ? "" : "s");
-    printf(" in %lld files, %lld lines scanned\n",
+    printf("; %lld files, %lld lines scanned\n",
            (long long)json_integer_value(json_object_get(stats, "files")),
            (long long)json_integer_value(json_object_get(stats, "lines")));
     print_targets(doc);

@@ -187,6 +187,10 @@ static const struct gv_port_fact facts[] = {
      "a shuffle loop that starts at offset 16 (reduction) or stops below 32 (scan) covers "
      "32 lanes; on a 64-lane wavefront lanes 32-63 never meet lanes 0-31",
      gv_port_wave_source},
+    {"wave-size-const",
+     "warpSize is 64 on gfx9 targets (GCN, CDNA); a constant 32 used as the warp size makes "
+     "every loop, mask and buffer derived from it cover half of each wavefront",
+     gv_port_wave_source},
     {"inline-ptx",
      "PTX is NVIDIA's virtual instruction set; hipcc compiles device code for the AMDGPU "
      "instruction set and cannot assemble PTX in asm() statements",

@@ -27,6 +27,15 @@ static int is_call(const struct port_file *f, size_t i, const char *const *names
     return port_ident_in(&f->tok[i], names) && port_is(f, i + 1, "(");
 }
 
+static int contains_ci(const struct gv_tok *t, const char *word)
+{
+    size_t w = strlen(word);
+    for (size_t k = 0; k + w <= t->n; k++)
+        if (!strncasecmp(t->s + k, word, w))
+            return 1;
+    return 0;
+}
+
 static int is_num(const struct port_file *f, size_t i, long long v)
 {
     int w;
@@ -177,14 +186,6 @@ static void ballot_32bit(struct port_file *f, const struct port_rule *r)
     }
 }
 
-static int contains_ci(const struct gv_tok *t, const char *word)
-{
-    size_t w = strlen(word);
-    for (size_t k = 0; k + w <= t->n; k++)
-        if (!strncasecmp(t->s + k, word, w))
-            return 1;
-    return 0;
-}
 
 /* The statement names a thread, lane or warp index. */
 static int about_lanes(const struct port_file *f, size_t a, size_t b)
@@ -221,33 +222,80 @@ static void lane_id(struct port_file *f, const struct port_rule *r)
     }
 }
 
+/* name[...] somewhere with a lane index: an identifier with "lane" in it, or
+ * threadIdx.x alone. */
+static int lane_indexed(const struct port_file *f, const struct gv_tok *name)
+{
+    for (size_t i = 0; i + 1 < f->n; i++) {
+        const struct gv_tok *t = &f->tok[i];
+        if (t->kind != GV_TOK_IDENT || t->n != name->n || memcmp(t->s, name->s, t->n) ||
+            !port_is(f, i + 1, "["))
+            continue;
+        size_t close = port_close(f, i + 1);
+        if (close == i + 5 && port_is(f, i + 2, "threadIdx") && port_is(f, i + 3, ".") &&
+            port_is(f, i + 4, "x"))
+            return 1;
+        for (size_t k = i + 2; k < close && k < f->n; k++)
+            if (f->tok[k].kind == GV_TOK_IDENT && contains_ci(&f->tok[k], "lane"))
+                return 1;
+    }
+    return 0;
+}
+
+/* The dimension [open, close] is a lone literal 32. */
+static int dim_is_32(const struct port_file *f, size_t open, size_t close)
+{
+    return close == open + 2 && is_num(f, open + 1, 32);
+}
+
+static int dim_by_32(const struct port_file *f, size_t open, size_t close)
+{
+    for (size_t j = open + 1; j + 1 < close; j++)
+        if ((gv_tok_is(&f->tok[j], "/") && is_num(f, j + 1, 32)) ||
+            (gv_tok_is(&f->tok[j], ">>") && is_num(f, j + 1, 5)))
+            return 1;
+    return 0;
+}
+
+/* __shared__ arrays sized for 32-lane warps: a dimension of blockDim / 32 (or
+ * >> 5); [WARPS][32] (a slot per lane of each warp); a lone [32] indexed by
+ * lane somewhere in the file. [32][32] and [32][33] are tiles, not lanes. */
 static void shared_32(struct port_file *f, const struct port_rule *r)
 {
     for (size_t i = 0; i < f->n; i++) {
         if (!gv_tok_is(&f->tok[i], "__shared__"))
             continue;
-        size_t k = i + 1, open = f->n;
-        int groups = 0;
+        size_t open[3], close[3], nd = 0, k = i + 1;
+        const struct gv_tok *name = NULL;
         for (; k < f->n && !gv_tok_is(&f->tok[k], ";") && !gv_tok_is(&f->tok[k], "=") &&
                !gv_tok_is(&f->tok[k], "{");
              k++) {
-            if (gv_tok_is(&f->tok[k], "[")) {
-                if (!groups++)
-                    open = k;
-                k = port_close(f, k);
-                if (k >= f->n)
-                    break;
-            }
+            if (!gv_tok_is(&f->tok[k], "["))
+                continue;
+            if (!nd && k > 0 && f->tok[k - 1].kind == GV_TOK_IDENT)
+                name = &f->tok[k - 1];
+            size_t c = port_close(f, k);
+            if (c >= f->n)
+                break;
+            if (nd < 3)
+                open[nd] = k, close[nd] = c;
+            nd++;
+            k = c;
         }
-        if (groups != 1)
+        if (!nd || nd > 3)
             continue;
-        size_t close = port_close(f, open);
-        int hit = close == open + 2 && is_num(f, open + 1, 32);
-        for (size_t j = open + 1; !hit && j + 1 < close; j++)
-            hit = (gv_tok_is(&f->tok[j], "/") && is_num(f, j + 1, 32)) ||
-                  (gv_tok_is(&f->tok[j], ">>") && is_num(f, j + 1, 5));
-        if (hit)
-            port_emit(f, r, &f->tok[open], NULL, NULL);
+        size_t at = f->n;
+        for (size_t d = 0; d < nd && at == f->n; d++)
+            if (dim_by_32(f, open[d], close[d]))
+                at = open[d];
+        if (at == f->n && nd == 2 && dim_is_32(f, open[1], close[1]) &&
+            !dim_is_32(f, open[0], close[0]))
+            at = open[1];
+        if (at == f->n && nd == 1 && dim_is_32(f, open[0], close[0]) && name &&
+            lane_indexed(f, name))
+            at = open[0];
+        if (at < f->n)
+            port_emit(f, r, &f->tok[at], NULL, NULL);
     }
 }
 
@@ -302,6 +350,17 @@ static void loop_32(struct port_file *f, const struct port_rule *r)
     }
 }
 
+/* WARPS_PER_BLOCK, kNumWarps, warp_count, MAX_WARPS: a count, not a width. */
+static int is_count_name(const struct gv_tok *t)
+{
+    static const char *const words[] = {"per", "num", "count", "warps_", "waves_", NULL};
+    for (int k = 0; words[k]; k++)
+        if (contains_ci(t, words[k]))
+            return 1;
+    return t->n >= 5 && (!strncasecmp(t->s + t->n - 5, "warps", 5) ||
+                         !strncasecmp(t->s + t->n - 5, "waves", 5));
+}
+
 /* "#define WARP_SIZE 32", "constexpr int kWarpSize = 32;": a warp size fixed at 32. */
 static void size_const(struct port_file *f, const struct port_rule *r)
 {
@@ -309,8 +368,8 @@ static void size_const(struct port_file *f, const struct port_rule *r)
         const struct gv_tok *t = &f->tok[i];
         if (t->kind != GV_TOK_IDENT || !(contains_ci(t, "warp") || contains_ci(t, "wave")))
             continue;
-        if (contains_ci(t, "warps") || contains_ci(t, "per"))
-            continue; /* WARPS_PER_BLOCK, kWarpsPerCta: a count, not a width */
+        if (is_count_name(t))
+            continue;
         size_t v = f->n;
         if (t->pp && gv_tok_is(&f->tok[i - 1], "define") && f->tok[i + 1].line == t->line)
             v = i + 1;
@@ -404,8 +463,8 @@ static void api_rule(struct port_file *f, const struct port_rule *r, int no_hip)
         const struct gv_port_api *a = api_of(f, i, &header);
         if (!a || (no_hip ? a->hip != NULL : (a->hip == NULL || a->note == NULL)))
             continue;
-        if (!no_hip && !header && strcmp(a->cuda, "cudnn"))
-            continue;
+        if (!no_hip && !header)
+            continue; /* a library is named once, at its #include */
         size_t k = 0;
         while (k < nseen && seen[k] != a)
             k++;

@@ -84,7 +84,21 @@ static int on_line(const struct port_file *f, size_t i, const char *word)
     return 0;
 }
 
-/* torch.version.cuda in a test, on a line that does not look at .hip too. */
+/* torch.version.hip on the line of i or the 3 lines before (an if/elif chain
+ * that tests for ROCm first). */
+static int hip_nearby(const struct port_file *f, size_t i)
+{
+    long line = f->tok[i].line;
+    for (size_t k = i; k-- > 0 && f->tok[k].line >= line - 3;)
+        if (gv_tok_is(&f->tok[k], "hip") && k > 0 && port_is(f, k - 1, "."))
+            return 1;
+    for (size_t k = i; k < f->n && f->tok[k].line == line; k++)
+        if (gv_tok_is(&f->tok[k], "hip") && port_is(f, k - 1, "."))
+            return 1;
+    return 0;
+}
+
+/* torch.version.cuda in a test that does not look at torch.version.hip too. */
 static void version_cuda(struct port_file *f, const struct port_rule *r)
 {
     static const char *const tests[] = {"if", "elif", "while", "assert", "and", "or", "not",
@@ -92,7 +106,7 @@ static void version_cuda(struct port_file *f, const struct port_rule *r)
     for (size_t i = 0; i < f->n; i++) {
         if (!dotted(f, i, "torch.version.cuda"))
             continue;
-        if (on_line(f, i, "hip"))
+        if (hip_nearby(f, i))
             continue;
         int test = 0;
         for (int k = 0; tests[k] && !test; k++)
