@@ -110,7 +110,7 @@ static const struct gv_port_api apis[] = {
     {"curand.h", 0, 1, "hiprand/hiprand.h", NULL, HIPIFY_LIBS},
     {"cusparse.h", 0, 1, "hipsparse/hipsparse.h", NULL, HIPIFY_LIBS},
     {"cusolverDn.h", 0, 1, "hipsolver/hipsolver.h", NULL, HIPIFY_LIBS},
-    {"nccl.h", 0, 1, "rccl/rccl.h", "RCCL keeps the nccl* function names", HIPIFY_LIBS},
+    {"nccl.h", 0, 1, "rccl/rccl.h", NULL, HIPIFY_LIBS}, /* RCCL keeps the nccl* names */
     {"cub/", 1, 1, "hipcub/hipcub.hpp", NULL, HIPIFY_LIBS},
     {"cuda_runtime.h", 0, 1, "hip/hip_runtime.h", NULL, HIPIFY_RT},
     {"cuda_fp16.h", 0, 1, "hip/hip_fp16.h", NULL, HIPIFY_RT},
