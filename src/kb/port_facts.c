@@ -134,8 +134,10 @@ const struct gv_port_api *gv_port_api_find(const char *name, size_t n, int heade
     size_t best_len = 0;
     for (size_t i = 0; i < N(apis); i++) {
         const struct gv_port_api *a = &apis[i];
+        if (a->header != header || a->cuda[0] != name[0])
+            continue;
         size_t an = strlen(a->cuda);
-        if (a->header != header || an > n || memcmp(a->cuda, name, an))
+        if (an > n || memcmp(a->cuda, name, an))
             continue;
         if (!a->prefix && an != n)
             continue;

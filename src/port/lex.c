@@ -16,9 +16,12 @@ void gv_lex_init(struct gv_lex *lx, const char *buf, size_t n, int python)
 
 int gv_tok_is(const struct gv_tok *t, const char *s)
 {
+    if (t->kind != GV_TOK_PUNCT && t->kind != GV_TOK_IDENT)
+        return 0;
+    if (!t->n || t->s[0] != s[0])
+        return 0;
     size_t n = strlen(s);
-    return (t->kind == GV_TOK_PUNCT || t->kind == GV_TOK_IDENT) && t->n == n &&
-           !memcmp(t->s, s, n);
+    return t->n == n && !memcmp(t->s, s, n);
 }
 
 static int is_ident_start(unsigned char c)

@@ -361,21 +361,32 @@ static int is_count_name(const struct gv_tok *t)
                          !strncasecmp(t->s + t->n - 5, "waves", 5));
 }
 
+/* WARP_SIZE, kWarpSize, WAVEFRONT_SIZE, THREADS_PER_WARP: a width (not
+ * WAVE_SUSTAIN_ON or a count of warps). */
+static int is_width_name(const struct gv_tok *t)
+{
+    if (is_count_name(t) && !contains_ci(t, "threads_per_warp") &&
+        !contains_ci(t, "threadsperwarp"))
+        return 0;
+    return ((contains_ci(t, "warp") || contains_ci(t, "wave")) && contains_ci(t, "size")) ||
+           contains_ci(t, "threads_per_warp") || contains_ci(t, "threadsperwarp");
+}
+
 /* "#define WARP_SIZE 32", "constexpr int kWarpSize = 32;": a warp size fixed at 32. */
 static void size_const(struct port_file *f, const struct port_rule *r)
 {
     for (size_t i = 1; i + 2 < f->n; i++) {
         const struct gv_tok *t = &f->tok[i];
-        if (t->kind != GV_TOK_IDENT || !(contains_ci(t, "warp") || contains_ci(t, "wave")))
-            continue;
-        if (is_count_name(t))
+        if (t->kind != GV_TOK_IDENT)
             continue;
         size_t v = f->n;
         if (t->pp && gv_tok_is(&f->tok[i - 1], "define") && f->tok[i + 1].line == t->line)
             v = i + 1;
-        else if (!t->pp && port_is(f, i + 1, "=") && decl_width(f, i))
+        else if (!t->pp && port_is(f, i + 1, "="))
             v = i + 2;
-        if (v < f->n && is_num(f, v, 32))
+        if (v >= f->n || f->tok[v].n != 2 || memcmp(f->tok[v].s, "32", 2))
+            continue;
+        if (is_width_name(t) && (t->pp || decl_width(f, i)))
             port_emit(f, r, &f->tok[v], NULL, NULL);
     }
 }

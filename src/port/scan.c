@@ -100,7 +100,7 @@ int port_ident_in(const struct gv_tok *t, const char *const *names)
     if (t->kind != GV_TOK_IDENT)
         return 0;
     for (; *names; names++)
-        if (strlen(*names) == t->n && !memcmp(*names, t->s, t->n))
+        if ((*names)[0] == t->s[0] && strlen(*names) == t->n && !memcmp(*names, t->s, t->n))
             return 1;
     return 0;
 }
