@@ -115,7 +115,9 @@ static void mask_arg(const struct port_file *f, size_t a, size_t b, int *width, 
     }
 }
 
-static void sync_mask_32bit(struct port_file *f, const struct port_rule *r)
+/* Each *_sync call whose mask has width want (32 or 64) and, for 64, the
+ * value 0xffffffff (lanes 0-31 only). */
+static void sync_masks(struct port_file *f, const struct port_rule *r, int want)
 {
     for (size_t i = 0; i < f->n; i++) {
         if (!is_call(f, i, sync_ops))
@@ -127,26 +129,19 @@ static void sync_mask_32bit(struct port_file *f, const struct port_rule *r)
         long long value;
         size_t at;
         mask_arg(f, a[0], b[0], &width, &value, &at);
-        if (width == 32)
+        if (width == want && (want == 32 || value == 0xffffffffLL))
             port_emit(f, r, &f->tok[a[0]], NULL, NULL);
     }
 }
 
+static void sync_mask_32bit(struct port_file *f, const struct port_rule *r)
+{
+    sync_masks(f, r, 32);
+}
+
 static void wave32_full_mask(struct port_file *f, const struct port_rule *r)
 {
-    for (size_t i = 0; i < f->n; i++) {
-        if (!is_call(f, i, sync_ops))
-            continue;
-        size_t a[1], b[1];
-        if (!port_args(f, i + 1, a, b, 1))
-            continue;
-        int width;
-        long long value;
-        size_t at;
-        mask_arg(f, a[0], b[0], &width, &value, &at);
-        if (width == 64 && value == 0xffffffffLL)
-            port_emit(f, r, &f->tok[a[0]], NULL, NULL);
-    }
+    sync_masks(f, r, 64);
 }
 
 static void shfl_width_32(struct port_file *f, const struct port_rule *r)

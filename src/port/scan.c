@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "env/sysutil.h"
 #include "kb/port_facts.h"
 #include "port/rules.h"
 
@@ -33,7 +34,7 @@ json_t *gv_port_finding(const char *file, long line, long column, const char *ru
                         const char *source, const char *fix)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "file", json_string(file ? file : ""));
+    json_object_set_new(o, "file", gv_json_str(file ? file : ""));
     json_object_set_new(o, "line", json_integer(line));
     json_object_set_new(o, "column", json_integer(column));
     json_object_set_new(o, "rule", json_string(rule));
@@ -45,8 +46,8 @@ json_t *gv_port_finding(const char *file, long line, long column, const char *ru
     return o;
 }
 
-/* The source line of t, trimmed, at most 200 bytes, valid UTF-8 (json_stringn
- * rejects the rest, so bytes above 0x7f that do not decode become '?'). */
+/* The source line of t, trimmed, at most 200 bytes (invalid UTF-8 and
+ * control bytes become '?'). */
 static json_t *snippet(const struct port_file *f, const struct gv_tok *t)
 {
     const char *a = t->s, *e = f->data + f->len;
@@ -59,22 +60,7 @@ static json_t *snippet(const struct port_file *f, const struct gv_tok *t)
         a++;
     while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
         b--;
-    if (b - a > 200)
-        b = a + 200;
-    char out[201];
-    size_t n = (size_t)(b - a);
-    memcpy(out, a, n);
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)out[i] < 0x20 && out[i] != '\t')
-            out[i] = ' ';
-    json_t *s = json_stringn(out, n);
-    if (!s) {
-        for (size_t i = 0; i < n; i++)
-            if ((unsigned char)out[i] >= 0x80)
-                out[i] = '?';
-        s = json_stringn(out, n);
-    }
-    return s;
+    return gv_json_str_bytes(a, (size_t)(b - a > 200 ? 200 : b - a));
 }
 
 void port_emit(struct port_file *f, const struct port_rule *r, const struct gv_tok *at,
@@ -196,10 +182,17 @@ static void skip_note(struct scan *s, const char *path, const char *reason)
     if (json_array_size(s->skipped) >= MAX_SKIPPED)
         return;
     json_t *o = json_object();
-    json_t *p = json_string(path);
-    json_object_set_new(o, "path", p ? p : json_string("(a path that is not UTF-8)"));
+    json_object_set_new(o, "path", gv_json_str(path));
     json_object_set_new(o, "reason", json_string(reason));
     json_array_append_new(s->skipped, o);
+}
+
+/* A skip note "WHAT: strerror(errno)". */
+static void skip_errno(struct scan *s, const char *path, const char *what)
+{
+    char why[256];
+    snprintf(why, sizeof why, "%s: %s", what, strerror(errno));
+    skip_note(s, path, why);
 }
 
 /* The whole file open as fd into s->buf; 0, or -1 with a reason noted. */
@@ -221,9 +214,7 @@ static int read_all(struct scan *s, int fd, const char *path, size_t size, size_
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            char why[256];
-            snprintf(why, sizeof why, "cannot read: %s", strerror(errno));
-            skip_note(s, path, why);
+            skip_errno(s, path, "cannot read");
             return -1;
         }
         if (r == 0)
@@ -341,9 +332,7 @@ static void scan_fd(struct scan *s, int fd, const char *path, const struct stat 
         return;
     }
     s->files++;
-    json_t *name = json_string(path);
-    if (name)
-        json_array_append_new(s->paths, name);
+    json_array_append_new(s->paths, gv_json_str(path));
     s->bytes += (long long)len;
     s->lines += count_lines(s->buf, len);
     run_rules(s, path, s->buf, len, is_python(path));
@@ -382,9 +371,7 @@ static void scan_entry(struct scan *s, int dfd, const char *dir, const char *nam
         }
         int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
-            char why[256];
-            snprintf(why, sizeof why, "cannot open the directory: %s", strerror(errno));
-            skip_note(s, path, why);
+            skip_errno(s, path, "cannot open the directory");
             return;
         }
         scan_dir(s, fd, path, depth + 1);
@@ -394,9 +381,7 @@ static void scan_entry(struct scan *s, int dfd, const char *dir, const char *nam
         return;
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        char why[256];
-        snprintf(why, sizeof why, "cannot open: %s", strerror(errno));
-        skip_note(s, path, why);
+        skip_errno(s, path, "cannot open");
         return;
     }
     struct stat st2;
