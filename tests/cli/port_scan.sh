@@ -101,18 +101,25 @@ grep -q "skipped $T/bad/blob.cu: binary" "$GV_ERR" || fail "binary: $(cat "$GV_E
 grep -q "skipped $T/bad/huge.cu: larger than 8 MiB" "$GV_ERR" || fail "huge: $(cat "$GV_ERR")"
 grep -q " 1 files, 1 lines scanned" "$GV_OUT" || fail "bad tree: $(head -1 "$GV_OUT")"
 
-# an unreadable file: as a user that may not read it (root reads everything)
-printf '__global__ void k() {}\n' >"$T/bad/secret.cu"
-chmod 000 "$T/bad/secret.cu"
+# an unreadable file: as a user that may not read it (root reads everything), in a
+# tree under /tmp with its own copy of the binary, so that no parent directory of
+# the build keeps that user out
+U=$(mktemp -d /tmp/gv-port-scan.XXXXXX)
+at_exit "rm -rf $(printf %q "$U")"
+mkdir "$U/src"
+printf '__global__ void k() {}\n' >"$U/src/fine.cu"
+printf '__global__ void k() {}\n' >"$U/src/secret.cu"
+cp "$GPUVET" "$U/gpuvet"
+chmod 755 "$U" "$U/src" "$U/gpuvet" && chmod 644 "$U/src/fine.cu" && chmod 000 "$U/src/secret.cu"
 as_user=()
 if [[ $(id -u) == 0 ]]; then
     command -v setpriv >/dev/null || fail "setpriv is needed to drop root (util-linux)"
-    chmod -R a+rX "$T/bad/loop" "$T/bad/fine.cu" && chmod a+rx "$T" "$T/bad"
     as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 fi
-expect_rc 0 "${as_user[@]}" "$GPUVET" port scan "$T/bad"
-grep -q "skipped $T/bad/secret.cu: cannot open: Permission denied" "$GV_ERR" ||
+expect_rc 0 "${as_user[@]}" "$U/gpuvet" port scan "$U/src"
+grep -q "skipped $U/src/secret.cu: cannot open: Permission denied" "$GV_ERR" ||
     fail "unreadable: $(cat "$GV_ERR")"
+grep -q " 1 files, 1 lines scanned" "$GV_OUT" || fail "unreadable tree: $(head -1 "$GV_OUT")"
 
 expect_rc 3 "$GPUVET" port scan "$T/absent"
 grep -q "$T/absent: No such file or directory" "$GV_ERR" || fail "missing path: $(cat "$GV_ERR")"
