@@ -3,7 +3,8 @@
 # findings must be exactly those in corpus/EXPECTED (written by hand, not by the
 # scanner): a missing one is a recall failure, an extra one a precision
 # failure; precision and recall are printed. Then: a wave32 target gives no
-# wavefront findings, the JSON shape, the JUnit report parses, and bad input
+# wavefront findings, the default targets come from the GPUs of a --root, the
+# JSON shape, the JUnit report parses, and bad input
 # (a directory link loop, an unreadable file, a binary file, a huge file, a
 # missing path, an unknown target) gives clear messages.
 set -euo pipefail
@@ -72,6 +73,23 @@ wave = [r for r in rules if r.startswith("wave") or r == "shfl-width-32"]
 assert not wave, wave
 assert "sync-mask-32bit" in rules and "inline-ptx" in rules, rules
 EOF
+# no --target: the GPUs of the root (a KFD node of an RDNA3 card), here wave32 only
+R=$T/root
+pci=$R/sys/bus/pci/devices/0000:03:00.0
+mkdir -p "$pci" "$R/sys/class/kfd/kfd/topology/nodes/1"
+echo 0x1002 >"$pci/vendor"
+echo 0x030000 >"$pci/class"
+printf 'gfx_target_version 110000\nlocation_id 768\ndomain 0\n' \
+    >"$R/sys/class/kfd/kfd/topology/nodes/1/properties"
+expect_rc 1 "$GPUVET" port scan --root "$R" --json "$corpus/ballot_32.cu"
+expect_json "$GV_OUT" 'd["targets"], d["targets_from"]' "['gfx1100'] the AMD GPUs present"
+expect_json "$GV_OUT" 'sorted({f["rule"] for f in d["findings"]})' "['sync-mask-32bit']"
+# the same card as gfx942 (CDNA3): the wavefront findings appear
+sed -i 's/110000/90402/' "$R/sys/class/kfd/kfd/topology/nodes/1/properties"
+expect_rc 1 "$GPUVET" port scan --root "$R" --json "$corpus/ballot_32.cu"
+expect_json "$GV_OUT" 'd["targets"]' "['gfx942']"
+expect_json "$GV_OUT" '"wave-ballot-32bit" in {f["rule"] for f in d["findings"]}' True
+
 # correct files alone: nothing at all, exit 0
 expect_rc 0 "$GPUVET" port scan "$corpus/warp_reduce_ok.cu" "$corpus/warp_scan_ok.cu" \
     "$corpus/ballot_ok.cu" "$corpus/py_ok.py"
