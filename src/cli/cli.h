@@ -32,6 +32,7 @@ enum gv_exit {
     X(bench, "honest speed of GEMM, memory, copies, launches, peers and collectives")       \
     X(report, "one self-contained HTML page for any gpuvet document")                        \
     X(history, "the runs recorded in the history database; the last good one")              \
+    X(port, "what in your CUDA code and extensions will break on AMD GPUs, and the fix")     \
     X(matrix, "the version matrix: which stack combinations passed, where and when")
 
 #define GV_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);

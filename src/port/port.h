@@ -26,6 +26,19 @@ struct gv_port_targets {
     int any_wave32; /* some target runs 32-lane wavefronts (RDNA) or warps */
 };
 
+/* The targets of a scan or check: spec ("gfx942,gfx1100", from --target),
+ * else the AMD GPUs of root ("/": this machine) by their KFD gfx target,
+ * else one target of each wavefront size (gfx942 and gfx1100); *how says
+ * which ("--target", "GPUs present", "no AMD GPU found: both wavefront
+ * sizes"). An unknown name is GV_E_USAGE naming it. Free with
+ * gv_port_targets_free. */
+int gv_port_targets_resolve(const char *spec, const char *root, struct gv_port_targets *t,
+                            const char **how, struct gv_err *err);
+void gv_port_targets_free(struct gv_port_targets *t);
+/* The targets of t with 64-lane wavefronts (wave64 1) or AMD targets of any
+ * wavefront size (wave64 0), as a new JSON array of strings. */
+json_t *gv_port_targets_json(const struct gv_port_targets *t, int wave64);
+
 /* One finding: {"file", "line", "column", "rule", "severity": "error"|"warning"|"note",
  * "message" (what goes wrong on AMD GPUs), "why" (the fact, with "source"),
  * "fix" (the concrete change), "targets" (the targets it applies to, when not all),
@@ -37,7 +50,9 @@ json_t *gv_port_finding(const char *file, long line, long column, const char *ru
 /* Source scan: the files under each path (a directory is walked without
  * following links; only source files by extension: .cu .cuh .hip .cpp .cc .cxx .c .h .hpp
  * .py), findings appended to *findings (an array), counts in *stats
- * ({"files", "bytes", "lines", "findings"}). */
+ * ({"files", "bytes", "lines", "findings", "skipped_count", "skipped": [{"path",
+ * "reason"}] for links, files over 8 MiB, binary and unreadable files (at most
+ * 1000 listed), "paths": every file scanned}). */
 int gv_port_scan(const char *const *paths, size_t n, const struct gv_port_targets *t,
                  json_t *findings, json_t *stats, struct gv_err *err);
 

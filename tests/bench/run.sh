@@ -34,6 +34,7 @@ else
     echo "== bench_torch, bench_capture"; echo "   skipped: no python with torch (set GV_TORCH_PYTHON)"
 fi
 run offload_scan "$here/offload_scan.sh" "$B"
+run port_scan "$here/port_scan.sh" "$G"
 run image_snapshot "$here/image_snapshot.sh" "$B"
 run bench_probe "$here/bench_probe.sh" "$B"
 run bench_report "$here/bench_report.sh" "$B"
