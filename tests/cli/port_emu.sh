@@ -10,7 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_cmd g++ "g++ is not installed (scripts/install-deps.sh --test)"
 
-gv_tmpdir tmp
+tmp="" && gv_tmpdir tmp
 emu=$GV_SRC/tests/port/emu
 g++ -std=c++17 -O1 -Wall -Wextra -Werror -I"$emu" -o "$tmp/emu_run" "$emu/emu_run.cpp" \
     2>"$tmp/cc.err" || { cat "$tmp/cc.err" >&2; fail "emu_run.cpp does not build"; }
