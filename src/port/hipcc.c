@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "port/hipcc.h"
 #include "port/port.h"
 
 #define CC_MAX_FILES 10000        /* sources per check */
@@ -426,9 +427,7 @@ static int host_path_of(const struct check *c, const char *seen, char *out, size
     return 0;
 }
 
-/* "FILE:LINE:COL: error: MSG": fields split in place; 0 when the line is one. */
-static int split_diagnostic(char *line, char **file, long *ln, long *col, const char **sev,
-                            char **msg)
+int gv_port_split_diagnostic(char *line, struct gv_port_diag *d)
 {
     static const char *const kinds[] = {"fatal error", "error", "warning"};
     for (size_t k = 0; k < 3; k++) {
@@ -437,23 +436,29 @@ static int split_diagnostic(char *line, char **file, long *ln, long *col, const 
         char *at = strstr(line, pat);
         if (!at)
             continue;
+        char *c2 = at, *c1 = at;
+        while (c2 > line && c2[-1] != ':') /* ":COL" before ": error: " */
+            c2--;
+        if (c2 == line || c2 == at)
+            return -1;
+        c1 = c2 - 1;
+        while (c1 > line && c1[-1] != ':') /* ":LINE" before it */
+            c1--;
+        if (c1 == line || c1 == c2 - 1 || c1 - 1 == line)
+            return -1;
+        if (strspn(c1, "0123456789") != (size_t)(c2 - 1 - c1) ||
+            strspn(c2, "0123456789") != (size_t)(at - c2) || c2 - 1 - c1 > 9 || at - c2 > 9)
+            return -1;
         *at = '\0';
-        *msg = at + strlen(pat);
-        *sev = k < 2 ? "error" : "warning";
-        char *c2 = strrchr(line, ':');
-        if (!c2)
+        c2[-1] = '\0';
+        c1[-1] = '\0';
+        d->file = line;
+        d->line = strtol(c1, NULL, 10);
+        d->column = strtol(c2, NULL, 10);
+        d->severity = k < 2 ? "error" : "warning";
+        d->message = at + strlen(pat);
+        if (d->line <= 0 || d->column <= 0)
             return -1;
-        *c2 = '\0';
-        char *c1 = strrchr(line, ':');
-        if (!c1)
-            return -1;
-        *c1 = '\0';
-        char *e1, *e2;
-        *ln = strtol(c1 + 1, &e1, 10);
-        *col = strtol(c2 + 1, &e2, 10);
-        if (*e1 || *e2 || *ln <= 0 || *col <= 0)
-            return -1;
-        *file = line;
         return 0;
     }
     return -1;
@@ -505,16 +510,13 @@ static int parse_output(struct check *c, const char *target, char *text)
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
-        char *file, *msg;
-        long ln, col;
-        const char *sev;
-        if (split_diagnostic(line, &file, &ln, &col, &sev, &msg) != 0)
-            continue;
+        struct gv_port_diag d;
         char host[PATH_MAX];
-        if (!host_path_of(c, file, host, sizeof host))
+        if (gv_port_split_diagnostic(line, &d) != 0 ||
+            !host_path_of(c, d.file, host, sizeof host))
             continue;
-        seen += strcmp(sev, "error") == 0;
-        add_diagnostic(c, target, host, ln, col, sev, msg);
+        seen += strcmp(d.severity, "error") == 0;
+        add_diagnostic(c, target, host, d.line, d.column, d.severity, d.message);
     }
     return seen;
 }

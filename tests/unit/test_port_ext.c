@@ -7,6 +7,7 @@
 
 #include "devcode.h"
 #include "kb/port_ext.h"
+#include "port/hipcc.h"
 #include "port/port.h"
 
 static char dc[512], tmp[512], root[600], site[700];
@@ -206,6 +207,36 @@ static void test_generic_and_features(void)
     T_EQ_INT(kb_gpu_runtime_lib("libc.so.6"), 0);
 }
 
+/* The compile check's reader of clang's lines (hipcc.c). */
+static void test_diagnostic_lines(void)
+{
+    struct gv_port_diag d;
+    char a[] = "/tmp/s0/k.h:27:14: error: use of undeclared identifier 'x'; did: you";
+    T_EQ_INT(gv_port_split_diagnostic(a, &d), 0);
+    T_EQ_STR(d.file, "/tmp/s0/k.h");
+    T_EQ_INT(d.line, 27);
+    T_EQ_INT(d.column, 14);
+    T_EQ_STR(d.severity, "error");
+    T_EQ_STR(d.message, "use of undeclared identifier 'x'; did: you");
+    char b[] = "a:b.cu:1:2: fatal error: 'x.h' file not found";
+    T_EQ_INT(gv_port_split_diagnostic(b, &d), 0);
+    T_EQ_STR(d.file, "a:b.cu");
+    T_EQ_STR(d.severity, "error");
+    char c[] = "k.h:80:22: warning: implicit conversion [-Wshorten-64-to-32]";
+    T_EQ_INT(gv_port_split_diagnostic(c, &d), 0);
+    T_EQ_STR(d.severity, "warning");
+    char n1[] = "k.h:3:4: note: declared here", n2[] = ":1:1: error: x",
+         n3[] = "b.cu::1: error: y", n4[] = "c.cu:1x:1: error: z",
+         n5[] = "clang++-17: warning: argument unused during compilation",
+         n6[] = "d.cu:1234567890:1: error: w";
+    T_EQ_INT(gv_port_split_diagnostic(n1, &d), -1);
+    T_EQ_INT(gv_port_split_diagnostic(n2, &d), -1);
+    T_EQ_INT(gv_port_split_diagnostic(n3, &d), -1);
+    T_EQ_INT(gv_port_split_diagnostic(n4, &d), -1);
+    T_EQ_INT(gv_port_split_diagnostic(n5, &d), -1);
+    T_EQ_INT(gv_port_split_diagnostic(n6, &d), -1);
+}
+
 static void test_bad_calls(void)
 {
     struct gv_port_targets t = {0};
@@ -242,6 +273,7 @@ int main(void)
     T_RUN(test_covered);
     T_RUN(test_cuda_only);
     T_RUN(test_generic_and_features);
+    T_RUN(test_diagnostic_lines);
     T_RUN(test_bad_calls);
     return t_done();
 }
