@@ -485,9 +485,9 @@ static void add_diagnostic(struct check *c, const char *target, const char *file
         add_target(f, target);
         return;
     }
-    char why[PATH_MAX + 128], source[PATH_MAX + 64];
-    snprintf(why, sizeof why, "%s --offload-arch=%s reports it (no GPU needed: the compiler "
-             "alone)", c->compiler, target);
+    char why[PATH_MAX + 160], source[PATH_MAX + 64];
+    snprintf(why, sizeof why, "%s -fsyntax-only reports it for the targets listed (no GPU "
+             "needed: the compiler alone)", c->compiler);
     snprintf(source, sizeof source, "the compiler: %s%s", c->chrooted ? c->root : "",
              c->compiler);
     f = gv_port_finding(file, ln, col, "compile", sev, msg, why, source,

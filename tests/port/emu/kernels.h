@@ -17,6 +17,15 @@
 #define __activemask() __ballot(1)
 #endif
 
+// The block's total from one partial sum per warp (thread 0 alone).
+__device__ int add_partials(const int *partial, unsigned warps)
+{
+    int sum = 0;
+    for (unsigned w = 0; w < warps; w++)
+        sum += partial[w];
+    return sum;
+}
+
 // 1. Block sum, 32 lanes assumed: full mask 0xffffffff, offsets from 16, lane
 //    and warp ids by 32. out[0] = sum of in.
 __global__ void reduce_w32(const int *in, int *out)
@@ -28,12 +37,8 @@ __global__ void reduce_w32(const int *in, int *out)
     if ((threadIdx.x & 31) == 0)
         partial[threadIdx.x / 32] = v;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        int sum = 0;
-        for (unsigned w = 0; w < blockDim.x / 32; w++)
-            sum += partial[w];
-        out[0] = sum;
-    }
+    if (threadIdx.x == 0)
+        out[0] = add_partials(partial, blockDim.x / 32);
 }
 
 // 1'. The same with warpSize and the active lanes' mask. out[0] = sum of in.
@@ -46,12 +51,8 @@ __global__ void reduce_ws(const int *in, int *out)
     if (threadIdx.x % warpSize == 0)
         partial[threadIdx.x / warpSize] = v;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        int sum = 0;
-        for (unsigned w = 0; w < blockDim.x / warpSize; w++)
-            sum += partial[w];
-        out[0] = sum;
-    }
+    if (threadIdx.x == 0)
+        out[0] = add_partials(partial, blockDim.x / warpSize);
 }
 
 // 2. Block sum with warp ids from warpSize and a correct mask, but the
@@ -65,12 +66,8 @@ __global__ void reduce_off16(const int *in, int *out)
     if (threadIdx.x % warpSize == 0)
         partial[threadIdx.x / warpSize] = v;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        int sum = 0;
-        for (unsigned w = 0; w < blockDim.x / warpSize; w++)
-            sum += partial[w];
-        out[0] = sum;
-    }
+    if (threadIdx.x == 0)
+        out[0] = add_partials(partial, blockDim.x / warpSize);
 }
 
 // 3. Count of positive inputs, the ballot kept in a 32-bit unsigned and
