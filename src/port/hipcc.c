@@ -373,7 +373,7 @@ static int run_compiler(struct check *c, const char *target, size_t from, size_t
     snprintf(arch, sizeof arch, "--offload-arch=%s", target);
     static char x[] = "-x", hip[] = "hip", syntax[] = "-fsyntax-only",
                 color[] = "-fno-color-diagnostics", caret[] = "-fno-caret-diagnostics",
-                shorten[] = "-Wshorten-64-to-32";
+                shorten[] = "-Wshorten-64-to-32", sync[] = "-DHIP_ENABLE_WARP_SYNC_BUILTINS";
     int a = 0;
     l.argv[a++] = c->compiler;
     l.argv[a++] = x;
@@ -383,6 +383,7 @@ static int run_compiler(struct check *c, const char *target, size_t from, size_t
     l.argv[a++] = color;
     l.argv[a++] = caret;
     l.argv[a++] = shorten;
+    l.argv[a++] = sync;
     for (size_t i = from; i < to; i++)
         l.argv[a++] = c->src[i].seen;
     l.argv[a] = NULL;
@@ -429,8 +430,9 @@ static int host_path_of(const struct check *c, const char *seen, char *out, size
 
 int gv_port_split_diagnostic(char *line, struct gv_port_diag *d)
 {
-    static const char *const kinds[] = {"fatal error", "error", "warning"};
-    for (size_t k = 0; k < 3; k++) {
+    static const char *const kinds[] = {"fatal error", "error", "warning", "note"};
+    static const char *const severity[] = {"error", "error", "warning", "note"};
+    for (size_t k = 0; k < 4; k++) {
         char pat[32];
         snprintf(pat, sizeof pat, ": %s: ", kinds[k]);
         char *at = strstr(line, pat);
@@ -455,7 +457,7 @@ int gv_port_split_diagnostic(char *line, struct gv_port_diag *d)
         d->file = line;
         d->line = strtol(c1, NULL, 10);
         d->column = strtol(c2, NULL, 10);
-        d->severity = k < 2 ? "error" : "warning";
+        d->severity = severity[k];
         d->message = at + strlen(pat);
         if (d->line <= 0 || d->column <= 0)
             return -1;
@@ -503,20 +505,40 @@ static void add_diagnostic(struct check *c, const char *target, const char *file
         c->warnings++;
 }
 
+/* clang's output for one run. An error inside a header of the root (a
+ * static_assert in HIP's warp functions, say) is put on the user's line its
+ * "in instantiation of ... requested here" note names, with the header's
+ * place in the message; one no note leads back from is dropped. Returns the
+ * errors put on user's files. */
 static int parse_output(struct check *c, const char *target, char *text)
 {
     int seen = 0;
+    char pending[1200] = "";
     for (char *line = text, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
         struct gv_port_diag d;
         char host[PATH_MAX];
-        if (gv_port_split_diagnostic(line, &d) != 0 ||
-            !host_path_of(c, d.file, host, sizeof host))
+        if (gv_port_split_diagnostic(line, &d) != 0)
             continue;
-        seen += strcmp(d.severity, "error") == 0;
-        add_diagnostic(c, target, host, d.line, d.column, d.severity, d.message);
+        int mine = host_path_of(c, d.file, host, sizeof host);
+        if (strcmp(d.severity, "note") == 0) {
+            if (mine && pending[0]) {
+                add_diagnostic(c, target, host, d.line, d.column, "error", pending);
+                seen++;
+                pending[0] = '\0';
+            }
+            continue;
+        }
+        pending[0] = '\0';
+        if (mine) {
+            seen += strcmp(d.severity, "error") == 0;
+            add_diagnostic(c, target, host, d.line, d.column, d.severity, d.message);
+        } else if (strcmp(d.severity, "error") == 0) {
+            snprintf(pending, sizeof pending, "%.900s (in %.200s:%ld, instantiated here)",
+                     d.message, d.file, d.line);
+        }
     }
     return seen;
 }

@@ -7,13 +7,13 @@
 struct gv_port_diag {
     char *file;           /* non-empty, inside the line */
     long line, column;    /* both > 0 */
-    const char *severity; /* "error" (also for "fatal error") or "warning" */
+    const char *severity; /* "error" (also for "fatal error"), "warning" or "note" */
     char *message;        /* the rest of the line */
 };
 
 /* Splits one line of clang's output, "FILE:LINE:COL: error: MSG" (or
- * "fatal error", "warning"), in place (NULs written into line). 0 when the
- * line is such a diagnostic, -1 when not (notes, "In file included from",
+ * "fatal error", "warning", "note"), in place (NULs written into line). 0
+ * when the line is such a diagnostic, -1 when not ("In file included from",
  * source lines, anything else). */
 int gv_port_split_diagnostic(char *line, struct gv_port_diag *d);
 

@@ -225,7 +225,11 @@ static void test_diagnostic_lines(void)
     char c[] = "k.h:80:22: warning: implicit conversion [-Wshorten-64-to-32]";
     T_EQ_INT(gv_port_split_diagnostic(c, &d), 0);
     T_EQ_STR(d.severity, "warning");
-    char n1[] = "k.h:3:4: note: declared here", n2[] = ":1:1: error: x",
+    char e[] = "k.h:3:4: note: in instantiation of 'f<int>' requested here";
+    T_EQ_INT(gv_port_split_diagnostic(e, &d), 0);
+    T_EQ_STR(d.severity, "note");
+    T_EQ_INT(d.line, 3);
+    char n1[] = "In file included from /tmp/check.hip:4:", n2[] = ":1:1: error: x",
          n3[] = "b.cu::1: error: y", n4[] = "c.cu:1x:1: error: z",
          n5[] = "clang++-17: warning: argument unused during compilation",
          n6[] = "d.cu:1234567890:1: error: w";

@@ -1,6 +1,7 @@
 /* gv_port_compile (src/port/hipcc.c) and gv_port_extensions (src/port/ext.c)
  * on the trixie-hipcc fixture root (tests/fixtures/debian-rocm.sh): Debian's
- * real hipcc 5.7.1 compiling for gfx90a and gfx1100 without a GPU, and the
+ * real hipcc 5.7.1 compiling for gfx90a and gfx1100 without a GPU (and sid's
+ * hipcc 7.0.2 with HIP 6.4 headers in sid-hipcc), and the
  * extension module its own hipcc built for gfx90a only. The expected
  * diagnostics are clang's own wording for the lines written below. */
 #include <unistd.h>
@@ -9,7 +10,7 @@
 #include "t.h"
 #include "tools.h"
 
-static char root[1024], tmp[512], src[700];
+static char root[1024], sid[1024], tmp[512], src[700];
 
 static void targets_of(struct gv_port_targets *t, char (*names)[32], const char *list)
 {
@@ -120,6 +121,43 @@ static void test_compile(void)
     json_decref(stats);
 }
 
+/* HIP 6.4's headers (sid's hipcc 7.0.2): the *_sync functions exist and take
+ * 64-bit masks only; the static_assert fires inside the header and is put on
+ * the user's line by the instantiation note. */
+static void test_compile_hip64(void)
+{
+    char names[2][32], dir[800];
+    struct gv_port_targets t;
+    targets_of(&t, names, "gfx90a,gfx1100");
+    snprintf(dir, sizeof dir, "%s/hip64", tmp);
+    T_EQ_INT(tl_sh("mkdir -p '%s' && printf '#include <hip/hip_runtime.h>\\n"
+                   "__global__ void r(int *o, int v) {\\n"
+                   "    v += __shfl_down_sync(0xffffffff, v, 16);\\n"
+                   "    v += __shfl_down_sync(__activemask(), v, warpSize / 2);\\n"
+                   "    o[threadIdx.x] = v;\\n}\\n' >'%s/m.hip'",
+                   dir, dir),
+             0);
+    json_t *f = json_array(), *stats = json_object();
+    struct gv_err err = {0};
+    const char *paths[] = {dir};
+    int rc = gv_port_compile(sid, paths, 1, &t, f, stats, &err);
+    if (rc)
+        fprintf(stderr, "  gv_port_compile: %s\n", err.msg);
+    T_EQ_INT(rc, 0);
+    json_t *mask = at_line(f, "/m.hip", 3, "error");
+    T_CHECK(mask != NULL);
+    if (mask) {
+        const char *msg = json_string_value(json_object_get(mask, "message"));
+        T_CHECK(strstr(msg, "The mask must be a 64-bit integer") != NULL);
+        T_CHECK(strstr(msg, "amd_warp_sync_functions.h") != NULL);
+        T_EQ_INT(json_array_size(json_object_get(mask, "targets")), 2);
+    }
+    T_CHECK(at_line(f, "/m.hip", 4, "error") == NULL);
+    T_EQ_INT(json_integer_value(json_object_get(stats, "compile_errors")), 1);
+    json_decref(f);
+    json_decref(stats);
+}
+
 static void test_no_compiler(void)
 {
     char names[1][32];
@@ -157,25 +195,34 @@ static void test_fixture_extension(void)
     json_decref(f);
 }
 
+/* The root of a fixture of tests/fixtures/debian-rocm.sh (built when missing). */
+static int fixture(const char *name, char *out, size_t outsz)
+{
+    const char *gsrc = getenv("GV_SRC");
+    char *path = tl_capture("bash '%s/tests/fixtures/debian-rocm.sh' %s",
+                            gsrc && *gsrc ? gsrc : ".", name);
+    if (!path || !*path) {
+        fprintf(stderr, "FAIL: the %s fixture could not be built\n", name);
+        free(path);
+        return -1;
+    }
+    snprintf(out, outsz, "%.*s", (int)strcspn(path, "\n"), path);
+    free(path);
+    return 0;
+}
+
 int main(void)
 {
     if (geteuid() != 0 || !tl_have("debootstrap")) {
         fprintf(stderr, "skipped: the trixie-hipcc fixture needs root and debootstrap\n");
         return 77;
     }
-    const char *gsrc = getenv("GV_SRC");
-    char *out = tl_capture("bash '%s/tests/fixtures/debian-rocm.sh' trixie-hipcc",
-                           gsrc && *gsrc ? gsrc : ".");
-    if (!out || !*out) {
-        fprintf(stderr, "FAIL: the trixie-hipcc fixture could not be built\n");
-        free(out);
+    if (fixture("trixie-hipcc", root, sizeof root) || fixture("sid-hipcc", sid, sizeof sid))
         return 1;
-    }
-    snprintf(root, sizeof root, "%.*s", (int)strcspn(out, "\n"), out);
-    free(out);
     tl_tmpdir("test_port_hipcc", tmp, sizeof tmp);
     write_sources();
     T_RUN(test_compile);
+    T_RUN(test_compile_hip64);
     T_RUN(test_no_compiler);
     T_RUN(test_fixture_extension);
     return t_done();
