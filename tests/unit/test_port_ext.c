@@ -9,26 +9,16 @@
 #include "kb/port_ext.h"
 #include "port/hipcc.h"
 #include "port/port.h"
+#include "port_t.h"
 
 static char dc[512], tmp[512], root[600], site[700];
-
-static void targets_of(struct gv_port_targets *t, char (*names)[32], const char *list)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    t->n = 0;
-    t->any_wave32 = t->any_wave64 = 0;
-    for (char *s = strtok(buf, ","); s; s = strtok(NULL, ","))
-        snprintf(names[t->n++], 32, "%s", s);
-    t->names = names;
-}
 
 /* Findings of a scan of root against list. */
 static json_t *scan(const char *list, json_t *stats)
 {
     char names[8][32];
     struct gv_port_targets t;
-    targets_of(&t, names, list);
+    pt_targets(&t, names, list);
     json_t *f = json_array();
     struct gv_err err = {0};
     int rc = gv_port_extensions(root, &t, f, stats, &err);
@@ -41,16 +31,7 @@ static json_t *scan(const char *list, json_t *stats)
 /* The finding of rule for the file whose path ends with name, or NULL. */
 static json_t *finding(json_t *f, const char *name, const char *rule)
 {
-    size_t i;
-    json_t *v;
-    json_array_foreach(f, i, v) {
-        const char *file = json_string_value(json_object_get(v, "file"));
-        size_t n = strlen(file), k = strlen(name);
-        if (n >= k && strcmp(file + n - k, name) == 0 &&
-            strcmp(json_string_value(json_object_get(v, "rule")), rule) == 0)
-            return v;
-    }
-    return NULL;
+    return pt_find(f, name, "rule", rule, -1);
 }
 
 static int count_rule(json_t *f, const char *rule)

@@ -7,35 +7,16 @@
 #include <unistd.h>
 
 #include "port/port.h"
+#include "port_t.h"
 #include "t.h"
 #include "tools.h"
 
 static char root[1024], sid[1024], tmp[512], src[700];
 
-static void targets_of(struct gv_port_targets *t, char (*names)[32], const char *list)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    memset(t, 0, sizeof *t);
-    for (char *s = strtok(buf, ","); s; s = strtok(NULL, ","))
-        snprintf(names[t->n++], 32, "%s", s);
-    t->names = names;
-}
-
-/* The finding of rule on line of the file whose path ends with name. */
+/* The finding of severity on line of the file whose path ends with name. */
 static json_t *at_line(json_t *f, const char *name, long line, const char *severity)
 {
-    size_t i;
-    json_t *v;
-    json_array_foreach(f, i, v) {
-        const char *file = json_string_value(json_object_get(v, "file"));
-        size_t n = strlen(file), k = strlen(name);
-        if (n >= k && strcmp(file + n - k, name) == 0 &&
-            json_integer_value(json_object_get(v, "line")) == line &&
-            strcmp(json_string_value(json_object_get(v, "severity")), severity) == 0)
-            return v;
-    }
-    return NULL;
+    return pt_find(f, name, "severity", severity, line);
 }
 
 static void write_sources(void)
@@ -76,9 +57,9 @@ static void write_sources(void)
 
 static void test_compile(void)
 {
-    char names[4][32];
+    char names[8][32];
     struct gv_port_targets t;
-    targets_of(&t, names, "gfx90a,gfx1100,sm_90");
+    pt_targets(&t, names, "gfx90a,gfx1100,sm_90");
     json_t *f = json_array(), *stats = json_object();
     struct gv_err err = {0};
     const char *paths[] = {src};
@@ -126,9 +107,9 @@ static void test_compile(void)
  * the user's line by the instantiation note. */
 static void test_compile_hip64(void)
 {
-    char names[2][32], dir[800];
+    char names[8][32], dir[800];
     struct gv_port_targets t;
-    targets_of(&t, names, "gfx90a,gfx1100");
+    pt_targets(&t, names, "gfx90a,gfx1100");
     snprintf(dir, sizeof dir, "%s/hip64", tmp);
     T_EQ_INT(tl_sh("mkdir -p '%s' && printf '#include <hip/hip_runtime.h>\\n"
                    "__global__ void r(int *o, int v) {\\n"
@@ -160,9 +141,9 @@ static void test_compile_hip64(void)
 
 static void test_no_compiler(void)
 {
-    char names[1][32];
+    char names[8][32];
     struct gv_port_targets t;
-    targets_of(&t, names, "gfx90a");
+    pt_targets(&t, names, "gfx90a");
     json_t *f = json_array();
     struct gv_err err = {0};
     const char *paths[] = {src};
@@ -173,11 +154,11 @@ static void test_no_compiler(void)
 
 static void test_fixture_extension(void)
 {
-    char names[2][32];
+    char names[8][32];
     struct gv_port_targets t;
     json_t *f = json_array();
     struct gv_err err = {0};
-    targets_of(&t, names, "gfx1100");
+    pt_targets(&t, names, "gfx1100");
     T_EQ_INT(gv_port_extensions(root, &t, f, NULL, &err), 0);
     json_t *e = json_array_get(f, 0);
     T_EQ_INT(json_array_size(f), 1);
@@ -189,7 +170,7 @@ static void test_fixture_extension(void)
     }
     json_decref(f);
     f = json_array();
-    targets_of(&t, names, "gfx90a");
+    pt_targets(&t, names, "gfx90a");
     T_EQ_INT(gv_port_extensions(root, &t, f, NULL, &err), 0);
     T_EQ_INT(json_array_size(f), 0);
     json_decref(f);
