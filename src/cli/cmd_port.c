@@ -107,6 +107,7 @@ static int run(const struct port_opts *o, const char *root, const char *const *p
     json_t *ext = json_object();
     rc = gv_port_extensions(root, t, findings, ext, err);
     json_object_set_new(stats, "extensions", ext);
+    json_object_set_new(stats, "findings", json_integer((json_int_t)json_array_size(findings)));
     return rc;
 }
 

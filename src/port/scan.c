@@ -418,7 +418,8 @@ static void scan_dir(struct scan *s, int dfd, const char *path, int depth)
             break;
         n++;
     }
-    qsort(names, n, sizeof *names, by_name);
+    if (n)
+        qsort(names, n, sizeof *names, by_name);
     for (size_t i = 0; i < n; i++) {
         scan_entry(s, dirfd(d), path, names[i], depth);
         free(names[i]);
