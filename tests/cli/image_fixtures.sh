@@ -10,14 +10,7 @@ set -euo pipefail
 need_root "the image fixtures are built as root (umoci unpack keeps the roots' owners)"
 for c in umoci skopeo jq tar gzip zstd sha256sum python3; do need_cmd "$c"; done
 # the Debian roots: built on a cold cache only as root (debian-rocm.sh), else skip
-if ! "$GV_SRC/tests/fixtures/debian-rocm.sh" all >/dev/null 2>&1 ||
-    ! "$GV_SRC/tests/fixtures/debian-rocm.sh" trixie-torch >/dev/null 2>&1; then
-    skip "the Debian root fixtures cannot be built here (tests/fixtures/debian-rocm.sh)"
-fi
-
-declare -A img
-while IFS=$'\t' read -r name path; do img[$name]=$path; done \
-    < <("$GV_SRC/tests/fixtures/images.sh" all) || fail "images.sh all failed"
+gv_images all
 for n in rocm whiteout rocm-oci.tar rocm-docker.tar rocm-docker25.tar rocm-zstd tampered torch; do
     [[ -e ${img[$n]:-/nonexistent} ]] || fail "images.sh printed no existing path for $n"
 done

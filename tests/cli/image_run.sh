@@ -21,11 +21,7 @@ source "$GV_SRC/tests/cli/torch_env.bash"
 need_root "the image fixtures are built as root and --python-root runs need a mount namespace"
 for c in umoci jq tar python3; do need_cmd "$c"; done
 torch_roots
-declare -A img
-for n in torch-full tampered; do
-    while IFS=$'\t' read -r name path; do img[$name]=$path; done \
-        < <("$GV_SRC/tests/fixtures/images.sh" "$n") || fail "images.sh $n failed"
-done
+gv_images torch-full tampered
 [[ -n ${img[torch-full]:-} && -n ${img[tampered]:-} ]] || fail "images.sh gave no torch-full or tampered"
 REF=${img[torch-full]}:2.6
 gv_tmpdir T

@@ -139,3 +139,22 @@ wait_stopped() { # PID
     done
     return 1
 }
+
+# Loads image fixtures (tests/fixtures/images.sh NAME..., or all) into the global array img
+# (name -> path). Skips when the Debian roots they are made from cannot be built here; fails
+# when images.sh fails or names no existing path.
+gv_images() {
+    if ! "$GV_SRC/tests/fixtures/debian-rocm.sh" all >/dev/null 2>&1 ||
+        ! "$GV_SRC/tests/fixtures/debian-rocm.sh" trixie-torch >/dev/null 2>&1; then
+        skip "the Debian root fixtures cannot be built here (tests/fixtures/debian-rocm.sh)"
+    fi
+    declare -gA img
+    local n name path out
+    for n in "$@"; do
+        out=$("$GV_SRC/tests/fixtures/images.sh" "$n") || fail "images.sh $n failed"
+        while IFS=$'\t' read -r name path; do
+            [[ -e $path ]] || fail "images.sh printed no existing path for $name"
+            img[$name]=$path
+        done <<<"$out"
+    done
+}

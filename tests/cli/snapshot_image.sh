@@ -13,13 +13,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root "the image fixtures are built as root (umoci unpack keeps the roots' owners)"
 for c in umoci skopeo jq tar gzip zstd sha256sum; do need_cmd "$c"; done
-if ! "$GV_SRC/tests/fixtures/debian-rocm.sh" all >/dev/null 2>&1 ||
-    ! "$GV_SRC/tests/fixtures/debian-rocm.sh" trixie-torch >/dev/null 2>&1; then
-    skip "the Debian root fixtures cannot be built here (tests/fixtures/debian-rocm.sh)"
-fi
-declare -A img
-while IFS=$'\t' read -r name path; do img[$name]=$path; done \
-    < <("$GV_SRC/tests/fixtures/images.sh" all) || fail "images.sh all failed"
+gv_images all
 gv_tmpdir T
 export XDG_CACHE_HOME=$T/cache GPUVET_HASH_CACHE=0
 R=${img[rocm]}
