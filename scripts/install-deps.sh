@@ -11,6 +11,7 @@ test_pkgs=(debootstrap shellcheck binutils file python3 python3-torch python3-to
            libclang-rt-19-dev rpm groff-base
            dnf dnf-plugins-core createrepo-c
            chromium chromium-driver postgresql libpq5
+           openmpi-bin libopenmpi3
            umoci skopeo podman jq zstd time)
 
 want=("${build_pkgs[@]}")
