@@ -96,8 +96,8 @@ static const char *stable_digest(const json_t *run, const char *id)
     json_t *c;
     json_array_foreach(json_object_get(run, "cases"), i, c)
         if (!strcmp(str(c, "id"), id))
-            return strcmp(str(c, "determinism"), "not_identical") ? str(c, "output_digest")
-                                                                  : NULL;
+            return json_is_false(json_object_get(c, "deterministic")) ? NULL
+                                                                      : str(c, "output_digest");
     return NULL;
 }
 

@@ -173,7 +173,9 @@ static json_t *hardware_of(const char *spec, const json_t *desc)
         cu = json_object_get(desc, "compute_units");
     if (!cu)
         cu = json_object_get(desc, "threads"); /* the CPU backend's "units" */
-    json_object_set(h, "compute_units", json_is_integer(cu) ? cu : json_null());
+    json_object_set_new(h, "compute_units", json_integer(json_is_integer(cu)
+                                                             ? json_integer_value(cu)
+                                                             : 0)); /* 0: not reported */
     const json_t *drv = json_object_get(desc, "driver_api_version");
     if (!drv)
         drv = json_object_get(desc, "hip_runtime");
@@ -260,10 +262,8 @@ static json_t *case_json(const struct gv_case_result *r)
     json_object_set_new(o, "max_abs", r->measured ? num_or_null(r->m.max_abs) : json_null());
     json_object_set_new(o, "nan_count", json_integer((json_int_t)r->m.nan_count));
     json_object_set_new(o, "inf_count", json_integer((json_int_t)r->m.inf_count));
-    json_object_set_new(o, "determinism",
-                        json_string(!r->det_checked     ? "not_checked"
-                                    : r->det_identical ? "identical"
-                                                       : "not_identical"));
+    if (r->det_checked) /* absent: not checked */
+        json_object_set_new(o, "deterministic", json_boolean(r->det_identical));
     if (r->status)
         gv_json_set_str(o, "error", r->error);
     return o;
@@ -428,8 +428,26 @@ static json_t *doc_begin(const struct gv_fleet_run_opts *o, const struct gv_flee
     return d;
 }
 
-static void set_status(json_t *d, const char *reason)
+/* A reason is one line of at most REASON_MAX bytes (the documents' limit). */
+#define REASON_MAX 1000
+static void clean_reason(char *s)
 {
+    size_t n = strlen(s);
+    if (n > REASON_MAX) {
+        n = REASON_MAX;
+        while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+        s[n] = '\0';
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            s[i] = ' ';
+}
+
+static void set_status(json_t *d, char *reason)
+{
+    if (reason)
+        clean_reason(reason);
     json_object_set_new(d, "status", json_string(reason ? "could_not_run" : "ran"));
     json_object_set_new(d, "reason", reason ? json_string(reason) : json_null());
 }
@@ -491,9 +509,11 @@ int gv_fleet_run_node(const struct gv_fleet_run_opts *o, const struct gv_fleet_r
     if (rc == GV_OK && gv_device_open(o->device, &nr.be, &nr.dev, note, sizeof note, &e))
         snprintf(reason, sizeof reason, "%s: %s", open_failure(e.code), e.msg);
     const char *spec = o->device ? o->device : nr.be ? nr.be->name : "";
-    json_t *desc = nr.dev ? nr.be->describe(nr.dev) : json_object();
-    json_object_set_new(d, "hardware", hardware_of(spec, desc));
-    json_decref(desc);
+    if (nr.dev) { /* a device that did not open has no hardware to tell */
+        json_t *desc = nr.be->describe(nr.dev);
+        json_object_set_new(d, "hardware", hardware_of(spec, desc));
+        json_decref(desc);
+    }
     json_object_set_new(d, "stack_digest", json_null()); /* after the cases: the snapshot */
     json_object_set_new(d, "stack", json_null());        /* is collected while they run */
     json_t *runs = json_array();

@@ -29,7 +29,7 @@ __attribute__((weak)) int gv_fleet_node_name_ok(const char *name)
 __attribute__((weak)) int gv_fleet_stack_digest(const json_t *stack, char out[72],
                                                 struct gv_err *err)
 {
-    char *s = gv_json_dumps(stack, JSON_SORT_KEYS | JSON_COMPACT);
+    char *s = gv_json_dumps(stack, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENSURE_ASCII);
     if (!s)
         return gv_err_set(err, GV_E_NOMEM, "stack digest: out of memory");
     char hex[65];

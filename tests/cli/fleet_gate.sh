@@ -32,7 +32,7 @@ reason_is keep "as expected"
 expect_json "$GV_OUT" "d['gate']['decision']" keep
 expect_json "$GV_OUT" "d['status']" ran
 expect_json "$GV_OUT" "d['runs'][0]['cases'][0]['id']" gemm.tf32.256x256x256.normal.s1
-expect_json "$GV_OUT" "d['runs'][0]['cases'][0]['determinism']" identical
+expect_json "$GV_OUT" "d['runs'][0]['cases'][0]['deterministic']" True
 cp "$GV_OUT" "$T/keep.json"
 
 # drain: a case fails against fp64 (fp32 GEMM with TF32 inputs, the CPU's emulation)
@@ -54,6 +54,10 @@ expect_json "$GV_OUT" "len(d['runs'])" 3
 expect_json "$GV_OUT" "d['runs'][0]['cases'][0]['output_digest'] == d['runs'][2]['cases'][0]['output_digest']" True
 expect_json "$GV_OUT" "d['runs'][0]['cases'][0]['output_digest'] != d['runs'][1]['cases'][0]['output_digest']" True
 expect_json "$GV_OUT" "d['runs'][1]['cases'][0]['verdict']" pass
+
+# --hot: the tier's GEMMs back to back for (at least) the time asked, then the check
+expect_rc 0 gate --tier prolog --device cpu --hot 1s --json
+expect_json "$GV_OUT" "d['runs'][0]['hot_seconds'] >= 1.0" True
 
 # history: the last good run of this machine is a check result recorded here
 expect_rc 0 "$GPUVET" check --device cpu --only "$CASE" --db "$GPUVET_DB"

@@ -142,7 +142,7 @@ expect_py "$T/mixed" "nodes[5]['stack_digest'] == nodes[0]['stack_digest']" True
 expect_py "$T/mixed" "digests(nodes[5], 0) == digests(nodes[0], 0)" True
 expect_py "$T/mixed" "[i for i in digests(nodes[0], 1) if digests(nodes[5], 1)[i] != digests(nodes[0], 1)[i]]" \
     "['$FLIP_CASE']"
-expect_py "$T/mixed" "{c['determinism'] for c in nodes[5]['runs'][1]['cases'] if c['id'].startswith('gemm')}" "{'identical'}"
+expect_py "$T/mixed" "{c['deterministic'] for c in nodes[5]['runs'][1]['cases'] if c['id'].startswith('gemm')}" "{True}"
 expect_py "$T/mixed" "nodes[5]['hardware']['testing_aid']" True
 # cannot run: its document says why; the others ran
 expect_py "$T/mixed" "nodes[6]['status'], nodes[6]['reason'].startswith('no GPU')" "('could_not_run', True)"
