@@ -99,9 +99,9 @@ if [[ $built == *"not built"* ]]; then
     echo "fleet gate: reference part waits for fleet compare (not built yet)"
     exit 0
 fi
-for n in a b c; do
-    GPUVET_FLEET_NODE=$n expect_rc 0 "$GPUVET" fleet run --tier prolog --device cpu \
-        --only "$CASE" --dir "$T/fleet"
+for i in 0 1 2; do # three Slurm ranks of one step, in the directory mode
+    SLURM_PROCID=$i SLURM_NTASKS=3 SLURMD_NODENAME=n$i SLURM_JOB_ID=7 expect_rc 0 \
+        "$GPUVET" fleet run --tier prolog --device cpu --only "$CASE" --dir "$T/fleet"
 done
 expect_rc 0 "$GPUVET" fleet compare "$T/fleet" --write-reference "$T/ref.json"
 expect_rc 0 gate --tier prolog --device cpu --reference "$T/ref.json"
