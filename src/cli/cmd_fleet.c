@@ -249,9 +249,11 @@ static size_t write_gathered(const char *dir, const json_t *all)
     return written;
 }
 
+/* This rank's document (NULL: it has none, rank 0 will name it missing) to
+ * rank 0; there, every document written and compared. */
 static int gather_mpi(const char *dir, const struct gv_fleet_rank *r, const json_t *node)
 {
-    char *s = gv_json_dumps(node, JSON_COMPACT);
+    char *s = node ? gv_json_dumps(node, JSON_COMPACT) : NULL;
     json_t *all = NULL;
     struct gv_err err = {0};
     int rc = gv_fleet_mpi_gather(s ? s : "", s ? strlen(s) : 0, &all, &err);
@@ -300,21 +302,22 @@ static int fleet_run(struct fleet_opts *o)
     json_t *node = NULL;
     struct gv_fleet_outputs outs = {0};
     int rc = run_node(o, &r, budget_env(), &node, &outs);
-    if (rc) {
-        if (mode == GV_GATHER_MPI) /* the others wait in the gather: send nothing */
-            gv_fleet_mpi_gather("", 0, &(json_t *){NULL}, &err), gv_fleet_mpi_finalize();
-        return rc;
+    if (!rc) {
+        if (o->dir && outs.n && gv_fleet_dir_write_outputs(o->dir, r.node, r.rank, &outs, &err))
+            fprintf(stderr, "gpuvet fleet: %s\n", err.msg);
+        if (o->dir && gv_fleet_dir_write_node(o->dir, r.node, r.rank, node, &err))
+            rc = cli_fail(&err);
+        say_node(&r, node);
+        if (o->json)
+            cli_emit_json(node, NULL);
     }
-    if (o->dir && outs.n && gv_fleet_dir_write_outputs(o->dir, r.node, r.rank, &outs, &err))
-        fprintf(stderr, "gpuvet fleet: %s\n", err.msg);
     gv_fleet_outputs_free(&outs);
-    if (o->dir && gv_fleet_dir_write_node(o->dir, r.node, r.rank, node, &err))
-        rc = cli_fail(&err);
-    say_node(&r, node);
-    if (o->json)
-        cli_emit_json(node, NULL);
-    if (!rc)
-        rc = mode == GV_GATHER_MPI ? gather_mpi(o->dir, &r, node) : node_exit(node);
+    if (mode == GV_GATHER_MPI) { /* the others wait in the gather: always take part */
+        int grc = gather_mpi(o->dir, &r, node);
+        rc = r.rank == 0 && !grc ? rc : grc; /* rank 0: compare's, else its own error */
+    } else if (!rc) {
+        rc = node_exit(node);
+    }
     json_decref(node);
     return rc;
 }
