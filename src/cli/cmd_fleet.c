@@ -206,7 +206,8 @@ static int compare_dir(const char *dir)
     char out[4096], sub[] = "compare", opt[] = "-o", in[4096];
     snprintf(out, sizeof out, "%s/fleet.json", dir);
     snprintf(in, sizeof in, "%s", dir);
-    char *argv[] = {sub, in, opt, out, NULL};
+    /* options first: getopt keeps the order mode of the first parse of the process */
+    char *argv[] = {sub, opt, out, in, NULL};
     return cli_fleet_compare(4, argv);
 }
 
