@@ -12,7 +12,8 @@ test_pkgs=(debootstrap shellcheck binutils file python3 python3-torch python3-to
            dnf dnf-plugins-core createrepo-c
            chromium chromium-driver postgresql libpq5
            umoci skopeo podman jq zstd time
-           slurmctld slurmd slurm-client munge)
+           slurmctld slurmd slurm-client munge
+           openmpi-bin libopenmpi3)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" == "--test" ]]; then

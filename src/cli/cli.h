@@ -33,6 +33,7 @@ enum gv_exit {
     X(report, "one self-contained HTML page for any gpuvet document")                        \
     X(history, "the runs recorded in the history database; the last good one")              \
     X(port, "what in your CUDA code and extensions will break on AMD GPUs, and the fix")     \
+    X(fleet, "many nodes, one run: the odd node named; a gate for a scheduler")             \
     X(matrix, "the version matrix: which stack combinations passed, where and when")
 
 #define GV_DECLARE_CMD(name, summary) int cmd_##name(int argc, char **argv);
@@ -54,6 +55,10 @@ struct cli_compare_opts {
     int json, all;
 };
 int cli_compare_files(const struct cli_compare_opts *o);
+
+/* fleet compare (fleet_out.c; argv[0] "compare"): weak, so that a build without
+ * it says "not built" (cmd_fleet.c) instead of failing to link. */
+int cli_fleet_compare(int argc, char **argv) __attribute__((weak));
 
 /* Captures (.gvcap): compare A B for two (capture_out.c). */
 int cli_compare_captures(const char *a, const char *b, int json, const char *junit);

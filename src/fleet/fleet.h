@@ -69,6 +69,7 @@ struct gv_fleet_rank {
     int rank, size;
     char node[GV_FLEET_NODE_NAME_MAX + 1];
     char job[128];
+    char note[320]; /* "" or how an invalid node name was mapped to a valid one */
 };
 
 /* Which rank this process is, from the launcher's variables (docs/fleet.md,

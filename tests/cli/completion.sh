@@ -20,4 +20,5 @@ done
 [[ $(complete_words gpuvet snapshot --ro) == --root ]] || fail "snapshot --ro does not complete to --root"
 grep -qx -- --baseline <<<"$(complete_words gpuvet verify --)" || fail "verify options not offered"
 [[ $(complete_words gpuvet plan ro) == rollback ]] || fail "plan does not offer rollback"
+[[ $(complete_words gpuvet fleet ga) == gate ]] || fail "fleet does not offer gate"
 echo "completion: commands, options and plan kinds offered from --help"

@@ -24,7 +24,13 @@
  *   bf16gemm  fp16 GEMM inputs rounded to bf16 inside the multiply
  *             (ROCBLAS_INTERNAL_FP16_ALT_IMPL)
  * Options: "threads=N" (default: all online CPUs). Options are separated by
- * commas: "cpu:threads=1,emulate=tf32+ftz". */
+ * commas: "cpu:threads=1,emulate=tf32+ftz".
+ *
+ * TESTING AID (fleet tests): GPUVET_TEST_FLIP=CASE_GLOB flips the lowest
+ * mantissa bit of output element 0 of every case matching the glob on every
+ * second pass of the process (gv_cpu_test_pass: passes 2, 4, ...), like a
+ * device with an intermittent fault. The description says so (testing_aid,
+ * test_flip): it never passes unnoticed. */
 #include <fenv.h>
 #include <math.h>
 #include <pthread.h>
@@ -35,6 +41,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "base/globs.h"
 #include "base/json.h"
 #include "dev/cpu/cpu.h"
 #include "dev/backend.h"
@@ -164,6 +171,27 @@ static int open_dev(const char *spec, struct gv_device **dev, struct gv_err *err
 
 static void close_dev(struct gv_device *dev) { free(dev); }
 
+/* ---------- GPUVET_TEST_FLIP (a testing aid) ---------- */
+
+static int flip_pass = 1;
+
+void gv_cpu_test_pass(int pass) { flip_pass = pass; }
+
+static const char *flip_glob(void)
+{
+    const char *g = getenv("GPUVET_TEST_FLIP");
+    return g && *g ? g : NULL;
+}
+
+/* Element 0's lowest mantissa bit: bit 0 of its storage (every format the
+ * backend writes stores the mantissa in its low bits, little-endian). */
+static void flip_maybe(const struct gv_case *c, struct gv_buffer *out)
+{
+    const char *g = flip_glob();
+    if (g && flip_pass % 2 == 0 && out->count && gv_globs_match(g, c->id))
+        ((unsigned char *)out->data)[0] ^= 1u;
+}
+
 static json_t *describe(struct gv_device *d)
 {
     json_t *o = json_object();
@@ -178,7 +206,9 @@ static json_t *describe(struct gv_device *d)
         if (d->emu & emulations[i].flag)
             json_array_append_new(emu, json_string(emulations[i].name));
     json_object_set_new(o, "emulate", emu);
-    json_object_set_new(o, "testing_aid", json_boolean(d->emu != 0));
+    json_object_set_new(o, "testing_aid", json_boolean(d->emu != 0 || flip_glob()));
+    if (flip_glob())
+        gv_json_set_str(o, "test_flip", flip_glob());
     json_object_set_new(o, "impl", json_string("gpuvet reference-precision CPU kernels"));
     return o;
 }
@@ -909,6 +939,8 @@ static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buf
     case GV_OP_CONVERT: run_convert(in, out); break;
     default: rc = gv_err_set(err, GV_E_UNSUPPORTED, "%s: unknown operation", c->id); break;
     }
+    if (!rc)
+        flip_maybe(c, out);
     if (info) {
         info->seconds = now_s() - t0;
         impl_name(d, c, info->impl, sizeof info->impl);
