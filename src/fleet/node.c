@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +304,7 @@ static int split_name(const char *name, char node[GV_FLEET_NODE_NAME_MAX + 1], l
 struct loaded {
     json_t *arr;
     json_t *stacks; /* stack digest -> the first stack seen with it (shared) */
+    json_t *cases;  /* "ID\x1fDIGEST" -> the first case result seen with them (shared) */
 };
 
 /* Equal digests, equal stacks (checked): later nodes share the first stack
@@ -319,19 +322,47 @@ static void share_stack(struct loaded *l, json_t *node)
         json_object_set(l->stacks, sd, stack);
 }
 
+/* Nodes alike have equal case results (equal outputs give equal metrics):
+ * an equal one already seen replaces each, so a fleet costs its distinct
+ * results, not nodes x cases x repeats objects. */
+static void share_cases(struct loaded *l, json_t *node)
+{
+    size_t r, i;
+    json_t *run, *c;
+    json_array_foreach(json_object_get(node, "runs"), r, run) {
+        json_t *cases = json_object_get(run, "cases");
+        json_array_foreach(cases, i, c) {
+            const char *d = json_string_value(json_object_get(c, "output_digest"));
+            char key[GV_FLEET_CASE_ID_MAX + 80];
+            snprintf(key, sizeof key, "%s\x1f%s", json_string_value(json_object_get(c, "id")),
+                     d ? d : "");
+            json_t *seen = json_object_get(l->cases, key);
+            if (!seen)
+                json_object_set(l->cases, key, c);
+            else if (seen != c && json_equal(seen, c))
+                json_array_set(cases, i, seen);
+        }
+    }
+}
+
 static int add_node(struct loaded *l, json_t *node, const char *what, struct gv_err *err)
 {
     share_stack(l, node);
+    share_cases(l, node);
     if (json_array_append_new(l->arr, node))
         return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", what);
     return GV_OK;
 }
 
-static int read_dir_entry(int dfd, const char *name, struct loaded *l, const char *dirpath,
+/* One document of a directory: its name checked, opened relative to the
+ * directory without following a link, read, checked, its node and rank
+ * those of its name. */
+static int read_dir_entry(int dfd, const char *name, const char *dirpath, json_t **doc,
                           struct gv_err *err)
 {
     char node[GV_FLEET_NODE_NAME_MAX + 1], what[GV_PATH_MAX];
     long long rank;
+    *doc = NULL;
     snprintf(what, sizeof what, "%s/nodes/%s", dirpath, name);
     if (!split_name(name, node, &rank))
         return gv_err_set(err, GV_E_FORMAT, "%s: not named NODE.rRANK.json (NODE: [A-Za-z0-9._-])",
@@ -344,16 +375,134 @@ static int read_dir_entry(int dfd, const char *name, struct loaded *l, const cha
     size_t len;
     int rc = gv_read_fd(fd, what, GV_FLEET_NODE_MAX_BYTES, &data, &len, err);
     close(fd);
-    json_t *doc;
-    if (rc || node_parse(data, len, what, &doc, err))
+    if (rc || node_parse(data, len, what, doc, err))
         return err->code;
-    if (strcmp(json_string_value(json_object_get(doc, "node")), node) != 0 ||
-        json_integer_value(json_object_get(doc, "rank")) != rank) {
-        json_decref(doc);
+    if (strcmp(json_string_value(json_object_get(*doc, "node")), node) != 0 ||
+        json_integer_value(json_object_get(*doc, "rank")) != rank) {
+        json_decref(*doc);
+        *doc = NULL;
         return gv_err_set(err, GV_E_FORMAT, "%s: its \"node\" and \"rank\" are not those of its name",
                           what);
     }
-    return add_node(l, doc, what, err);
+    return GV_OK;
+}
+
+/* The documents are read, parsed and checked by a few threads (parsing is
+ * most of the time at 10,000 nodes); the sharing of stacks and case results
+ * is done under a lock, one document at a time. */
+#define LOAD_THREADS_MAX 8
+
+struct loader {
+    struct loaded *l;
+    int dfd; /* the directory's nodes/, or -1: names are paths */
+    const char *dirpath;
+    const char *const *names;
+    size_t n;
+    atomic_size_t next;
+    atomic_int failed;
+    pthread_mutex_t mu;
+    struct gv_err err; /* the first error */
+};
+
+static int load_one(struct loader *ld, size_t i, struct gv_err *err)
+{
+    json_t *doc;
+    int rc = ld->dfd >= 0 ? read_dir_entry(ld->dfd, ld->names[i], ld->dirpath, &doc, err)
+                          : gv_fleet_node_read(ld->names[i], &doc, err);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&ld->mu);
+    rc = add_node(ld->l, doc, ld->names[i], err);
+    pthread_mutex_unlock(&ld->mu);
+    return rc;
+}
+
+static void *load_worker(void *arg)
+{
+    struct loader *ld = arg;
+    struct gv_err err = {0};
+    for (;;) {
+        size_t i = atomic_fetch_add(&ld->next, 1);
+        if (i >= ld->n || atomic_load(&ld->failed))
+            break;
+        if (load_one(ld, i, &err)) {
+            pthread_mutex_lock(&ld->mu);
+            if (!atomic_exchange(&ld->failed, 1))
+                ld->err = err;
+            pthread_mutex_unlock(&ld->mu);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static int load_all(struct loader *ld, struct gv_err *err)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = cpus > 1 ? (size_t)cpus : 1;
+    if (nt > LOAD_THREADS_MAX)
+        nt = LOAD_THREADS_MAX;
+    if (nt > ld->n / 16 + 1)
+        nt = ld->n / 16 + 1;
+    pthread_t th[LOAD_THREADS_MAX];
+    size_t started = 0;
+    pthread_mutex_init(&ld->mu, NULL);
+    for (size_t t = 1; t < nt; t++)
+        if (pthread_create(&th[started], NULL, load_worker, ld) == 0)
+            started++;
+    load_worker(ld);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&ld->mu);
+    if (atomic_load(&ld->failed)) {
+        *err = ld->err;
+        return err->code ? err->code : GV_E_FORMAT;
+    }
+    return GV_OK;
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* The names of DIR/nodes that are documents (not ".", temporary files of
+ * atomic writes or files of other kinds). */
+static int list_dir(int dfd, const char *dirpath, char ***names, size_t *n, struct gv_err *err)
+{
+    int fd = dup(dfd);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return gv_err_set(err, GV_E_IO, "%s/nodes: %s", dirpath, strerror(errno));
+    }
+    size_t cap = 0;
+    *names = NULL;
+    *n = 0;
+    int rc = GV_OK;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        if (*n == cap) {
+            char **nn = realloc(*names, (cap = cap ? cap * 2 : 64) * sizeof *nn);
+            if (!nn) {
+                rc = gv_err_set(err, GV_E_NOMEM, "out of memory");
+                break;
+            }
+            *names = nn;
+        }
+        if (!((*names)[*n] = strdup(e->d_name)))
+            rc = gv_err_set(err, GV_E_NOMEM, "out of memory");
+        else
+            ++*n;
+    }
+    closedir(d);
+    return rc;
 }
 
 static int load_dir(const char *dirpath, struct loaded *l, struct gv_err *err)
@@ -367,20 +516,16 @@ static int load_dir(const char *dirpath, struct loaded *l, struct gv_err *err)
         return gv_err_set(err, GV_E_IO, "%s/nodes: %s", dirpath,
                           errno == ENOENT ? "no such directory (not a gathered fleet directory)"
                                           : strerror(errno));
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        close(dfd);
-        return gv_err_set(err, GV_E_IO, "%s/nodes: %s", dirpath, strerror(errno));
+    char **names = NULL;
+    size_t n = 0;
+    int rc = list_dir(dfd, dirpath, &names, &n, err);
+    if (!rc) {
+        struct loader ld = {.l = l, .dfd = dfd, .dirpath = dirpath,
+                            .names = (const char *const *)names, .n = n};
+        rc = load_all(&ld, err);
     }
-    int rc = GV_OK;
-    struct dirent *e;
-    while (!rc && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (e->d_name[0] == '.' || n < 5 || strcmp(e->d_name + n - 5, ".json") != 0)
-            continue; /* ., .., temporary files of atomic writes, other files */
-        rc = read_dir_entry(dirfd(d), e->d_name, l, dirpath, err);
-    }
-    closedir(d);
+    free_names(names, n);
+    close(dfd);
     return rc;
 }
 
@@ -442,25 +587,22 @@ int gv_fleet_load(const char *const *paths, size_t n, json_t **nodes, char *dir,
     *nodes = NULL;
     if (dir && dirsz)
         dir[0] = 0;
-    struct loaded l = {json_array(), json_object()};
+    struct loaded l = {json_array(), json_object(), json_object()};
     int rc = GV_OK;
-    if (!l.arr || !l.stacks)
+    if (!l.arr || !l.stacks || !l.cases)
         rc = gv_err_set(err, GV_E_NOMEM, "out of memory");
     else if (n == 1 && gv_is_dir(paths[0])) {
         rc = load_dir(paths[0], &l, err);
         if (!rc && dir && snprintf(dir, dirsz, "%s", paths[0]) >= (int)dirsz)
             rc = gv_err_set(err, GV_E_USAGE, "%s: path too long", paths[0]);
     } else {
-        for (size_t i = 0; i < n && !rc; i++) {
-            json_t *doc;
-            rc = gv_fleet_node_read(paths[i], &doc, err);
-            if (!rc)
-                rc = add_node(&l, doc, paths[i], err);
-        }
+        struct loader ld = {.l = &l, .dfd = -1, .dirpath = "", .names = paths, .n = n};
+        rc = load_all(&ld, err);
     }
     if (!rc)
         rc = order(l.arr, err);
     json_decref(l.stacks);
+    json_decref(l.cases);
     if (rc) {
         json_decref(l.arr);
         return rc;
