@@ -20,11 +20,14 @@ usage: fleet_nodes.py RESULT OUTDIR NODES [options]
   --missing RANK            no document for that rank
   --model RANK:MODEL        that node has another GPU model
   --split CASE:N            CASE gets a distinct digest on ranks 0..N-1
+  --pad-libs N              N more (made-up) libraries in every stack, the size
+                            of a GPU node's stack summary (the benchmark)
 """
 import argparse
 import copy
 import hashlib
 import json
+import multiprocessing
 import os
 import struct
 import sys
@@ -91,11 +94,15 @@ def main():
     ap.add_argument("nodes", type=int)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--outputs")
+    ap.add_argument("--pad-libs", type=int, default=0)
     for opt in ("drift", "flip", "nondet", "slow", "cannot", "missing", "model", "split"):
         ap.add_argument("--" + opt, action="append")
     a = ap.parse_args()
     result = json.load(open(a.result))
     base_stack = stack_of(result)
+    for i in range(a.pad_libs):
+        base_stack["libraries"].append({"name": "libpad%03d.so.1" % i, "version": "1.%d.0" % i,
+                                        "origin": "/opt/rocm-6.4.1/lib"})
     base_cases = cases_of(result)
     desc = result["device"].get("description") or {}
     st = read_st(a.outputs) if a.outputs else None
@@ -115,59 +122,76 @@ def main():
     if st:
         os.makedirs(os.path.join(a.outdir, "outputs"), exist_ok=True)
     base_digest = canonical_digest(base_stack)
-    for rank in range(a.nodes):
-        if rank in missing:
-            continue
-        name = "gpu-a%03d" % rank
-        stack, sd = base_stack, base_digest
-        if rank in drift:
-            stack = copy.deepcopy(base_stack)
-            lib, ver = drift[rank]
-            hit = [x for x in stack["libraries"] if x["name"] == lib]
-            if hit:
-                hit[0]["version"] = ver
-            else:
-                stack["libraries"].append({"name": lib, "version": ver, "origin": "/opt/other"})
-            sd = canonical_digest(stack)
-        doc = {"schema": "gpuvet.fleet.node", "schema_version": 1,
-               "gpuvet_version": result.get("gpuvet_version", "?"), "node": name, "rank": rank,
-               "size": a.nodes, "launcher": "none", "job": "test.0", "tier": "standard",
-               "started": result.get("created"), "seconds": 1.5, "status": "ran", "reason": None,
-               "hardware": {"device": "cpu", "model": model.get(rank, desc.get("name", "cpu")),
-                            "compute_units": int(desc.get("threads", 1)), "driver": "none"},
-               "stack_digest": sd, "stack": stack, "runs": [],
-               "outputs": "present" if st else "absent"}
-        if rank in cannot:
-            doc.update(status="could_not_run", reason=cannot[rank], runs=[])
-            del doc["hardware"]
-        st_bytes = st[0] if st else None
-        for rep in range(1, a.repeats + 1 if rank not in cannot else 1):
-            cases = copy.deepcopy(base_cases)
-            for c in cases:
-                for case, n in split:
-                    if c["id"] == case and rank < n and c["output_digest"]:
-                        c["output_digest"] = hashlib.sha256(b"split%d" % rank).hexdigest()
-                if c["id"] in nondet.get(rank, ()):
-                    c["deterministic"] = False
-                    c["output_digest"] = hashlib.sha256(b"nondet%d" % rep).hexdigest()
-                for case, which in flips.get(rank, []):
-                    if c["id"] != case or (which and which != rep):
-                        continue
-                    if st:
-                        flipped, c["output_digest"] = flip_bit(st[0], st[1], st[2], case)
-                        st_bytes = flipped
-                    else:
-                        c["output_digest"] = hashlib.sha256(b"flip" + c["id"].encode()).hexdigest()
-            tflops = 1.0 + 0.002 * ((rank * 7) % 5 - 2)
-            doc["runs"].append({"repeat": rep, "hot_seconds": 0, "cases": cases,
-                                "bench": [{"id": "gemm.f32.1024", "unit": "TFLOP/s",
-                                           "median": round(tflops * slow.get(rank, 1.0), 6),
-                                           "spread": 0.01}]})
-        with open(os.path.join(a.outdir, "nodes", "%s.r%d.json" % (name, rank)), "w") as f:
-            json.dump(doc, f)
-        if st and rank not in cannot:
-            with open(os.path.join(a.outdir, "outputs", "%s.r%d.safetensors" % (name, rank)), "wb") as f:
-                f.write(st_bytes)
+    G.update(locals())
+    ranks = [r for r in range(a.nodes) if r not in missing]
+    if a.nodes >= 1000:
+        with multiprocessing.Pool() as pool:
+            pool.map(write_rank, ranks, chunksize=256)
+    else:
+        for r in ranks:
+            write_rank(r)
+
+
+G = {}
+
+
+def write_rank(rank):
+    """One node document (and its outputs), from what main() put in G."""
+    a, result, st = G["a"], G["result"], G["st"]
+    base_stack, base_digest, base_cases, desc = (G[k] for k in ("base_stack", "base_digest",
+                                                                 "base_cases", "desc"))
+    drift, flips, nondet, slow, cannot, model, split = (
+        G[k] for k in ("drift", "flips", "nondet", "slow", "cannot", "model", "split"))
+    name = "gpu-a%03d" % rank
+    stack, sd = base_stack, base_digest
+    if rank in drift:
+        stack = copy.deepcopy(base_stack)
+        lib, ver = drift[rank]
+        hit = [x for x in stack["libraries"] if x["name"] == lib]
+        if hit:
+            hit[0]["version"] = ver
+        else:
+            stack["libraries"].append({"name": lib, "version": ver, "origin": "/opt/other"})
+        sd = canonical_digest(stack)
+    doc = {"schema": "gpuvet.fleet.node", "schema_version": 1,
+           "gpuvet_version": result.get("gpuvet_version", "?"), "node": name, "rank": rank,
+           "size": a.nodes, "launcher": "none", "job": "test.0", "tier": "standard",
+           "started": result.get("created"), "seconds": 1.5, "status": "ran", "reason": None,
+           "hardware": {"device": "cpu", "model": model.get(rank, desc.get("name", "cpu")),
+                        "compute_units": int(desc.get("threads", 1)), "driver": "none"},
+           "stack_digest": sd, "stack": stack, "runs": [],
+           "outputs": "present" if st else "absent"}
+    if rank in cannot:
+        doc.update(status="could_not_run", reason=cannot[rank], runs=[])
+        del doc["hardware"]
+    st_bytes = st[0] if st else None
+    for rep in range(1, a.repeats + 1 if rank not in cannot else 1):
+        cases = copy.deepcopy(base_cases)
+        for c in cases:
+            for case, n in split:
+                if c["id"] == case and rank < n and c["output_digest"]:
+                    c["output_digest"] = hashlib.sha256(b"split%d" % rank).hexdigest()
+            if c["id"] in nondet.get(rank, ()):
+                c["deterministic"] = False
+                c["output_digest"] = hashlib.sha256(b"nondet%d" % rep).hexdigest()
+            for case, which in flips.get(rank, []):
+                if c["id"] != case or (which and which != rep):
+                    continue
+                if st:
+                    flipped, c["output_digest"] = flip_bit(st[0], st[1], st[2], case)
+                    st_bytes = flipped
+                else:
+                    c["output_digest"] = hashlib.sha256(b"flip" + c["id"].encode()).hexdigest()
+        tflops = 1.0 + 0.002 * ((rank * 7) % 5 - 2)
+        doc["runs"].append({"repeat": rep, "hot_seconds": 0, "cases": cases,
+                            "bench": [{"id": "gemm.f32.1024", "unit": "TFLOP/s",
+                                       "median": round(tflops * slow.get(rank, 1.0), 6),
+                                       "spread": 0.01}]})
+    with open(os.path.join(a.outdir, "nodes", "%s.r%d.json" % (name, rank)), "w") as f:
+        json.dump(doc, f)
+    if st and rank not in cannot:
+        with open(os.path.join(a.outdir, "outputs", "%s.r%d.safetensors" % (name, rank)), "wb") as f:
+            f.write(st_bytes)
 
 
 if __name__ == "__main__":
