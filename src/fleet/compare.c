@@ -335,18 +335,14 @@ static int open_outputs(const char *dir, const json_t *node, struct gv_st_file *
     snprintf(what, sizeof what, "%s/outputs/%s", dir, name);
     int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int od = top < 0 ? -1 : openat(top, "outputs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    int fd = od < 0 ? -1 : openat(od, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    int e = errno;
     if (top >= 0)
         close(top);
-    if (od >= 0)
-        close(od);
-    if (fd < 0)
-        return gv_err_set(err, GV_E_IO, "%s: %s", what, strerror(e));
+    if (od < 0)
+        return gv_err_set(err, GV_E_IO, "%s/outputs: %s", dir, strerror(errno));
     char *data;
     size_t len;
-    int rc = gv_read_fd(fd, what, OUTPUTS_MAX, &data, &len, err);
-    close(fd);
+    int rc = gv_fleet_read_at(od, name, 1, what, OUTPUTS_MAX, &data, &len, err);
+    close(od);
     if (rc)
         return rc;
     return gv_safetensors_parse((uint8_t *)data, len, what, st, err);

@@ -19,6 +19,11 @@
 /* 1..max bytes, no control character. */
 int gv_fleet_text_ok(const char *s, size_t max);
 
+/* Reads the regular file name relative to dfd (AT_FDCWD: a path), at most max
+ * bytes, a link not followed when nofollow; what names it in messages. */
+int gv_fleet_read_at(int dfd, const char *name, int nofollow, const char *what, size_t max,
+                     char **data, size_t *len, struct gv_err *err);
+
 /* An open-addressing map from borrowed strings to ints. */
 struct gv_fmap {
     const char **keys;

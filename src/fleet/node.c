@@ -264,18 +264,27 @@ static int node_parse(char *data, size_t len, const char *what, json_t **node, s
     return GV_OK;
 }
 
+int gv_fleet_read_at(int dfd, const char *name, int nofollow, const char *what, size_t max,
+                     char **data, size_t *len, struct gv_err *err)
+{
+    *data = NULL;
+    int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+    if (fd < 0)
+        return gv_err_set(err, GV_E_IO, "%s: %s", what,
+                          errno == ELOOP && nofollow ? "a symbolic link (not followed)"
+                                                     : strerror(errno));
+    int rc = gv_read_fd(fd, what, max, data, len, err);
+    close(fd);
+    return rc;
+}
+
 int gv_fleet_node_read(const char *path, json_t **node, struct gv_err *err)
 {
-    *node = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return gv_err_set(err, GV_E_IO, "%s: %s", path, strerror(errno));
     char *data;
     size_t len;
-    int rc = gv_read_fd(fd, path, GV_FLEET_NODE_MAX_BYTES, &data, &len, err);
-    close(fd);
-    if (rc)
-        return rc;
+    *node = NULL;
+    if (gv_fleet_read_at(AT_FDCWD, path, 0, path, GV_FLEET_NODE_MAX_BYTES, &data, &len, err))
+        return err->code;
     return node_parse(data, len, path, node, err);
 }
 
@@ -367,15 +376,10 @@ static int read_dir_entry(int dfd, const char *name, const char *dirpath, json_t
     if (!split_name(name, node, &rank))
         return gv_err_set(err, GV_E_FORMAT, "%s: not named NODE.rRANK.json (NODE: [A-Za-z0-9._-])",
                           what);
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return gv_err_set(err, GV_E_IO, "%s: %s", what,
-                          errno == ELOOP ? "a symbolic link (not followed)" : strerror(errno));
     char *data;
     size_t len;
-    int rc = gv_read_fd(fd, what, GV_FLEET_NODE_MAX_BYTES, &data, &len, err);
-    close(fd);
-    if (rc || node_parse(data, len, what, doc, err))
+    if (gv_fleet_read_at(dfd, name, 1, what, GV_FLEET_NODE_MAX_BYTES, &data, &len, err) ||
+        node_parse(data, len, what, doc, err))
         return err->code;
     if (strcmp(json_string_value(json_object_get(*doc, "node")), node) != 0 ||
         json_integer_value(json_object_get(*doc, "rank")) != rank) {
