@@ -313,6 +313,7 @@ static int split_name(const char *name, char node[GV_FLEET_NODE_NAME_MAX + 1], l
 struct loaded {
     json_t *arr;
     json_t *stacks; /* stack digest -> the first stack seen with it (shared) */
+    json_t *probes; /* probe digest -> the first probe seen with it (shared when equal) */
     json_t *cases;  /* "ID\x1fDIGEST" -> the first case result seen with them (shared) */
 };
 
@@ -329,6 +330,24 @@ static void share_stack(struct loaded *l, json_t *node)
         json_object_set(node, "stack", seen);
     else
         json_object_set(l->stacks, sd, stack);
+}
+
+/* The same for each run's probe fingerprint, by its digest when equal. */
+static void share_probes(struct loaded *l, json_t *node)
+{
+    size_t r;
+    json_t *run;
+    json_array_foreach(json_object_get(node, "runs"), r, run) {
+        const char *pd = json_string_value(json_object_get(run, "probe_digest"));
+        json_t *probe = json_object_get(run, "probe");
+        if (!pd || !probe)
+            continue;
+        json_t *seen = json_object_get(l->probes, pd);
+        if (!seen)
+            json_object_set(l->probes, pd, probe);
+        else if (seen != probe && json_equal(seen, probe))
+            json_object_set(run, "probe", seen);
+    }
 }
 
 /* Nodes alike have equal case results (equal outputs give equal metrics):
@@ -357,6 +376,7 @@ static void share_cases(struct loaded *l, json_t *node)
 static int add_node(struct loaded *l, json_t *node, const char *what, struct gv_err *err)
 {
     share_stack(l, node);
+    share_probes(l, node);
     share_cases(l, node);
     if (json_array_append_new(l->arr, node))
         return gv_err_set(err, GV_E_NOMEM, "%s: out of memory", what);
@@ -591,9 +611,9 @@ int gv_fleet_load(const char *const *paths, size_t n, json_t **nodes, char *dir,
     *nodes = NULL;
     if (dir && dirsz)
         dir[0] = 0;
-    struct loaded l = {json_array(), json_object(), json_object()};
+    struct loaded l = {json_array(), json_object(), json_object(), json_object()};
     int rc = GV_OK;
-    if (!l.arr || !l.stacks || !l.cases)
+    if (!l.arr || !l.stacks || !l.probes || !l.cases)
         rc = gv_err_set(err, GV_E_NOMEM, "out of memory");
     else if (n == 1 && gv_is_dir(paths[0])) {
         rc = load_dir(paths[0], &l, err);
@@ -606,6 +626,7 @@ int gv_fleet_load(const char *const *paths, size_t n, json_t **nodes, char *dir,
     if (!rc)
         rc = order(l.arr, err);
     json_decref(l.stacks);
+    json_decref(l.probes);
     json_decref(l.cases);
     if (rc) {
         json_decref(l.arr);
