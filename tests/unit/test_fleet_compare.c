@@ -6,12 +6,14 @@
  * test expects is written here, not derived from the code. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/json.h"
 #include "fleet/fleet.h"
+#include "store/safetensors.h"
 #include "t.h"
 
 #define CASES 3
@@ -446,6 +448,63 @@ static void test_load(void)
     T_EQ_INT(system(cmd), 0);
 }
 
+/* ---- saved outputs: elements and bits that differ ---- */
+
+static void write_outputs(const char *dir, const char *node, int rank, const float *v, size_t n)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/outputs/%s.r%d.safetensors", dir, node, rank);
+    struct gv_st_tensor t = {.name = "gemm.f32.a", .dtype = GV_F32, .ndim = 1,
+                             .dims = {(long long)n}, .data = v, .nbytes = n * sizeof *v};
+    struct gv_err err = {0};
+    T_EQ_INT(gv_safetensors_write(path, &t, 1, NULL, &err), GV_OK);
+}
+
+static const json_t *first_case(const json_t *f, const char *node)
+{
+    return json_array_get(json_object_get(json_object_get(odd_of(f, node), "evidence"), "cases"), 0);
+}
+
+static void test_outputs(void)
+{
+    char dir[] = "/tmp/gv-fleet-out-XXXXXX", sub[600];
+    T_CHECK(mkdtemp(dir) != NULL);
+    snprintf(sub, sizeof sub, "%s/outputs", dir);
+    mkdir(sub, 0700);
+    struct spec s[4];
+    char names[4][16];
+    alike(s, 4, names);
+    s[2].digest[0][0] = 'f';
+    json_t *nodes = nodes_of(s, 4), *f = NULL;
+    for (int i = 0; i < 4; i++)
+        json_object_set_new(json_array_get(nodes, (size_t)i), "outputs", json_string("present"));
+    float good[6] = {1, 2, 3, 4, 5, 6}, bad[6] = {1, 2, 3, 4, 5, 6};
+    uint32_t u;
+    memcpy(&u, &bad[1], 4), u ^= 1u, memcpy(&bad[1], &u, 4);           /* one bit */
+    memcpy(&u, &bad[4], 4), u ^= 0x80000003u, memcpy(&bad[4], &u, 4);  /* three bits */
+    for (int i = 0; i < 4; i++)
+        write_outputs(dir, names[i], i, i == 2 ? bad : good, 6);
+    struct gv_err err = {0};
+    T_EQ_INT(gv_fleet_compare(nodes, dir, &f, &err), GV_OK);
+    const json_t *c = first_case(f, "gpu-a002");
+    T_EQ_INT(json_integer_value(json_object_get(c, "elements_differing")), 2);
+    T_EQ_INT(json_integer_value(json_object_get(c, "max_bits")), 3);
+    json_decref(f);
+    /* the odd node's outputs a link: not followed, said instead */
+    snprintf(sub, sizeof sub, "%s/outputs/gpu-a002.r2.safetensors", dir);
+    unlink(sub);
+    T_EQ_INT(symlink("/etc/passwd", sub), 0);
+    T_EQ_INT(gv_fleet_compare(nodes, dir, &f, &err), GV_OK);
+    c = first_case(f, "gpu-a002");
+    T_CHECK(json_object_get(c, "elements_differing") == NULL);
+    T_CHECK(strstr(json_string_value(json_object_get(c, "outputs_note")), "symbolic link") != NULL);
+    json_decref(f);
+    json_decref(nodes);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    T_EQ_INT(system(cmd), 0);
+}
+
 /* ---- the reference and the judge ---- */
 
 static const char *judge(const json_t *ref, const struct spec *s, json_t **v)
@@ -528,6 +587,7 @@ int main(void)
     T_RUN(test_missing_cannot);
     T_RUN(test_slow);
     T_RUN(test_load);
+    T_RUN(test_outputs);
     T_RUN(test_judge);
     return t_done();
 }
