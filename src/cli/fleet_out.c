@@ -85,12 +85,12 @@ static void print_verdict(const json_t *doc)
     long long miss = json_integer_value(json_object_get(s, "missing"));
     long long nodes = json_integer_value(json_object_get(doc, "ranks_expected"));
     if (!odd && !miss) {
-        printf("%sno odd node of %lld%s: every node agrees with its group\n", cli_green(),
-               nodes, cli_reset());
+        printf("%sno odd node of %lld%s: every node agrees with its group\n", cli_green(), nodes,
+               cli_reset());
         return;
     }
-    printf("%s%lld odd node%s of %lld%s", cli_red(), odd + miss, odd + miss == 1 ? "" : "s",
-           nodes, cli_reset());
+    printf("%s%lld odd node%s of %lld%s", cli_red(), odd + miss, odd + miss == 1 ? "" : "s", nodes,
+           cli_reset());
     long long shown = 0;
     size_t gi, i;
     const json_t *g, *o;
@@ -145,8 +145,10 @@ static void print_odd(const json_t *o)
     printf("\n");
     if (sget(ev, "reason"))
         printf("      %s\n", sget(ev, "reason"));
-    json_array_foreach(json_object_get(ev, "diff"), i, v) printf("      %s\n", json_string_value(v));
-    json_array_foreach(json_object_get(ev, "cases"), i, v) print_case(v);
+    json_array_foreach(json_object_get(ev, "diff"), i, v)
+        printf("      %s\n", json_string_value(v));
+    json_array_foreach(json_object_get(ev, "cases"), i, v)
+        print_case(v);
     json_array_foreach(json_object_get(ev, "bench"), i, v)
         printf("      %s: %.4g %s, group median %.4g (%lld nodes), limit %.4g\n", sget(v, "id"),
                json_number_value(json_object_get(v, "value")), sget(v, "unit"),
@@ -171,10 +173,12 @@ static void print_group(const json_t *g)
     printf("\n");
     size_t i;
     const json_t *v;
-    json_array_foreach(json_object_get(g, "odd"), i, v) print_odd(v);
+    json_array_foreach(json_object_get(g, "odd"), i, v)
+        print_odd(v);
     json_array_foreach(json_object_get(g, "split"), i, v)
         printf("  %ssplit%s %s: %lld digests among %lld nodes, the largest on %lld: no majority,"
-               " no node named\n", cli_yellow(), cli_reset(), sget(v, "id"),
+               " no node named\n",
+               cli_yellow(), cli_reset(), sget(v, "id"),
                (long long)json_integer_value(json_object_get(v, "digests")),
                (long long)json_integer_value(json_object_get(v, "voters")),
                (long long)json_integer_value(json_object_get(v, "largest")));
@@ -185,12 +189,15 @@ static void print_fleet(const json_t *doc)
     print_verdict(doc);
     size_t i;
     const json_t *g;
-    json_array_foreach(json_object_get(doc, "groups"), i, g) print_group(g);
+    json_array_foreach(json_object_get(doc, "groups"), i, g)
+        print_group(g);
     const json_t *miss = json_object_get(doc, "missing");
-    long long nmiss = json_integer_value(json_object_get(json_object_get(doc, "summary"), "missing"));
+    long long nmiss =
+        json_integer_value(json_object_get(json_object_get(doc, "summary"), "missing"));
     if (nmiss) {
         printf("\n%smissing%s (no document):", cli_red(), cli_reset());
-        json_array_foreach(miss, i, g) printf(" %s%lld", i ? "" : "rank ", (long long)json_integer_value(g));
+        json_array_foreach(miss, i, g)
+            printf(" %s%lld", i ? "" : "rank ", (long long)json_integer_value(g));
         if ((size_t)nmiss > json_array_size(miss))
             printf(" … (%lld in all)", nmiss);
         printf("\n");

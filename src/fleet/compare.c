@@ -3,8 +3,8 @@
  * majority output digest among the nodes on that stack where the case was
  * run-to-run identical; every other node named with its class and evidence.
  * Hash maps throughout: linear in the nodes and cases. */
-#include <fcntl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +18,9 @@
 #include "num/types.h"
 #include "store/safetensors.h"
 
-#define SLOW_MIN_NODES 5      /* fewer figures than this: no spread to judge by */
-#define SLOW_Z 3.5            /* modified z-score (Iglewicz and Hoaglin) */
-#define SLOW_FLOOR 0.10       /* and at least 10% off the median */
+#define SLOW_MIN_NODES 5 /* fewer figures than this: no spread to judge by */
+#define SLOW_Z 3.5       /* modified z-score (Iglewicz and Hoaglin) */
+#define SLOW_FLOOR 0.10  /* and at least 10% off the median */
 #define OUTPUTS_MAX ((size_t)512 << 20)
 
 struct vote {
@@ -109,7 +109,9 @@ static const json_t *case_in_run(const json_t *run, size_t ci, const char *id)
     if (c && !strcmp(sget(c, "id"), id))
         return c;
     size_t i;
-    json_array_foreach(cases, i, c) if (!strcmp(sget(c, "id"), id)) return c;
+    json_array_foreach(cases, i, c)
+        if (!strcmp(sget(c, "id"), id))
+            return c;
     return NULL;
 }
 
@@ -260,11 +262,14 @@ static int tally(struct fleet *f, struct group *g, struct gv_err *err)
             continue;
         size_t bi;
         const json_t *b;
-        json_array_foreach(node_bench(node), bi, b) if (add_bench(g, b)) return gv_err_set(
-            err, GV_E_NOMEM, "out of memory");
+        json_array_foreach(node_bench(node), bi, b) {
+            if (add_bench(g, b))
+                return gv_err_set(err, GV_E_NOMEM, "out of memory");
+        }
         if (!on_stack(g, node))
             continue;
-        const json_t *cases = json_object_get(json_array_get(json_object_get(node, "runs"), 0), "cases");
+        const json_t *runs = json_object_get(node, "runs");
+        const json_t *cases = json_object_get(json_array_get(runs, 0), "cases");
         for (size_t ci = 0; ci < json_array_size(cases); ci++) {
             struct ncase nc;
             node_case(node, ci, &nc);
@@ -352,7 +357,8 @@ static void count_bits(const struct gv_st_tensor *a, const struct gv_st_tensor *
 {
     size_t es = gv_dtype_size(a->dtype);
     if (a->dtype != b->dtype || a->nbytes != b->nbytes || es == 0) {
-        json_object_set_new(ev, "outputs_note", json_string("the saved tensors differ in type or shape"));
+        json_object_set_new(ev, "outputs_note",
+                            json_string("the saved tensors differ in type or shape"));
         return;
     }
     const unsigned char *x = a->data, *y = b->data;
@@ -405,9 +411,9 @@ static void outputs_evidence(struct fleet *f, struct outs *o, int node, int ref,
     if (ta && tb)
         count_bits(ta, tb, ev);
     else
-        json_object_set_new(ev, "outputs_note",
-                            json_string(o->a_ok && o->b_ok ? "the case's output was not saved"
-                                                       : o->why));
+        json_object_set_new(
+            ev, "outputs_note",
+            json_string(o->a_ok && o->b_ok ? "the case's output was not saved" : o->why));
 }
 
 static void outs_free(struct outs *o)
@@ -511,7 +517,8 @@ static json_t *slow(struct group *g, const json_t *node)
         json_object_set_new(e, "value", json_real(x));
         json_object_set_new(e, "group_median", json_real(s->median));
         json_object_set_new(e, "group_mad", json_real(s->mad));
-        json_object_set_new(e, "limit", json_real(higher_better ? s->median - limit : s->median + limit));
+        json_object_set_new(e, "limit",
+                            json_real(higher_better ? s->median - limit : s->median + limit));
         json_object_set_new(e, "nodes", json_integer((json_int_t)s->n));
         json_array_append_new(out, e);
     }
@@ -564,13 +571,15 @@ static json_t *classify(struct fleet *f, struct group *g, size_t idx, struct out
     }
     json_t *odd = json_object();
     json_object_set_new(odd, "node", json_string(sget(node, "node")));
-    json_object_set_new(odd, "rank", json_integer(json_integer_value(json_object_get(node, "rank"))));
+    json_object_set_new(odd, "rank",
+                        json_integer(json_integer_value(json_object_get(node, "rank"))));
     json_object_set(odd, "class", json_array_get(classes, 0));
     json_object_set_new(odd, "classes", classes);
     json_object_set_new(odd, "evidence", ev);
     size_t i;
     json_t *c;
-    json_array_foreach(classes, i, c) count(f, json_string_value(c));
+    json_array_foreach(classes, i, c)
+        count(f, json_string_value(c));
     count(f, "odd");
     return odd;
 }
@@ -642,9 +651,10 @@ static int group_json(struct fleet *f, struct group *g, json_t *groups, struct g
     json_object_set_new(gj, "odd", odd);
     cases_json(g, gj);
     json_t *split = json_object_get(gj, "split");
-    json_object_set_new(f->summary, "split_cases",
-                        json_integer(json_integer_value(json_object_get(f->summary, "split_cases")) +
-                                     (json_int_t)json_array_size(split)));
+    json_object_set_new(
+        f->summary, "split_cases",
+        json_integer(json_integer_value(json_object_get(f->summary, "split_cases")) +
+                     (json_int_t)json_array_size(split)));
     json_array_append_new(groups, gj);
     return GV_OK;
 }
@@ -674,7 +684,8 @@ static void missing(struct fleet *f, json_t *doc)
     long long n = 0;
     size_t k = 0, nn = json_array_size(f->nodes);
     for (json_int_t r = 0; r < size; r++) {
-        while (k < nn && json_integer_value(json_object_get(json_array_get(f->nodes, k), "rank")) < r)
+        while (k < nn &&
+               json_integer_value(json_object_get(json_array_get(f->nodes, k), "rank")) < r)
             k++;
         if (k < nn && json_integer_value(json_object_get(json_array_get(f->nodes, k), "rank")) == r)
             continue;
@@ -689,8 +700,8 @@ static void missing(struct fleet *f, json_t *doc)
 static json_t *summary_new(void)
 {
     json_t *s = json_object();
-    static const char *const keys[] = {"odd", "could_not_run", "stack_drift", "numerics_outlier",
-                                       "slow", "missing", "split_cases"};
+    static const char *const keys[] = {"odd",  "could_not_run", "stack_drift", "numerics_outlier",
+                                       "slow", "missing",       "split_cases"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         json_object_set_new(s, keys[i], json_integer(0));
     return s;

@@ -92,7 +92,8 @@ static int opt_text(const json_t *o, const char *key, size_t max, const char *wh
     const json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v))
         return GV_OK;
-    if (!json_is_string(v) || (json_string_length(v) && !gv_fleet_text_ok(json_string_value(v), max)))
+    if (!json_is_string(v) ||
+        (json_string_length(v) && !gv_fleet_text_ok(json_string_value(v), max)))
         return bad(err, what, key, "is not a short line of text");
     return GV_OK;
 }
@@ -173,8 +174,14 @@ static int check_run(const json_t *r, const char *what, struct gv_err *err)
         return bad(err, what, "runs[].bench", "not an array or too long");
     size_t i;
     const json_t *v;
-    json_array_foreach(cases, i, v) if (check_case(v, what, err)) return err->code;
-    json_array_foreach(bench, i, v) if (check_bench(v, what, err)) return err->code;
+    json_array_foreach(cases, i, v) {
+        if (check_case(v, what, err))
+            return err->code;
+    }
+    json_array_foreach(bench, i, v) {
+        if (check_bench(v, what, err))
+            return err->code;
+    }
     const json_t *pd = json_object_get(r, "probe_digest");
     if (pd && !json_is_null(pd) && !is_digest(json_string_value(pd)))
         return bad(err, what, "runs[].probe_digest", "is not \"sha256:\" and 64 hex digits");
@@ -235,11 +242,14 @@ int gv_fleet_node_check(const json_t *node, const char *what, struct gv_err *err
         return bad(err, what, "runs", "missing, empty or longer than 1000");
     size_t i;
     const json_t *r;
-    json_array_foreach(runs, i, r) if (check_run(r, what, err)) return err->code;
+    json_array_foreach(runs, i, r) {
+        if (check_run(r, what, err))
+            return err->code;
+    }
     const json_t *outs = json_object_get(node, "outputs");
     if (outs && !json_is_null(outs) &&
-        !(json_is_string(outs) &&
-          (!strcmp(json_string_value(outs), "present") || !strcmp(json_string_value(outs), "absent"))))
+        !(json_is_string(outs) && (!strcmp(json_string_value(outs), "present") ||
+                                   !strcmp(json_string_value(outs), "absent"))))
         return bad(err, what, "outputs", "is neither \"present\" nor \"absent\"");
     return GV_OK;
 }
@@ -252,8 +262,8 @@ static int node_parse(char *data, size_t len, const char *what, json_t **node, s
     int rc = gv_json_parse(data, len, what, node, &je, err);
     free(data);
     if (rc == GV_E_FORMAT)
-        return gv_err_set(err, GV_E_FORMAT, "%s: line %d column %d: %s", what, je.line,
-                          je.column, je.text);
+        return gv_err_set(err, GV_E_FORMAT, "%s: line %d column %d: %s", what, je.line, je.column,
+                          je.text);
     if (rc)
         return rc;
     if (gv_fleet_node_check(*node, what, err)) {
@@ -405,8 +415,8 @@ static int read_dir_entry(int dfd, const char *name, const char *dirpath, json_t
         json_integer_value(json_object_get(*doc, "rank")) != rank) {
         json_decref(*doc);
         *doc = NULL;
-        return gv_err_set(err, GV_E_FORMAT, "%s: its \"node\" and \"rank\" are not those of its name",
-                          what);
+        return gv_err_set(err, GV_E_FORMAT,
+                          "%s: its \"node\" and \"rank\" are not those of its name", what);
     }
     return GV_OK;
 }
@@ -544,8 +554,8 @@ static int load_dir(const char *dirpath, struct loaded *l, struct gv_err *err)
     size_t n = 0;
     int rc = list_dir(dfd, dirpath, &names, &n, err);
     if (!rc) {
-        struct loader ld = {.l = l, .dfd = dfd, .dirpath = dirpath,
-                            .names = (const char *const *)names, .n = n};
+        struct loader ld = {
+            .l = l, .dfd = dfd, .dirpath = dirpath, .names = (const char *const *)names, .n = n};
         rc = load_all(&ld, err);
     }
     free_names(names, n);
@@ -585,18 +595,21 @@ static int order(json_t *arr, struct gv_err *err)
         const char *node = json_string_value(json_object_get(v[i], "node"));
         json_int_t rank = json_integer_value(json_object_get(v[i], "rank"));
         if (json_integer_value(json_object_get(v[i], "size")) != size)
-            rc = gv_err_set(err, GV_E_FORMAT, "%s (rank %lld): size %lld, others %lld: "
-                            "documents of different runs", node, (long long)rank,
+            rc = gv_err_set(err, GV_E_FORMAT,
+                            "%s (rank %lld): size %lld, others %lld: "
+                            "documents of different runs",
+                            node, (long long)rank,
                             (long long)json_integer_value(json_object_get(v[i], "size")),
                             (long long)size);
         else if (strcmp(job_of(v[i]), job_of(v[0])) != 0)
-            rc = gv_err_set(err, GV_E_FORMAT, "%s (rank %lld): job \"%s\", others \"%s\": "
-                            "documents of different runs", node, (long long)rank, job_of(v[i]),
-                            job_of(v[0]));
+            rc = gv_err_set(err, GV_E_FORMAT,
+                            "%s (rank %lld): job \"%s\", others \"%s\": "
+                            "documents of different runs",
+                            node, (long long)rank, job_of(v[i]), job_of(v[0]));
         else if (i > 0 && json_integer_value(json_object_get(v[i - 1], "rank")) == rank)
-            rc = gv_err_set(err, GV_E_FORMAT, "rank %lld appears twice (%s and %s)",
-                            (long long)rank,
-                            json_string_value(json_object_get(v[i - 1], "node")), node);
+            rc =
+                gv_err_set(err, GV_E_FORMAT, "rank %lld appears twice (%s and %s)", (long long)rank,
+                           json_string_value(json_object_get(v[i - 1], "node")), node);
     }
     json_array_clear(arr);
     for (size_t i = 0; i < n; i++)

@@ -34,8 +34,7 @@ static json_t *ref_cases(const json_t *group)
     return cases;
 }
 
-int gv_fleet_reference(const json_t *fleet, const json_t *nodes, json_t **ref,
-                       struct gv_err *err)
+int gv_fleet_reference(const json_t *fleet, const json_t *nodes, json_t **ref, struct gv_err *err)
 {
     *ref = NULL;
     if (gv_json_check_schema(fleet, GV_FLEET_SCHEMA, GV_FLEET_SCHEMA_VERSION, "fleet document",
@@ -76,8 +75,8 @@ int gv_fleet_reference(const json_t *fleet, const json_t *nodes, json_t **ref,
 
 static int ref_check(const json_t *ref, struct gv_err *err)
 {
-    if (gv_json_check_schema(ref, GV_FLEET_REFERENCE_SCHEMA, GV_FLEET_SCHEMA_VERSION,
-                             "reference", err))
+    if (gv_json_check_schema(ref, GV_FLEET_REFERENCE_SCHEMA, GV_FLEET_SCHEMA_VERSION, "reference",
+                             err))
         return err->code;
     const json_t *groups = json_object_get(ref, "groups");
     if (!json_is_array(groups))
@@ -89,19 +88,25 @@ static int ref_check(const json_t *ref, struct gv_err *err)
         if (!json_is_string(json_object_get(k, "model")) ||
             !json_is_integer(json_object_get(k, "compute_units")) ||
             !json_is_string(json_object_get(k, "driver")))
-            return gv_err_set(err, GV_E_FORMAT, "reference: groups[%zu].key: model, "
-                              "compute_units or driver missing or of the wrong type", i);
+            return gv_err_set(err, GV_E_FORMAT,
+                              "reference: groups[%zu].key: model, "
+                              "compute_units or driver missing or of the wrong type",
+                              i);
         if (!json_is_string(json_object_get(g, "stack_digest")) ||
             !json_is_object(json_object_get(g, "stack")) ||
             !json_is_object(json_object_get(g, "cases")))
-            return gv_err_set(err, GV_E_FORMAT, "reference: groups[%zu]: stack_digest, stack "
-                              "or cases missing or of the wrong type", i);
+            return gv_err_set(err, GV_E_FORMAT,
+                              "reference: groups[%zu]: stack_digest, stack "
+                              "or cases missing or of the wrong type",
+                              i);
         const char *id;
         const json_t *c;
         json_object_foreach((json_t *)json_object_get(g, "cases"), id, c) {
             if (!json_is_string(json_object_get(c, "digest")))
-                return gv_err_set(err, GV_E_FORMAT, "reference: groups[%zu].cases: a case "
-                                  "without a digest", i);
+                return gv_err_set(err, GV_E_FORMAT,
+                                  "reference: groups[%zu].cases: a case "
+                                  "without a digest",
+                                  i);
         }
     }
     return GV_OK;
@@ -190,13 +195,14 @@ static json_t *numerics(const json_t *g, const json_t *node)
     size_t r, i;
     const json_t *run, *c;
     json_array_foreach(json_object_get(node, "runs"), r, run)
-        json_array_foreach(json_object_get(run, "cases"), i, c) judge_case(rc, c, cases, &t);
+        json_array_foreach(json_object_get(run, "cases"), i, c)
+            judge_case(rc, c, cases, &t);
     char reason[512];
     if (!json_array_size(cases)) {
         json_decref(cases);
         if (!t.compared)
-            return verdict_new("cannot_assess", "no deterministic case in common with the reference",
-                               NULL);
+            return verdict_new("cannot_assess",
+                               "no deterministic case in common with the reference", NULL);
         snprintf(reason, sizeof reason, "%d case results match the reference of %lld nodes",
                  t.compared, (long long)json_integer_value(json_object_get(g, "nodes")));
         return verdict_new("keep", reason, NULL);
@@ -206,8 +212,10 @@ static json_t *numerics(const json_t *g, const json_t *node)
     json_object_set_new(f, "cases", cases);
     json_array_append_new(findings, f);
     if (t.differ)
-        snprintf(reason, sizeof reason, "numerics outlier on the reference stack: %s and %d "
-                 "other results differ from the reference", t.first, t.differ + t.failed - 1);
+        snprintf(reason, sizeof reason,
+                 "numerics outlier on the reference stack: %s and %d "
+                 "other results differ from the reference",
+                 t.first, t.differ + t.failed - 1);
     else
         snprintf(reason, sizeof reason, "fails against fp64: %s and %d other results", t.first,
                  t.failed - 1);
@@ -231,7 +239,8 @@ int gv_fleet_judge(const json_t *ref, const json_t *node, json_t **verdict, stru
     if (!g) {
         const json_t *hw = json_object_get(node, "hardware");
         snprintf(reason, sizeof reason, "no reference for %.80s (%lld compute units, driver %.40s)",
-                 sget(hw, "model"), (long long)json_integer_value(json_object_get(hw, "compute_units")),
+                 sget(hw, "model"),
+                 (long long)json_integer_value(json_object_get(hw, "compute_units")),
                  sget(hw, "driver"));
         *verdict = verdict_new("cannot_assess", reason, NULL);
         return GV_OK;

@@ -96,8 +96,11 @@ static const char **keys_of(const json_t *a, const json_t *b, size_t *n)
         return NULL;
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)a, key, v) keys[k++] = key;
-    json_object_foreach((json_t *)b, key, v) if (!json_object_get(a, key)) keys[k++] = key;
+    json_object_foreach((json_t *)a, key, v)
+        keys[k++] = key;
+    json_object_foreach((json_t *)b, key, v)
+        if (!json_object_get(a, key))
+            keys[k++] = key;
     qsort(keys, k, sizeof *keys, cmp_str);
     *n = k;
     return keys;

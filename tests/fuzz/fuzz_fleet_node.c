@@ -23,8 +23,8 @@ static json_t *rank_copy(const json_t *doc, int rank)
     json_object_set_new(c, "rank", json_integer(rank));
     json_object_set_new(c, "size", json_integer(3));
     if (rank == 1) {
-        json_t *c0 = json_array_get(json_object_get(json_array_get(json_object_get(c, "runs"), 0),
-                                                    "cases"), 0);
+        json_t *c0 = json_array_get(
+            json_object_get(json_array_get(json_object_get(c, "runs"), 0), "cases"), 0);
         if (json_is_string(json_object_get(c0, "output_digest")))
             json_object_set_new(c0, "output_digest",
                                 json_string("00000000000000000000000000000000"

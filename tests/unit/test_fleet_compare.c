@@ -6,8 +6,8 @@
  * test expects is written here, not derived from the code. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,7 +129,8 @@ static const json_t *odd_of(const json_t *f, const char *name)
     const json_t *g, *o;
     json_array_foreach(json_object_get(f, "groups"), gi, g)
         json_array_foreach(json_object_get(g, "odd"), i, o)
-            if (!strcmp(json_string_value(json_object_get(o, "node")), name)) return o;
+            if (!strcmp(json_string_value(json_object_get(o, "node")), name))
+                return o;
     return NULL;
 }
 
@@ -197,9 +198,9 @@ static void test_check(void)
     json_object_set_new(n, "node", json_string("../etc"));
     expect_invalid(n, "node");
     n = node_doc(&s);
-    json_object_set_new(json_array_get(json_object_get(json_array_get(json_object_get(n, "runs"), 0),
-                                                       "cases"), 0),
-                        "output_digest", json_string("zz"));
+    json_object_set_new(
+        json_array_get(json_object_get(json_array_get(json_object_get(n, "runs"), 0), "cases"), 0),
+        "output_digest", json_string("zz"));
     expect_invalid(n, "output_digest");
     n = node_doc(&s);
     json_object_set_new(n, "status", json_string("fine"));
@@ -241,7 +242,8 @@ static void test_drift(void)
     T_EQ_INT(summary(f, "stack_drift"), 1);
     T_EQ_INT(summary(f, "numerics_outlier"), 0);
     T_EQ_STR(cls(f, "gpu-a002"), "stack_drift");
-    const json_t *diff = json_object_get(json_object_get(odd_of(f, "gpu-a002"), "evidence"), "diff");
+    const json_t *diff =
+        json_object_get(json_object_get(odd_of(f, "gpu-a002"), "evidence"), "diff");
     T_EQ_INT(json_array_size(diff), 1);
     T_EQ_STR(json_string_value(json_array_get(diff, 0)),
              "libraries.libhipblaslt.so.0: 0.10.0 → 0.12.0");
@@ -294,8 +296,8 @@ static void test_split(void)
     json_t *f = compare(s, 4);
     T_EQ_INT(summary(f, "odd"), 0);
     T_EQ_INT(summary(f, "split_cases"), 1);
-    const json_t *sp = json_array_get(json_object_get(json_array_get(json_object_get(f, "groups"), 0),
-                                                      "split"), 0);
+    const json_t *sp = json_array_get(
+        json_object_get(json_array_get(json_object_get(f, "groups"), 0), "split"), 0);
     T_EQ_STR(json_string_value(json_object_get(sp, "id")), "gemm.f32.a");
     T_EQ_INT(json_integer_value(json_object_get(sp, "digests")), 2);
     T_EQ_INT(json_integer_value(json_object_get(sp, "largest")), 2);
@@ -454,15 +456,20 @@ static void write_outputs(const char *dir, const char *node, int rank, const flo
 {
     char path[600];
     snprintf(path, sizeof path, "%s/outputs/%s.r%d.safetensors", dir, node, rank);
-    struct gv_st_tensor t = {.name = "gemm.f32.a", .dtype = GV_F32, .ndim = 1,
-                             .dims = {(long long)n}, .data = v, .nbytes = n * sizeof *v};
+    struct gv_st_tensor t = {.name = "gemm.f32.a",
+                             .dtype = GV_F32,
+                             .ndim = 1,
+                             .dims = {(long long)n},
+                             .data = v,
+                             .nbytes = n * sizeof *v};
     struct gv_err err = {0};
     T_EQ_INT(gv_safetensors_write(path, &t, 1, NULL, &err), GV_OK);
 }
 
 static const json_t *first_case(const json_t *f, const char *node)
 {
-    return json_array_get(json_object_get(json_object_get(odd_of(f, node), "evidence"), "cases"), 0);
+    return json_array_get(json_object_get(json_object_get(odd_of(f, node), "evidence"), "cases"),
+                          0);
 }
 
 static void test_outputs(void)
@@ -480,8 +487,8 @@ static void test_outputs(void)
         json_object_set_new(json_array_get(nodes, (size_t)i), "outputs", json_string("present"));
     float good[6] = {1, 2, 3, 4, 5, 6}, bad[6] = {1, 2, 3, 4, 5, 6};
     uint32_t u;
-    memcpy(&u, &bad[1], 4), u ^= 1u, memcpy(&bad[1], &u, 4);           /* one bit */
-    memcpy(&u, &bad[4], 4), u ^= 0x80000003u, memcpy(&bad[4], &u, 4);  /* three bits */
+    memcpy(&u, &bad[1], 4), u ^= 1u, memcpy(&bad[1], &u, 4);          /* one bit */
+    memcpy(&u, &bad[4], 4), u ^= 0x80000003u, memcpy(&bad[4], &u, 4); /* three bits */
     for (int i = 0; i < 4; i++)
         write_outputs(dir, names[i], i, i == 2 ? bad : good, 6);
     struct gv_err err = {0};
@@ -532,8 +539,9 @@ static void test_judge(void)
     T_EQ_STR(json_string_value(json_object_get(ref, "schema")), GV_FLEET_REFERENCE_SCHEMA);
     const json_t *g = json_array_get(json_object_get(ref, "groups"), 0);
     T_EQ_INT(json_integer_value(json_object_get(g, "nodes")), 4);
-    T_EQ_STR(json_string_value(json_object_get(json_object_get(json_object_get(g, "cases"),
-                                                               "gemm.f32.a"), "digest")), dg('a'));
+    T_EQ_STR(json_string_value(json_object_get(
+                 json_object_get(json_object_get(g, "cases"), "gemm.f32.a"), "digest")),
+             dg('a'));
 
     struct spec one = {.name = "gpu-z1", .rank = 0, .size = 1};
     T_EQ_STR(judge(ref, &one, &v), "keep");
@@ -551,7 +559,8 @@ static void test_judge(void)
     one.digest[1][0] = 0;
     one.model = "H100";
     T_EQ_STR(judge(ref, &one, &v), "cannot_assess");
-    T_CHECK(strstr(json_string_value(json_object_get(v, "reason")), "no reference for H100") != NULL);
+    T_CHECK(strstr(json_string_value(json_object_get(v, "reason")), "no reference for H100") !=
+            NULL);
     json_decref(v);
     one.model = NULL;
     char longwhy[400];
@@ -563,7 +572,8 @@ static void test_judge(void)
     json_decref(v);
 
     /* a hostile reference: rejected with its field named */
-    json_object_set_new(json_array_get(json_object_get(ref, "groups"), 0), "cases", json_string("x"));
+    json_object_set_new(json_array_get(json_object_get(ref, "groups"), 0), "cases",
+                        json_string("x"));
     json_t *n = node_doc(&s[0]);
     T_EQ_INT(gv_fleet_judge(ref, n, &v, &err), GV_E_FORMAT);
     T_CHECK(strstr(err.msg, "cases") != NULL);
