@@ -160,13 +160,14 @@ static void print_odd(const json_t *o)
 static void print_group(const json_t *g)
 {
     const json_t *k = json_object_get(g, "key");
+    long long n = json_integer_value(json_object_get(g, "nodes"));
     if (sget(k, "model"))
-        printf("\n%s%s%s, %lld compute units, driver %s: %lld nodes", cli_bold(), sget(k, "model"),
+        printf("\n%s%s%s, %lld compute units, driver %s: ", cli_bold(), sget(k, "model"),
                cli_reset(), (long long)json_integer_value(json_object_get(k, "compute_units")),
-               sget(k, "driver"), (long long)json_integer_value(json_object_get(g, "nodes")));
+               sget(k, "driver"));
     else
-        printf("\n%shardware unknown%s (no document says): %lld nodes", cli_bold(), cli_reset(),
-               (long long)json_integer_value(json_object_get(g, "nodes")));
+        printf("\n%shardware unknown%s (no document says): ", cli_bold(), cli_reset());
+    printf("%lld node%s", n, n == 1 ? "" : "s");
     if (sget(g, "stack_digest"))
         printf(", stack %.19s… on %lld", sget(g, "stack_digest"),
                (long long)json_integer_value(json_object_get(g, "stack_nodes")));
