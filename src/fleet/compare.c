@@ -677,24 +677,30 @@ static void group_free(struct group *g)
 
 #define MISSING_LISTED 1000
 
-static void missing(struct fleet *f, json_t *doc)
+/* Ranks below size without a document, whatever the order of nodes. */
+static int missing(struct fleet *f, json_t *doc, struct gv_err *err)
 {
     json_int_t size = json_integer_value(json_object_get(json_array_get(f->nodes, 0), "size"));
-    json_t *list = json_array();
-    long long n = 0;
-    size_t k = 0, nn = json_array_size(f->nodes);
-    for (json_int_t r = 0; r < size; r++) {
-        while (k < nn &&
-               json_integer_value(json_object_get(json_array_get(f->nodes, k), "rank")) < r)
-            k++;
-        if (k < nn && json_integer_value(json_object_get(json_array_get(f->nodes, k), "rank")) == r)
-            continue;
-        if (n++ < MISSING_LISTED)
-            json_array_append_new(list, json_integer(r));
+    unsigned char *seen = calloc((size_t)size / 8 + 1, 1);
+    if (!seen)
+        return gv_err_set(err, GV_E_NOMEM, "out of memory");
+    size_t i;
+    const json_t *n;
+    json_array_foreach(f->nodes, i, n) {
+        json_int_t r = json_integer_value(json_object_get(n, "rank"));
+        if (r >= 0 && r < size)
+            seen[r / 8] |= (unsigned char)(1u << (r % 8));
     }
+    json_t *list = json_array();
+    long long count = 0;
+    for (json_int_t r = 0; r < size; r++)
+        if (!(seen[r / 8] & (1u << (r % 8))) && count++ < MISSING_LISTED)
+            json_array_append_new(list, json_integer(r));
+    free(seen);
     json_object_set_new(doc, "ranks_expected", json_integer(size));
     json_object_set_new(doc, "missing", list);
-    json_object_set_new(f->summary, "missing", json_integer(n));
+    json_object_set_new(f->summary, "missing", json_integer(count));
+    return GV_OK;
 }
 
 static json_t *summary_new(void)
@@ -724,7 +730,8 @@ int gv_fleet_compare(const json_t *nodes, const char *dir, json_t **fleet, struc
         rc = add_member(&f, i, err);
     for (size_t gi = 0; gi < f.ng && !rc; gi++)
         rc = group_json(&f, &f.g[gi], groups, err);
-    missing(&f, doc);
+    if (!rc)
+        rc = missing(&f, doc, err);
     json_object_set_new(doc, "groups", groups);
     json_object_set_new(doc, "summary", f.summary);
     for (size_t gi = 0; gi < f.ng; gi++)

@@ -348,6 +348,14 @@ static void test_missing_cannot(void)
     T_EQ_STR(cls(f, "gpu-a004"), "could_not_run");
     T_EQ_INT(summary(f, "odd"), 1);
     json_decref(f);
+    /* nodes in any order (an in-memory gather): the same ranks missing */
+    struct spec rev[5];
+    for (int i = 0; i < 5; i++)
+        rev[i] = s[4 - i];
+    f = compare(rev, 5);
+    T_EQ_INT(summary(f, "missing"), 2);
+    T_EQ_INT(json_integer_value(json_array_get(json_object_get(f, "missing"), 0)), 5);
+    json_decref(f);
 }
 
 static void test_slow(void)
