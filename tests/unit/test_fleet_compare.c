@@ -458,6 +458,43 @@ static void test_load(void)
     T_EQ_INT(system(cmd), 0);
 }
 
+/* 40 documents: the loader reads them on several threads (where there are
+ * several CPUs) and shares equal stacks and case results across them. */
+static void test_load_many(void)
+{
+    char dir[] = "/tmp/gv-fleet-many-XXXXXX", sub[600];
+    T_CHECK(mkdtemp(dir) != NULL);
+    snprintf(sub, sizeof sub, "%s/nodes", dir);
+    mkdir(sub, 0700);
+    enum { N = 40 };
+    struct spec s[N];
+    char names[N][16], file[64];
+    alike(s, N, names);
+    s[7].digest[0][0] = 'c';
+    json_t *a = nodes_of(s, N), *nodes = NULL, *f = NULL;
+    for (int i = 0; i < N; i++) {
+        snprintf(file, sizeof file, "%s.r%d.json", names[i], i);
+        write_doc(dir, file, json_array_get(a, (size_t)i));
+    }
+    struct gv_err err = {0};
+    T_EQ_INT(load_dir(dir, &nodes, &err), GV_OK);
+    T_EQ_INT(json_array_size(nodes), N);
+    const json_t *c0 = json_object_get(
+        json_array_get(json_object_get(json_array_get(nodes, 0), "runs"), 0), "cases");
+    const json_t *c9 = json_object_get(
+        json_array_get(json_object_get(json_array_get(nodes, 9), "runs"), 0), "cases");
+    T_CHECK(json_array_get(c0, 1) == json_array_get(c9, 1)); /* one shared result */
+    T_EQ_INT(gv_fleet_compare(nodes, dir, &f, &err), GV_OK);
+    T_EQ_INT(summary(f, "odd"), 1);
+    T_EQ_STR(cls(f, "gpu-a007"), "numerics_outlier");
+    json_decref(f);
+    json_decref(nodes);
+    json_decref(a);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    T_EQ_INT(system(cmd), 0);
+}
+
 /* ---- saved outputs: elements and bits that differ ---- */
 
 static void write_outputs(const char *dir, const char *node, int rank, const float *v, size_t n)
@@ -605,6 +642,7 @@ int main(void)
     T_RUN(test_missing_cannot);
     T_RUN(test_slow);
     T_RUN(test_load);
+    T_RUN(test_load_many);
     T_RUN(test_outputs);
     T_RUN(test_judge);
     return t_done();
