@@ -64,6 +64,8 @@ int cli_fleet_compare(int argc, char **argv) __attribute__((weak));
 int cli_compare_captures(const char *a, const char *b, int json, const char *junit);
 /* compare for two gpuvet.bench documents (cmp_bench.c); all: list unchanged results too. */
 int cli_compare_bench(const char *a, const char *b, int json, const char *junit, int all);
+/* fleet compare DIR|FILE... (fleet_out.c): the whole subcommand, argv[0] "compare". */
+int cli_fleet_compare(int argc, char **argv);
 
 /* Output settings shared by all commands. */
 struct gv_term {

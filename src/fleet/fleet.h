@@ -43,7 +43,11 @@ int gv_fleet_stack_digest(const json_t *stack, char out[72], struct gv_err *err)
 
 /* The node documents of a gathered directory (DIR/nodes/\*.json, opened
  * relative to DIR without following links) or of the named files; *nodes is
- * an array in rank order. Outputs of DIR/outputs are found by compare itself. */
+ * an array in rank order. Outputs of DIR/outputs are found by compare itself.
+ * Equal stacks and equal case results of different nodes are one shared
+ * object (memory for 10,000 nodes): treat *nodes as read-only. dir gets DIR
+ * when paths is one directory, else "". Duplicate ranks, mixed sizes or jobs
+ * are GV_E_FORMAT (docs/fleet.md, "The directory"). */
 int gv_fleet_load(const char *const *paths, size_t n, json_t **nodes, char *dir, size_t dirsz,
                   struct gv_err *err);
 

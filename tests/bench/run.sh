@@ -39,4 +39,5 @@ run image_snapshot "$here/image_snapshot.sh" "$B"
 run bench_probe "$here/bench_probe.sh" "$B"
 run bench_report "$here/bench_report.sh" "$B"
 run bench_history "$here/bench_history.sh" "$B"
+run fleet_compare "$here/fleet_compare.sh" "$B"
 exit $status
