@@ -56,10 +56,6 @@ struct cli_compare_opts {
 };
 int cli_compare_files(const struct cli_compare_opts *o);
 
-/* fleet compare (fleet_out.c; argv[0] "compare"): weak, so that a build without
- * it says "not built" (cmd_fleet.c) instead of failing to link. */
-int cli_fleet_compare(int argc, char **argv) __attribute__((weak));
-
 /* Captures (.gvcap): compare A B for two (capture_out.c). */
 int cli_compare_captures(const char *a, const char *b, int json, const char *junit);
 /* compare for two gpuvet.bench documents (cmp_bench.c); all: list unchanged results too. */

@@ -200,9 +200,6 @@ static void say_node(const struct gv_fleet_rank *r, const json_t *node)
 
 static int compare_dir(const char *dir)
 {
-    if (!cli_fleet_compare)
-        return cli_failf("fleet compare: not built yet in this gpuvet; the documents are in "
-                         "%s/nodes", dir);
     char out[4096], sub[] = "compare", opt[] = "-o", in[4096];
     snprintf(out, sizeof out, "%s/fleet.json", dir);
     snprintf(in, sizeof in, "%s", dir);
@@ -469,11 +466,8 @@ int cmd_fleet(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
         return argc < 2 ? cli_usage("fleet", "run, compare or gate?") : cli_help(usage);
     struct fleet_opts o = {.sub = argv[1], .tier = -1};
-    if (!strcmp(argv[1], "compare")) {
-        if (!cli_fleet_compare)
-            return cli_failf("fleet compare: not built yet in this gpuvet");
+    if (!strcmp(argv[1], "compare"))
         return cli_fleet_compare(argc - 1, argv + 1);
-    }
     if (strcmp(argv[1], "run") && strcmp(argv[1], "gate"))
         return cli_usage("fleet", "unknown subcommand '%s' (run, compare, gate)", argv[1]);
     int rc = parse_args(argc - 1, argv + 1, &o);
