@@ -120,3 +120,23 @@ n=$(json_get "$GV_OUT" "len([f for f in (d['findings'] if isinstance(d, dict) el
 [[ $n == 1 ]] || { cat "$GV_OUT" >&2; fail "gvext_hip not named for gfx1100"; }
 expect_rc 0 "$GPUVET" port scan "$tmp/empty" --extensions --root "$root" --target gfx90a --json
 echo "ok: gpuvet port scan --extensions names the gfx90a-only module for gfx1100, not for gfx90a"
+
+# 4. the same module inside a container image (port scan --image): an OCI layout made with
+#    umoci holding only the module in dist-packages, unpacked by gpuvet into its cache.
+if command -v umoci >/dev/null; then
+    export XDG_CACHE_HOME=$tmp/cache
+    umoci init --layout "$tmp/img" >/dev/null && umoci new --image "$tmp/img:ext" >/dev/null &&
+        umoci unpack --image "$tmp/img:ext" "$tmp/bundle" >/dev/null || fail "umoci could not make the image"
+    mkdir -p "$tmp/bundle/rootfs/usr/lib/python3/dist-packages"
+    cp "$root"/usr/lib/python3/dist-packages/gvext_hip.cpython-313-x86_64-linux-gnu.so \
+        "$tmp/bundle/rootfs/usr/lib/python3/dist-packages/"
+    umoci repack --image "$tmp/img:ext" "$tmp/bundle" >/dev/null || fail "umoci repack failed"
+    expect_rc 1 "$GPUVET" port scan "$tmp/empty" --extensions --image "$tmp/img:ext" --target gfx1100 --json
+    n=$(json_get "$GV_OUT" "len([f for f in d['findings'] if f['rule'] == 'ext-no-target'
+        and f['file'] == '/usr/lib/python3/dist-packages/gvext_hip.cpython-313-x86_64-linux-gnu.so'])")
+    [[ $n == 1 ]] || { cat "$GV_OUT" >&2; fail "port scan --image: gvext_hip not named for gfx1100"; }
+    expect_rc 0 "$GPUVET" port scan "$tmp/empty" --extensions --image "$tmp/img:ext" --target gfx90a
+    echo "ok: gpuvet port scan --extensions --image reads the image's modules"
+else
+    fail "umoci is needed for the --image part (scripts/install-deps.sh --test installs it)"
+fi
