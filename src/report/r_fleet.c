@@ -18,12 +18,17 @@ static const struct fleet_class {
 };
 #define NCLASSES (sizeof classes / sizeof classes[0])
 
-static void class_word(struct gv_page *p, const char *key)
+static const struct fleet_class *find_class(const char *key)
 {
-    const struct fleet_class *c = NULL;
     for (size_t i = 0; key && i < NCLASSES; i++)
         if (!strcmp(classes[i].key, key))
-            c = &classes[i];
+            return &classes[i];
+    return NULL;
+}
+
+static void class_word(struct gv_page *p, const char *key)
+{
+    const struct fleet_class *c = find_class(key);
     gv_buf_printf(p->b, "<span class=\"v v-%s\" data-word=\"", c ? c->cls : "na");
     gv_html_esc(p->b, key ? key : "");
     gv_buf_printf(p->b, "\"><span aria-hidden=\"true\">%s</span> ", c ? c->sym : "?");
@@ -112,6 +117,23 @@ static void td_code(struct gv_page *p, const char *s)
     gv_buf_add(p->b, "</code></td>");
 }
 
+/* A row of a case table: its class, its id as data-case and its first cell. */
+static void case_row(struct gv_page *p, const char *cls, const char *id)
+{
+    gv_buf_printf(p->b, "<tr class=\"%s\" data-case=\"", cls);
+    gv_html_esc(p->b, id);
+    gv_buf_add(p->b, "\">");
+    td_code(p, id);
+}
+
+/* A key/value row whose value is a number of the document. */
+static void kv_num(struct gv_page *p, const char *label, const json_t *o, const char *key)
+{
+    gv_buf_printf(p->b, "<tr><th scope=\"row\">%s</th>", label);
+    gv_html_td_num(p->b, o, key, 10);
+    gv_buf_add(p->b, "</tr>\n");
+}
+
 static void evidence_reason(struct gv_page *p, const json_t *ev)
 {
     if (!json_object_get(ev, "reason"))
@@ -150,10 +172,7 @@ static void evidence_cases(struct gv_page *p, const json_t *ev)
     size_t i;
     const json_t *c;
     json_array_foreach(cases, i, c) {
-        gv_buf_add(p->b, "<tr class=\"bad\" data-case=\"");
-        gv_html_esc(p->b, gv_jstr(c, "id"));
-        gv_buf_add(p->b, "\">");
-        td_code(p, gv_jstr(c, "id"));
+        case_row(p, "bad", gv_jstr(c, "id"));
         td_code(p, gv_jstr(c, "digest"));
         td_code(p, gv_jstr(c, "majority_digest"));
         gv_html_td_num(p->b, c, "nodes_agreeing", 6);
@@ -208,7 +227,9 @@ static void odd_node(struct gv_page *p, const json_t *o)
     double r;
     if (gv_jnum(o, "rank", &r))
         gv_fmt_num(rank, sizeof rank, r, 10);
-    gv_buf_add(p->b, "<article class=\"finding odd\" data-node=\"");
+    const struct fleet_class *c0 = find_class(gv_jstr(o, "class"));
+    gv_buf_printf(p->b, "<article class=\"finding odd%s\" data-node=\"",
+                  !c0 ? "" : !strcmp(c0->cls, "bad") ? " sev-error" : " sev-warning");
     gv_html_esc(p->b, gv_jstr(o, "node"));
     gv_buf_add(p->b, "\" data-class=\"");
     gv_html_esc(p->b, gv_jstr(o, "class"));
@@ -247,10 +268,7 @@ static void votes(struct gv_page *p, const json_t *g)
     size_t i;
     const json_t *c;
     json_array_foreach(cases, i, c) {
-        gv_buf_add(p->b, "<tr class=\"vote\" data-case=\"");
-        gv_html_esc(p->b, gv_jstr(c, "id"));
-        gv_buf_add(p->b, "\">");
-        td_code(p, gv_jstr(c, "id"));
+        case_row(p, "vote", gv_jstr(c, "id"));
         gv_html_td_num(p->b, c, "voters", 6);
         td_code(p, gv_jstr(c, "majority_digest"));
         gv_html_td_num(p->b, c, "nodes_agreeing", 6);
@@ -270,10 +288,7 @@ static void split(struct gv_page *p, const json_t *g)
     size_t i;
     const json_t *c;
     json_array_foreach(sp, i, c) {
-        gv_buf_add(p->b, "<tr class=\"warn split\" data-case=\"");
-        gv_html_esc(p->b, gv_jstr(c, "id"));
-        gv_buf_add(p->b, "\">");
-        td_code(p, gv_jstr(c, "id"));
+        case_row(p, "warn split", gv_jstr(c, "id"));
         gv_html_td_num(p->b, c, "voters", 6);
         gv_html_td_num(p->b, c, "digests", 6);
         gv_html_td_num(p->b, c, "largest", 6);
@@ -290,19 +305,13 @@ static void group(struct gv_page *p, const json_t *g)
     gv_buf_add(p->b, "<table class=\"kv\">");
     const json_t *key = gv_jobj(g, "key");
     gv_page_kv(p, "GPU model", gv_jstr(key, "model"));
-    gv_buf_add(p->b, "<tr><th scope=\"row\">compute units</th>");
-    gv_html_td_num(p->b, key, "compute_units", 10);
-    gv_buf_add(p->b, "</tr>\n");
+    kv_num(p, "compute units", key, "compute_units");
     gv_page_kv(p, "driver", gv_jstr(key, "driver"));
-    gv_buf_add(p->b, "<tr><th scope=\"row\">nodes</th>");
-    gv_html_td_num(p->b, g, "nodes", 10);
-    gv_buf_add(p->b, "</tr>\n");
+    kv_num(p, "nodes", g, "nodes");
     gv_page_kv(p, "majority stack digest", gv_jstr(g, "stack_digest"));
-    gv_buf_add(p->b, "<tr><th scope=\"row\">nodes on it</th>");
-    gv_html_td_num(p->b, g, "stack_nodes", 10);
-    gv_buf_add(p->b, "</tr>\n<tr><th scope=\"row\">distinct stacks</th>");
-    gv_html_td_num(p->b, g, "stack_distinct", 10);
-    gv_buf_add(p->b, "</tr></table>\n");
+    kv_num(p, "nodes on it", g, "stack_nodes");
+    kv_num(p, "distinct stacks", g, "stack_distinct");
+    gv_buf_add(p->b, "</table>\n");
     const json_t *odd = gv_jarr(g, "odd");
     if (!json_array_size(odd))
         gv_page_note(p, "no odd node in this group");
