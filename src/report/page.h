@@ -85,6 +85,7 @@ int gv_render_matrix(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_bench(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_verify(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_bench_compare(struct gv_page *p, const json_t *doc, struct gv_err *err);
+int gv_render_fleet(struct gv_page *p, const json_t *doc, struct gv_err *err);
 
 /* Parts shared by renderers: the stack at a glance of a snapshot document
  * (a results file's embedded one too), and a device description. */

@@ -37,6 +37,7 @@ static const struct renderer {
     {"gpuvet.probe", 1, "GEMM route fingerprint", gv_render_probe, NULL},
     {"gpuvet.bench", 1, "Benchmarks", gv_render_bench, NULL},
     {"gpuvet.verify", 1, "Rollback verification", gv_render_verify, NULL},
+    {"gpuvet.fleet", 1, "Fleet comparison", gv_render_fleet, NULL},
 };
 #define NRENDERERS (sizeof renderers / sizeof renderers[0])
 

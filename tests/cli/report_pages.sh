@@ -3,7 +3,8 @@
 # chromium-driver; tests/report/check_page.py): documents made here by gpuvet itself on
 # the CPU (a snapshot, a check result with failures, a comparison with saved outputs of a
 # run with emulated TF32 + fp16 accumulation, ab, doctor, a snapshot diff) and a version
-# matrix written to the contract of `gpuvet matrix --json` (tests/report/make_matrix.py).
+# matrix written to the contract of `gpuvet matrix --json` (tests/report/make_matrix.py), and
+# a fleet comparison of five Slurm ranks run here (`gpuvet fleet run`, `fleet compare`).
 # Each page is loaded from file:// with JavaScript on and off: no console errors, no
 # request but the file, the values of the documents (read here with json), every figure
 # present, sorting, A4 printing without a table wider than the page, and a screenshot
@@ -95,5 +96,31 @@ PY
 # stdout without -o: the same page
 "$GPUVET" report c.json >stdout.html || fail "report to stdout"
 cmp -s stdout.html j.html || fail "the page on stdout differs from the one written with -o"
+# a fleet comparison (docs/fleet.md) of real CPU runs gathered in a directory, Slurm's
+# variables set by hand as tests/cli/fleet_gate.sh does: two alike, one that flips a bit of
+# one output in its second repeat (numerics outlier), one with another allowlisted variable
+# (stack drift), one that cannot run (no such GPU); rank 5 of 6 never writes (missing)
+FLIP=gemm.f32.256x256x256.normal.s1
+fleet_run() { # RANK RC ARGS...
+    local r=$1 rc=$2
+    shift 2
+    SLURM_PROCID=$r SLURM_NTASKS=6 SLURMD_NODENAME=node$r SLURM_JOB_ID=34 expect_rc "$rc" \
+        "$GPUVET" fleet run --only 'gemm.f32.256*' --dir fleet "$@"
+}
+unset GPUVET_TEST_FLIP GPUVET_FLEET_NODE OMPI_COMM_WORLD_RANK PMIX_RANK
+fleet_run 0 0 --device cpu
+fleet_run 1 0 --device cpu
+GPUVET_TEST_FLIP=$FLIP fleet_run 2 0 --device cpu --repeat 2
+OPENBLAS_VERBOSE=0 fleet_run 3 0 --device cpu
+fleet_run 4 1 --device cuda:7
+expect_rc 1 "$GPUVET" fleet compare fleet --json -o fl.json
+python3 - fl.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+odd = sorted((o["node"], o["class"]) for g in d["groups"] for o in g["odd"])
+assert odd == [("node2", "numerics_outlier"), ("node3", "stack_drift"), ("node4", "could_not_run")], odd
+assert d["missing"] == [5] and d["nodes"] == 5, d
+PY
+page fleet fl.html fl.json
 ls "$T"/shots/*.png
 echo "report pages: all checks passed"

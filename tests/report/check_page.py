@@ -13,7 +13,7 @@ script really off), sorting with it on, and printing on A4 (OUTDIR/PAGE.pdf)
 with no table wider than the page.
 
 KIND: snapshot image results compare doctor diff matrix capture capture-compare bisect
-bench bench-compare verify hostile multi (image: a snapshot with an "image" section,
+bench bench-compare verify fleet hostile multi (image: a snapshot with an "image" section,
 docs/image.md). EXTRA for compare: BEFORE.json AFTER.json [BEFORE.safetensors
 AFTER.safetensors] (the ULP histogram of the saved outputs is recomputed here
 from the files, independently of gpuvet)."""
@@ -637,10 +637,84 @@ def kind_bench_compare(b, d, tag):
         check(n in text, "%s: note %r not shown" % (tag, n))
 
 
+FLEET_JS = r"""
+const val = c => c ? (c.getAttribute('data-v') !== null ? c.getAttribute('data-v') : c.textContent) : null;
+return {
+  verdict: (document.querySelector('p.verdict b') || {}).textContent || '',
+  groups: Array.from(document.querySelectorAll('section.group')).map(s => ({
+    kv: Object.fromEntries(Array.from(s.querySelectorAll(':scope > table.kv tr')).map(r => [r.cells[0].textContent, val(r.cells[1])])),
+    odd: Array.from(s.querySelectorAll('article.odd')).map(a => ({
+      node: a.querySelector('code.node').textContent, rank: a.querySelector('.rank').textContent,
+      words: Array.from(a.querySelectorAll('h4 .v')).map(v => v.getAttribute('data-word')),
+      reason: a.querySelector('.reason b') ? a.querySelector('.reason b').textContent : null,
+      diff: a.querySelector('pre.diff') ? a.querySelector('pre.diff').textContent : null,
+      cases: Array.from(a.querySelectorAll('tr[data-case]')).map(r => Array.from(r.cells).slice(0, 9).map(val)),
+      bench: Array.from(a.querySelectorAll('tr.warn')).map(r => Array.from(r.cells).map(val))})),
+    votes: Array.from(s.querySelectorAll('tr.vote')).map(r => Array.from(r.cells).map(val)),
+    split: Array.from(s.querySelectorAll('tr.split')).map(r => Array.from(r.cells).map(val))})),
+  missing: Array.from(document.querySelectorAll('section.missing .rank')).map(r => r.textContent),
+};
+"""
+
+
+def kind_fleet(b, d, tag):
+    """Every odd node of every group with its classes and evidence, the vote per case,
+    the split cases, the missing ranks and the counts: as the fleet document holds them."""
+    sm = d["summary"]
+    check_summary(b, dict(sm, nodes=d["nodes"], ranks_expected=d["ranks_expected"]), tag)
+    g = b.js(FLEET_JS)
+    want = ("no odd node of %d" % d["nodes"] if sm["odd"] == 0 and sm["missing"] == 0 else
+            "%d odd node%s of %d" % (sm["odd"], "" if sm["odd"] == 1 else "s", d["nodes"]))
+    check(g["verdict"].startswith(want), "%s: verdict %r, want %r" % (tag, g["verdict"], want))
+    check(len(g["groups"]) == len(d["groups"]), "%s: %d groups for %d" % (tag, len(g["groups"]), len(d["groups"])))
+    odd_shown = 0
+    for grp, got in zip(d["groups"], g["groups"]):
+        key = grp["key"]
+        check(got["kv"].get("GPU model") == (key.get("model") or "—") and
+              got["kv"].get("driver") == (key.get("driver") or "—") and
+              num_eq(got["kv"].get("compute units"), key.get("compute_units")) and
+              num_eq(got["kv"].get("nodes"), grp["nodes"]) and
+              got["kv"].get("majority stack digest") == (grp.get("stack_digest") or "—"),
+              "%s: group %s shown as %s" % (tag, key, got["kv"]))
+        check(len(got["odd"]) == len(grp["odd"]), "%s: %d odd nodes shown for %d in %s" %
+              (tag, len(got["odd"]), len(grp["odd"]), key))
+        for o, s in zip(grp["odd"], got["odd"]):
+            odd_shown += 1
+            check(s["node"] == o["node"] and s["rank"] == str(o["rank"]), "%s: odd node %s shown as %s" % (tag, o["node"], s))
+            check(s["words"] == [o["class"]] + [c for c in o["classes"] if c != o["class"]],
+                  "%s: classes of %s shown as %s" % (tag, o["node"], s["words"]))
+            ev = o["evidence"]
+            check(s["reason"] == ev.get("reason"), "%s: reason of %s: %r" % (tag, o["node"], s["reason"]))
+            check(s["diff"] == ("".join(l + "\n" for l in ev["diff"]) if "diff" in ev else None),
+                  "%s: diff of %s: %r" % (tag, o["node"], s["diff"]))
+            cases = ev.get("cases", [])
+            for c, r in zip(cases, s["cases"]):
+                check(r[:3] == [c["id"], c.get("digest") or "—", c.get("majority_digest") or "—"] and
+                      r[4] == (c.get("repeats_differing") or "—") and
+                      all(num_eq(r[i], c.get(k)) for i, k in ((3, "nodes_agreeing"), (5, "elements_differing"),
+                          (6, "max_bits"), (7, "effective_bits"), (8, "majority_effective_bits"))),
+                      "%s: case of %s shown as %s, the document holds %s" % (tag, o["node"], r, c))
+            check(len(cases) == len(s["cases"]), "%s: %d cases of %s for %d" % (tag, len(s["cases"]), o["node"], len(cases)))
+            bench = ev.get("bench", [])
+            check(len(s["bench"]) == len(bench), "%s: bench figures of %s" % (tag, o["node"]))
+            for f, r in zip(bench, s["bench"]):
+                check(r[0] == f["id"] and all(num_eq(r[i], f.get(k)) for i, k in
+                      ((2, "value"), (3, "group_median"), (5, "limit"))), "%s: bench %s of %s" % (tag, r, o["node"]))
+        check([v[0] for v in got["votes"]] == [c["id"] for c in grp["cases"]] and
+              all(num_eq(v[1], c["voters"]) and num_eq(v[3], c.get("nodes_agreeing")) and
+                  v[2] == (c.get("majority_digest") or "—") for v, c in zip(got["votes"], grp["cases"])),
+              "%s: votes %s" % (tag, got["votes"][:2]))
+        check([v[0] for v in got["split"]] == [c["id"] for c in grp["split"]] and
+              all(num_eq(v[2], c["digests"]) and num_eq(v[3], c["largest"]) for v, c in zip(got["split"], grp["split"])),
+              "%s: split cases %s" % (tag, got["split"]))
+    check(odd_shown == sm["odd"], "%s: %d odd nodes shown, the summary counts %d" % (tag, odd_shown, sm["odd"]))
+    check(g["missing"] == [str(r) for r in d["missing"]], "%s: missing ranks %s != %s" % (tag, g["missing"], d["missing"]))
+
+
 KINDS = {"snapshot": kind_snapshot, "image": kind_image, "results": kind_results, "compare": kind_compare, "doctor": kind_doctor,
          "diff": kind_diff, "matrix": kind_matrix, "capture-compare": kind_capture_compare,
          "bisect": kind_bisect, "capture": kind_capture, "bench": kind_bench,
-         "bench-compare": kind_bench_compare, "verify": kind_verify}
+         "bench-compare": kind_bench_compare, "verify": kind_verify, "fleet": kind_fleet}
 
 
 def main():
