@@ -203,8 +203,7 @@ static int compare_dir(const char *dir)
     char out[4096], sub[] = "compare", opt[] = "-o", in[4096];
     snprintf(out, sizeof out, "%s/fleet.json", dir);
     snprintf(in, sizeof in, "%s", dir);
-    /* options first: getopt keeps the order mode of the first parse of the process */
-    char *argv[] = {sub, opt, out, in, NULL};
+    char *argv[] = {sub, in, opt, out, NULL};
     return cli_fleet_compare(4, argv);
 }
 

@@ -217,7 +217,7 @@ static int parse(int argc, char **argv, struct compare_opts *o)
                                          {"write-reference", required_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    optind = 1;
+    optind = 0; /* a full restart: fleet run parses its own options first in this process */
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
