@@ -49,8 +49,9 @@ build-test: test-deps
 	@cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGPUVET_SANITIZE=ON -DBUILD_TESTING=ON >/dev/null
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
 
-test: build-test
-	cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS)
+# The Release build too: tests/cli/install_deb.sh packages it.
+test: build build-test
+	cd $(TEST_BUILD) && GV_RELEASE_BUILD=$(abspath $(BUILD)) ctest --output-on-failure -j $(JOBS)
 
 bench: build
 	tests/bench/run.sh $(BUILD)
