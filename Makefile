@@ -1,6 +1,7 @@
 # The README's two commands:
 #   make run    build gpuvet (Release) and run `gpuvet check` on whatever device is there
-#   make test   build with ASan/UBSan and run every test (CTest)
+#   make test   build with ASan/UBSan and run every test (CTest), showing what the fixture
+#               scripts build meanwhile (tests/fixtures/progress.sh)
 # Both install missing build dependencies first (scripts/install-deps.sh).
 # The binary is build/gpuvet; to put it on PATH:
 #   make install   the Release build into $(PREFIX) (default /usr/local; DESTDIR honoured):
@@ -49,9 +50,10 @@ build-test: test-deps
 	@cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGPUVET_SANITIZE=ON -DBUILD_TESTING=ON >/dev/null
 	@cmake --build $(TEST_BUILD) -j $(JOBS)
 
-# The Release build too: tests/cli/install_deb.sh packages it.
+# The Release build too: tests/cli/install_deb.sh packages it. ctest runs under
+# tests/fixtures/progress.sh, which shows on the console what the fixture scripts build.
 test: build build-test
-	cd $(TEST_BUILD) && GV_RELEASE_BUILD=$(abspath $(BUILD)) ctest --output-on-failure -j $(JOBS)
+	cd $(TEST_BUILD) && GV_RELEASE_BUILD=$(abspath $(BUILD)) $(CURDIR)/tests/fixtures/progress.sh ctest --output-on-failure -j $(JOBS)
 
 bench: build
 	tests/bench/run.sh $(BUILD)
