@@ -64,36 +64,46 @@ done
 # package that owns it on this machine (dpkg -S), or one of that package's dependencies
 # when Depends names a metapackage (libopenblas0 for libopenblas0-pthread)
 mkdir -p "$T/x" && dpkg-deb -x "$deb" "$T/x" || fail "dpkg-deb -x"
-dep_names=" $(tr ',|' '\n\n' <<<"$depends" | sed 's/(.*//; s/ //g' | tr '\n' ' ') "
-while read -r soname; do
+names() { tr ',|' '\n\n' | sed 's/(.*//; s/ //g; s/:.*//' | grep .; } # package names in a Depends field
+mapfile -t dep_names < <(names <<<"$depends")
+# shellcheck disable=SC2016 # dpkg-query's own ${field} syntax
+dep_closure=" ${dep_names[*]} $(dpkg-query -W -f='${Depends} ${Pre-Depends}\n' "${dep_names[@]}" 2>/dev/null |
+    names | tr '\n' ' ') "
+needed=$(readelf -d "$T/x/usr/bin/gpuvet" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+[[ -n $needed ]] || fail "readelf finds no NEEDED entry in the packaged binary"
+for soname in $needed; do
     path=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ {print $NF; exit}')
     [[ -n $path ]] || fail "$soname (needed by the binary) is not in this machine's ld.so.cache"
-    owner=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -1 | cut -d: -f1)
-    [[ -n $owner ]] || owner=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
+    echo "$soname $path $(readlink -f "$path")"
+done >"$T/needed"
+mapfile -t paths < <(cut -d' ' -f2,3 "$T/needed" | tr ' ' '\n')
+dpkg -S "${paths[@]}" 2>/dev/null >"$T/owners"
+while read -r soname path real; do
+    owner=$(grep -F -e ": $real" -e ": $path" "$T/owners" | awk -F': ' '{print $1}' | cut -d: -f1 | head -1)
     [[ -n $owner ]] || fail "no package owns $path ($soname)"
-    ok=0
-    [[ $dep_names == *" $owner "* ]] && ok=1
-    for d in $dep_names; do
-        [[ $ok == 1 ]] && break
-        apt-cache depends "$d" 2>/dev/null | grep -Eq "Depends: <?$owner>?\$" && ok=1
-    done
-    [[ $ok == 1 ]] || fail "$soname comes from $owner, which Depends ($depends) does not name"
-done < <(readelf -d "$T/x/usr/bin/gpuvet" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+    [[ $dep_closure == *" $owner "* ]] || fail "$soname comes from $owner, which Depends ($depends) does not name"
+done <"$T/needed"
 
 # --- a clean root: the cached fixture under a private overlay ------------------------
+# (the writable layer on a tmpfs: an overlay's upper directory cannot be on overlayfs,
+# which a container's own root often is)
 R=$T/root
-mkdir -p "$T/upper" "$T/work" "$R"
-mount -t overlay overlay -o "lowerdir=$base,upperdir=$T/upper,workdir=$T/work" "$R" ||
+mkdir -p "$T/rw" "$R" && mount -t tmpfs -o size=2g tmpfs "$T/rw" || fail "cannot mount a tmpfs"
+at_exit "umount -l $(printf %q "$T/rw")"
+mkdir -p "$T/rw/upper" "$T/rw/work"
+mount -t overlay overlay -o "lowerdir=$base,upperdir=$T/rw/upper,workdir=$T/rw/work" "$R" ||
     skip "this kernel or container cannot mount overlayfs"
 at_exit "umount -l $(printf %q "$R/proc") 2>/dev/null; umount -l $(printf %q "$R")"
 mount -t proc proc "$R/proc" || fail "cannot mount /proc in the root"
 in_root() { env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     DEBIAN_FRONTEND=noninteractive chroot "$R" "$@"; }
-installed() { # NAME : true when dpkg in the root has NAME installed (or a package provides it)
-    # shellcheck disable=SC2016 # dpkg-query's own ${field} syntax
-    in_root dpkg-query -W -f='${db:Status-Status} ${Package} ${Provides}\n' 2>/dev/null |
-        awk -v n="$1" '$1 == "installed" { for (i = 2; i <= NF; i++) { p = $i; sub(/,$/, "", p); if (p == n) f = 1 } } END { exit !f }'
-}
+# what the root has installed: package names and what they provide, one a line
+# shellcheck disable=SC2016 # dpkg-query's own ${field} syntax
+in_root dpkg-query -W -f='${db:Status-Status} ${Package} ${Provides}\n' 2>/dev/null |
+    awk '$1 == "installed" { for (i = 2; i <= NF; i++) { p = $i; sub(/,$/, "", p); if (p !~ /^\(/) print p } }' \
+    >"$T/installed" || fail "dpkg-query does not run in the root"
+[[ -s $T/installed ]] || fail "dpkg in the root lists no installed package"
+installed() { grep -qxF "$1" "$T/installed"; } # NAME
 pool=$("$GV_SRC/tests/fixtures/debian-rocm.sh" pool 2>/dev/null) || pool=
 find_deb() { # NAME : a .deb of NAME, the root's apt candidate first, offline first
     local name=$1 cand dir f
@@ -108,6 +118,7 @@ find_deb() { # NAME : a .deb of NAME, the root's apt candidate first, offline fi
         for f in "$dir/${name}"_*_{amd64,all}.deb; do [[ -f $f ]] && { echo "$f"; return 0; }; done
     done
     mkdir -p "$R/tmp/dl" && cp -L /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null
+    # shellcheck disable=SC2016 # expanded by the inner sh
     if (cd "$R/tmp/dl" && in_root sh -c 'cd /tmp/dl && apt-get -q download "$1"' _ "$name" >>"$T/download.log" 2>&1); then
         for f in "$R/tmp/dl/${name}"_*.deb; do [[ -f $f ]] && { echo "downloaded: $name" >&2; echo "$f"; return 0; }; done
     fi
@@ -185,10 +196,10 @@ assert "libamdhip64.so.5" in text, "the root's HIP 5.7 runtime is missing"
 EOF
 
 expect_rc 0 in_root dpkg --purge gpuvet
-for f in $(cat "$T/files"); do
+while read -r f; do
     [[ $f == /usr/bin/gpuvet || $f == /usr/share/man/man1/* || $f == */completions/gpuvet ]] || continue
     [[ ! -e $R$f ]] || fail "$f is left after dpkg --purge"
-done
+done <"$T/files"
 in_root dpkg-query -W gpuvet >/dev/null 2>&1 && fail "dpkg still knows gpuvet after --purge"
 ls "$R"/var/lib/dpkg/info/gpuvet.* >/dev/null 2>&1 && fail "dpkg info files of gpuvet are left"
 tree >"$T/after"
