@@ -60,6 +60,9 @@ int cli_compare_files(const struct cli_compare_opts *o);
 int cli_compare_captures(const char *a, const char *b, int json, const char *junit);
 /* compare for two gpuvet.bench documents (cmp_bench.c); all: list unchanged results too. */
 int cli_compare_bench(const char *a, const char *b, int json, const char *junit, int all);
+/* compare for two gpuvet.probe documents (cmp_probe.c): exit 1 when a property changed. */
+int cli_is_probe_file(const char *path);
+int cli_compare_probes(const char *a, const char *b, int json);
 /* fleet compare DIR|FILE... (fleet_out.c): the whole subcommand, argv[0] "compare". */
 int cli_fleet_compare(int argc, char **argv);
 

@@ -34,6 +34,8 @@ static const char usage[] =
     "status changes (ok -> failed: B's result is wrong) are regressions too. Likely\n"
     "causes come from the conditions (clocks, power, load), the libraries the collectives\n"
     "loaded and the embedded snapshots (docs/bench-compare.md).\n"
+    "Two fingerprints ('gpuvet probe --json') are compared property by property; a\n"
+    "change of run-to-run determinism counts only beyond chance (docs/probe.md).\n"
     "\n"
     "Options:\n"
     "      --json            print the comparison as JSON (schema gpuvet.compare)\n"

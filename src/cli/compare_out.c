@@ -360,6 +360,8 @@ int cli_compare_files(const struct cli_compare_opts *o)
         return cli_compare_captures(o->a, o->b, o->json, o->junit);
     if (bench_a || gv_bench_is_bench_file(o->b)) /* gpuvet bench -o */
         return cli_compare_bench(o->a, o->b, o->json, o->junit, o->all);
+    if (cli_is_probe_file(o->a) && cli_is_probe_file(o->b)) /* gpuvet probe --json */
+        return cli_compare_probes(o->a, o->b, o->json);
     struct gv_results ra, rb;
     struct gv_err err = {0};
     if (cli_results_load(o->a, &ra, &err))

@@ -83,7 +83,8 @@ int cli_image_snapshot(const char *ref, int hash, json_t **doc, struct gv_err *e
         return rc;
     }
     struct gv_probe_ctx ctx = {.root = gv_image_tree_root(t), .live = 0,
-                               .envp = gv_image_env(img), .hash_files = hash,
+                               .envp = gv_image_env(img), .envp_of_root = 1,
+                               .hash_files = hash,
                                .known_digest = tree_digest, .known_digest_arg = t};
     rc = gv_snapshot_collect(&ctx, doc, err);
     if (!rc)
@@ -147,11 +148,23 @@ static int own_dir_at(int at, const char *name)
     return openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* /proc, /sys and /dev where the image has none, as a container runtime makes
+ * them: the worker binds the host's onto them (a PyTorch import opens
+ * /dev/urandom). What the image put there itself stays as it is. */
+static void add_mount_points(int rfd)
+{
+    static const char *const dirs[] = {"proc", "sys", "dev"};
+    for (size_t i = 0; rfd >= 0 && i < sizeof dirs / sizeof dirs[0]; i++)
+        (void)mkdirat(rfd, dirs[i], 0755);
+}
+
 /* gpuvet's own part of the root: /.gpuvet/host-driver with an empty placeholder
- * per host driver library, for the worker to bind the host's files onto. */
+ * per host driver library, for the worker to bind the host's files onto, and the
+ * mount points of /proc, /sys and /dev. */
 static int add_placeholders(const char *root, struct gv_err *err)
 {
     int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    add_mount_points(rfd);
     int gfd = rfd >= 0 ? own_dir_at(rfd, ".gpuvet") : -1;
     int hfd = gfd >= 0 ? own_dir_at(gfd, "host-driver") : -1;
     int rc = hfd < 0 ? gv_err_set(err, GV_E_IO, "%s" HOST_DRIVER_DIR ": %s (the image has its "

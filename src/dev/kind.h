@@ -22,6 +22,11 @@ struct gv_probe_route_def {
     const char *blas;
     enum gv_call call;
     const char *what; /* one line for people */
+    /* NULL: the route runs the probe's row sums itself. Else the route that
+     * does: the sums never go through this route's library, so probing them
+     * here again measures the same kernel twice (and a second, noisy copy of
+     * one property is no fingerprint). */
+    const char *sums_on;
 };
 
 /* One GEMM route gpuvet bench times (the name the bench backend's prepare

@@ -14,6 +14,8 @@ struct gv_probe_ctx {
     int live;           /* root is "/" : /proc and /sys describe this machine */
     int pid;            /* --pid, 0 when not given */
     char *const *envp;  /* the environment to record (tests pass their own) */
+    int envp_of_root;   /* envp is the root's own (an image's config Env): its PATH,
+                         * VIRTUAL_ENV and CONDA_PREFIX say where its Python is */
     int hash_files;     /* compute sha256 of library files (default on) */
     /* Digests already known (an image's files, hashed while its layers were
      * streamed: src/image): 1 and hex filled for a path inside root, 0 when

@@ -179,7 +179,8 @@ static void add_interpreter(struct finder *f, json_t *interps, const char *dir, 
 static void scan_path(struct finder *f, json_t *interps)
 {
     static const char std_path[] = "/usr/local/bin:/usr/bin:/bin";
-    const char *path = f->ctx->live ? gv_ctx_getenv(f->ctx, "PATH") : std_path;
+    int own = f->ctx->live || f->ctx->envp_of_root;
+    const char *path = own ? gv_ctx_getenv(f->ctx, "PATH") : std_path;
     if (!path)
         path = std_path;
     char *copy = strdup(path);
@@ -288,7 +289,7 @@ json_t *gv_python_find_envs(const struct gv_probe_ctx *ctx, json_t **interpreter
     scan_path(&f, interps);
     add_prefix(&f, "/usr", "system");
     add_prefix(&f, "/usr/local", "system");
-    if (ctx->live) {
+    if (ctx->live || ctx->envp_of_root) {
         add_prefix(&f, gv_ctx_getenv(ctx, "VIRTUAL_ENV"), NULL);
         add_prefix(&f, gv_ctx_getenv(ctx, "CONDA_PREFIX"), NULL);
     }

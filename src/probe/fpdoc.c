@@ -1,5 +1,6 @@
 /* Reading fingerprint documents (schema gpuvet.probe v1) and the
  * differences between two of them, in words (probe.h). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,26 @@ static int str_at(const json_t *o, const char *key, char *out, size_t n, const c
         return gv_err_set(err, GV_E_FORMAT, "%s: %s: \"%s\" is missing or not a string", what,
                           where, key);
     snprintf(out, n, "%s", json_string_value(v));
+    return GV_OK;
+}
+
+/* "runs" and "differing" of a repeated property (absent in older documents). */
+static int runs_at(const json_t *v, struct gv_fp_prop *pp, const char *what, const char *where,
+                   struct gv_err *err)
+{
+    const json_t *r = json_object_get(v, "runs"), *d = json_object_get(v, "differing");
+    pp->runs = pp->differing = -1;
+    if (!r && !d)
+        return GV_OK;
+    if (!json_is_integer(r) || !json_is_integer(d))
+        return gv_err_set(err, GV_E_FORMAT, "%s: %s: \"runs\" and \"differing\" must both be "
+                          "integers", what, where);
+    json_int_t n = json_integer_value(r), k = json_integer_value(d);
+    if (n < 2 || n > 100000 || k < 0 || k > n - 1)
+        return gv_err_set(err, GV_E_FORMAT, "%s: %s: %lld of %lld runs differing is impossible",
+                          what, where, (long long)k, (long long)n);
+    pp->runs = (int)n;
+    pp->differing = (int)k;
     return GV_OK;
 }
 
@@ -59,7 +80,8 @@ static int entry_from(const json_t *p, const char *route, const char *what, size
             return gv_err_set(err, GV_E_FORMAT, "%s: %s is not an object", what, w2);
         struct gv_fp_prop *pp = &e->props[e->nprops];
         snprintf(pp->name, sizeof pp->name, "%s", k);
-        if ((rc = str_at(v, "value", pp->value, sizeof pp->value, what, w2, err)))
+        if ((rc = str_at(v, "value", pp->value, sizeof pp->value, what, w2, err)) ||
+            (rc = runs_at(v, pp, what, w2, err)))
             return rc;
         const json_t *ob = json_object_get(v, "observations");
         if (ob && !json_is_array(ob))
@@ -197,10 +219,6 @@ static void change_words(const struct gv_fp_entry *e, const char *prop, const ch
     } else if (!strncmp(prop, "order.k", 7)) {
         snprintf(out, n, "%s: accumulation order over K=%s now %s (was %s)", head, prop + 7,
                  after, before);
-    } else if (!strcmp(prop, "deterministic")) {
-        snprintf(out, n, "%s: run-to-run %s", head,
-                 !strcmp(after, "no") ? "bits now differ (was deterministic)"
-                                      : "bits now identical (was not deterministic)");
     } else if (!strcmp(prop, "batch_invariant")) {
         snprintf(out, n, "%s: a row's bits now %s on the rows around it (was %s)", head,
                  !strcmp(after, "no") ? "depend" : "do not depend",
@@ -208,6 +226,48 @@ static void change_words(const struct gv_fp_entry *e, const char *prop, const ch
     } else {
         snprintf(out, n, "%s: %s now %s (was %s)", head, prop, after, before);
     }
+}
+
+/* Runs made and runs unlike the most common output, of one document's
+ * "deterministic" (an older document says only yes/no over 3 runs: the least
+ * evidence that value can stand for). */
+static void det_counts(const struct gv_fp_entry *e, const char *value, int *n, int *k)
+{
+    for (size_t i = 0; i < e->nprops; i++)
+        if (!strcmp(e->props[i].name, "deterministic") && e->props[i].runs > 1) {
+            *n = e->props[i].runs;
+            *k = e->props[i].differing;
+            return;
+        }
+    *n = 3;
+    *k = !strcmp(value, "no");
+}
+
+static double log_choose(int n, int k) { return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0); }
+
+/* Fisher's exact test, two-sided: the chance of a split of the differing runs
+ * between the two documents at least as uneven as this one, were both the
+ * same device with the same rate of run-to-run change. */
+double gv_fp_det_p(int n1, int k1, int n2, int k2)
+{
+    int t = k1 + k2, lo = t - n2 > 0 ? t - n2 : 0, hi = t < n1 ? t : n1;
+    double denom = log_choose(n1 + n2, t);
+    double seen = exp(log_choose(n1, k1) + log_choose(n2, k2) - denom), p = 0;
+    for (int x = lo; x <= hi; x++) {
+        double q = exp(log_choose(n1, x) + log_choose(n2, t - x) - denom);
+        if (q <= seen * (1 + 1e-9))
+            p += q;
+    }
+    return p > 1 ? 1 : p;
+}
+
+/* A change of "deterministic" is one only when the runs say so beyond chance. */
+static int det_changed(const struct gv_fp_entry *ea, const struct gv_fp_entry *eb, const char *x,
+                       const char *y, int *na, int *ka, int *nb, int *kb)
+{
+    det_counts(ea, x, na, ka);
+    det_counts(eb, y, nb, kb);
+    return gv_fp_det_p(*na, *ka, *nb, *kb) < GV_FP_DET_ALPHA;
 }
 
 size_t gv_fp_diff(const struct gv_fingerprint *a, const struct gv_fingerprint *b,
@@ -222,6 +282,10 @@ size_t gv_fp_diff(const struct gv_fingerprint *a, const struct gv_fingerprint *b
         for (size_t k = 0; k < eb->nprops; k++) {
             const char *x = gv_fp_value(ea, eb->props[k].name), *y = eb->props[k].value;
             if (!x || !strcmp(x, y))
+                continue;
+            int na = 0, ka = 0, nb = 0, kb = 0;
+            int det = !strcmp(eb->props[k].name, "deterministic");
+            if (det && !det_changed(ea, eb, x, y, &na, &ka, &nb, &kb))
                 continue;
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 8;
@@ -239,7 +303,13 @@ size_t gv_fp_diff(const struct gv_fingerprint *a, const struct gv_fingerprint *b
             snprintf(c->prop, sizeof c->prop, "%s", eb->props[k].name);
             snprintf(c->before, sizeof c->before, "%s", x);
             snprintf(c->after, sizeof c->after, "%s", y);
-            change_words(eb, c->prop, x, y, c->text, sizeof c->text);
+            if (det)
+                snprintf(c->text, sizeof c->text,
+                         "%s on %s: run-to-run bits now %s (%d of %d runs unlike the most common "
+                         "output; was %d of %d)", prec_words(eb->op, eb->precision), eb->route,
+                         !strcmp(y, "no") ? "differ" : "identical", kb, nb, ka, na);
+            else
+                change_words(eb, c->prop, x, y, c->text, sizeof c->text);
         }
     }
     return n;

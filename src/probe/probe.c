@@ -33,7 +33,7 @@ const struct gv_probe_prec *gv_probe_precs(size_t *n)
 /* ---------- routes ---------- */
 
 static void route(struct gv_probe_route *r, const char *name, const char *device,
-                  const char *blas, enum gv_call call, const char *what)
+                  const char *blas, enum gv_call call, const char *what, const char *sums_on)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name);
@@ -41,6 +41,7 @@ static void route(struct gv_probe_route *r, const char *name, const char *device
     snprintf(r->blas, sizeof r->blas, "%s", blas);
     r->call = call;
     snprintf(r->what, sizeof r->what, "%s", what);
+    snprintf(r->sums_on, sizeof r->sums_on, "%s", sums_on ? sums_on : "");
 }
 
 size_t gv_probe_routes(const char *device, struct gv_probe_route *out, size_t max)
@@ -53,7 +54,7 @@ size_t gv_probe_routes(const char *device, struct gv_probe_route *out, size_t ma
     size_t n = 0;
     for (; n < k->n_probe_routes && n < max; n++) {
         const struct gv_probe_route_def *r = &k->probe_routes[n];
-        route(&out[n], r->name, d, r->blas, r->call, r->what);
+        route(&out[n], r->name, d, r->blas, r->call, r->what, r->sums_on);
     }
     return n;
 }
@@ -99,11 +100,11 @@ static json_t *prec_json(const struct gv_backend *be, struct gv_device *dev, enu
 }
 
 json_t *gv_probe_device(const struct gv_backend *be, struct gv_device *dev, enum gv_call call,
-                        const char *dtype)
+                        const char *dtype, int sums)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < N_PRECS; i++)
-        if (wanted(&precs[i], dtype))
+        if (wanted(&precs[i], dtype) && (sums || strcmp(precs[i].op, "sum")))
             json_array_append_new(a, prec_json(be, dev, call, &precs[i]));
     return a;
 }
@@ -147,6 +148,8 @@ static json_t *route_json(const struct gv_probe_route *r, const char *dtype, jso
     json_object_set_new(o, "blas", r->blas[0] ? json_string(r->blas) : json_null());
     json_object_set_new(o, "call", json_string(gv_call_name(r->call)));
     json_object_set_new(o, "what", json_string(r->what));
+    if (r->sums_on[0])
+        json_object_set_new(o, "sums_on", json_string(r->sums_on));
     const struct gv_backend *be = NULL;
     struct gv_device *dev = NULL;
     struct gv_err e = {0};
@@ -172,7 +175,7 @@ static json_t *route_json(const struct gv_probe_route *r, const char *dtype, jso
         json_object_set(o, "gemm", gemm);
     json_decref(d);
     json_object_set_new(o, "status", json_string("probed"));
-    json_object_set_new(o, "precisions", gv_probe_device(be, dev, r->call, dtype));
+    json_object_set_new(o, "precisions", gv_probe_device(be, dev, r->call, dtype, !r->sums_on[0]));
     be->close(dev);
     route_env_restore(keep);
     json_object_set_new(o, "seconds", json_real(now_s() - t0));

@@ -31,6 +31,7 @@ struct gv_probe_route {
     char blas[16];
     enum gv_call call;
     char what[160];    /* one line for people */
+    char sums_on[32];  /* "": this route runs the row sums; else the route that does */
 };
 
 /* The routes of a --device value (NULL: cpu). Returns the count (<= max). */
@@ -61,9 +62,10 @@ struct gv_probe_opts {
 int gv_probe_run(const struct gv_probe_opts *o, json_t **doc, struct gv_err *err);
 
 /* One opened route, every precision (or those matching dtype): the "precisions"
- * array of the document (new reference). */
+ * array of the document (new reference). sums: 0 leaves out the row sums (the
+ * route does not run them). */
 json_t *gv_probe_device(const struct gv_backend *be, struct gv_device *dev, enum gv_call call,
-                        const char *dtype);
+                        const char *dtype, int sums);
 
 /* ---------- accumulation order (FPRev, numerics-methods.md §3) ---------- */
 
@@ -111,6 +113,7 @@ void gv_tree_hash(const struct gv_tree *t, char hex[65]);
 struct gv_fp_prop {
     char name[40];
     char value[160];
+    int runs, differing; /* "deterministic": runs made, runs unlike the first; -1: not given */
 };
 
 struct gv_fp_entry {
@@ -149,6 +152,11 @@ struct gv_fp_change {
 
 /* Every property of the same route, op and precision whose value differs.
  * *out is malloc'ed (free it); returns the count. */
+/* Fisher's exact test (two-sided) of k1 differing of n1 against k2 of n2: a
+ * "deterministic" that changes is reported only below GV_FP_DET_ALPHA. */
+#define GV_FP_DET_ALPHA 0.01
+double gv_fp_det_p(int n1, int k1, int n2, int k2);
+
 size_t gv_fp_diff(const struct gv_fingerprint *a, const struct gv_fingerprint *b,
                   struct gv_fp_change **out);
 

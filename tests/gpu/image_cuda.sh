@@ -77,7 +77,8 @@ rc=$?
 [[ $rc == 0 ]] || bad "ab exit $rc (see ab.txt)"
 python3 - "$out/ab.txt" "$out/ab" <<'PY' || bad "ab: the image and the direct run differ"
 import json, sys
-ab = json.load(open(sys.argv[1]))
+text = open(sys.argv[1]).read()  # ab.txt: its messages (stderr), then the JSON
+ab = json.loads(text[text.index("\n{") + 1:] if not text.startswith("{") else text)
 a = json.load(open(sys.argv[2] + "/a.json")); b = json.load(open(sys.argv[2] + "/b.json"))
 assert "image" in a["device"]["description"] and "image" not in b["device"]["description"]
 assert a["device"]["description"]["torch"]["version"] == b["device"]["description"]["torch"]["version"]

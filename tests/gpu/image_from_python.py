@@ -10,8 +10,8 @@ runs a real CUDA build of torch on the real GPU through gpuvet's isolated root.
 One uncompressed layer holds: the environment's prefix (a virtual environment's
 directory), the interpreter's base installation (its executable and standard library),
 every shared library outside those that the interpreter or any extension module below
-the prefix loads (the closure `ldd` reports, the dynamic loader included), os-release,
-and the loader's cache. The NVIDIA driver's user-space libraries (libcuda and its
+the prefix loads (the closure `ldd` reports without the caller's LD_LIBRARY_PATH, the
+dynamic loader included), os-release, /etc/passwd and /etc/group, and the loader's cache. The NVIDIA driver's user-space libraries (libcuda and its
 kin) are left out: a container gets them from the host, and so does gpuvet's isolated
 root. The config's Env puts the environment's bin first on PATH (as conda and venv
 images do) and sets OMP_NUM_THREADS=1.
@@ -35,7 +35,11 @@ def interp_facts(py):
 
 def ldd(path):
     try:
-        out = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=60).stdout
+        # the closure the interpreter has in the image: not through the caller's
+        # LD_LIBRARY_PATH (on the GPU machine that names gpuvet's runtime folder)
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+        out = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=60,
+                             env=env).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     libs = []
@@ -124,7 +128,9 @@ def main():
     for top in ("/bin", "/sbin", "/lib", "/lib64", "/usr/bin", "/usr/lib", "/tmp"):
         if os.path.lexists(top):
             layer.add(top)
-    for f in ("/etc/os-release", "/usr/lib/os-release", "/etc/ld.so.cache", "/etc/ld.so.conf"):
+    # as a base image has them: PyTorch asks getpwuid() for the user's name
+    for f in ("/etc/os-release", "/usr/lib/os-release", "/etc/ld.so.cache", "/etc/ld.so.conf",
+              "/etc/passwd", "/etc/group"):
         layer.add(f)
     layer.add(facts["prefix"], True)
     layer.add(facts["stdlib"], True)

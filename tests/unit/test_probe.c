@@ -3,6 +3,9 @@
  * read from src/dev/cpu/cpu.c, not from probe output), the tree recovery finds
  * known orders, and the fingerprint reader and diff work. */
 #include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dev/backend.h"
@@ -132,7 +135,7 @@ static json_t *probe(const char *spec)
         fprintf(stderr, "open %s: %s\n", spec, e.msg);
         return NULL;
     }
-    json_t *a = gv_probe_device(be, dev, GV_CALL_DEFAULT, NULL);
+    json_t *a = gv_probe_device(be, dev, GV_CALL_DEFAULT, NULL, 1);
     be->close(dev);
     return a;
 }
@@ -361,8 +364,69 @@ static void test_reader_and_diff(void)
     json_decref(tf);
 }
 
+/* ---------- determinism: a change only beyond chance ---------- */
+
+static json_t *det_doc(const char *value, int runs, int differing)
+{
+    json_t *prop = json_pack("{s:s, s:s, s:[]}", "value", value, "method", "m", "observations");
+    if (runs > 0) {
+        json_object_set_new(prop, "runs", json_integer(runs));
+        json_object_set_new(prop, "differing", json_integer(differing));
+    }
+    json_t *precs = json_pack("[{s:s, s:s, s:s, s:{s:o}}]", "op", "sum", "precision", "f32",
+                              "status", "probed", "properties", "deterministic", prop);
+    json_t *d = doc_of(precs, "kernel");
+    json_decref(precs);
+    return d;
+}
+
+static size_t det_changes(json_t *a, json_t *b, char *text, size_t n)
+{
+    struct gv_fingerprint fa, fb;
+    struct gv_err e = {0};
+    T_EQ_INT(gv_fp_from_json(a, "a.json", &fa, &e), GV_OK);
+    T_EQ_INT(gv_fp_from_json(b, "b.json", &fb, &e), GV_OK);
+    struct gv_fp_change *ch = NULL;
+    size_t k = gv_fp_diff(&fa, &fb, &ch);
+    if (k && text)
+        snprintf(text, n, "%s", ch[0].text);
+    free(ch);
+    gv_fp_free(&fa);
+    gv_fp_free(&fb);
+    json_decref(a);
+    json_decref(b);
+    return k;
+}
+
+static void test_determinism_evidence(void)
+{
+    /* Fisher's exact test, two-sided, against values from its definition:
+     * 0 of 10 vs 5 of 10: 2 * C(10,5)/C(20,5) = 504/15504 */
+    T_CHECK(fabs(gv_fp_det_p(10, 0, 10, 5) - 504.0 / 15504.0) < 1e-12);
+    T_CHECK(fabs(gv_fp_det_p(10, 0, 10, 10) - 2.0 / 184756.0) < 1e-15);
+    T_CHECK(fabs(gv_fp_det_p(10, 3, 10, 3) - 1.0) < 1e-12);
+    char text[400] = "";
+    /* one odd run in ten against none: chance, not a change */
+    T_EQ_INT(det_changes(det_doc("yes", 10, 0), det_doc("no", 10, 1), NULL, 0), 0);
+    T_EQ_INT(det_changes(det_doc("no", 10, 2), det_doc("yes", 10, 0), NULL, 0), 0);
+    /* older documents (yes/no over three runs) cannot show a change either */
+    T_EQ_INT(det_changes(det_doc("yes", 0, 0), det_doc("no", 0, 0), NULL, 0), 0);
+    /* a route that now changes its bits in most runs: a change, with the counts */
+    T_EQ_INT(det_changes(det_doc("yes", 10, 0), det_doc("no", 10, 9), text, sizeof text), 1);
+    T_CHECK(strstr(text, "fp32 sum on kernel: run-to-run bits now differ") != NULL);
+    T_CHECK(strstr(text, "9 of 10 runs") != NULL && strstr(text, "was 0 of 10") != NULL);
+    /* impossible counts are refused, naming the field */
+    struct gv_fingerprint f;
+    struct gv_err e = {0};
+    json_t *bad = det_doc("no", 10, 10);
+    T_CHECK(gv_fp_from_json(bad, "c.json", &f, &e) != GV_OK);
+    T_CHECK(strstr(e.msg, "c.json") && strstr(e.msg, "deterministic"));
+    json_decref(bad);
+}
+
 int main(void)
 {
+    T_RUN(test_determinism_evidence);
     T_RUN(test_tree);
     T_RUN(test_tree_inconsistent);
     T_RUN(test_plain);

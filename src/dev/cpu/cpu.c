@@ -30,7 +30,13 @@
  * mantissa bit of output element 0 of every case matching the glob on every
  * second pass of the process (gv_cpu_test_pass: passes 2, 4, ...), like a
  * device with an intermittent fault. The description says so (testing_aid,
- * test_flip): it never passes unnoticed. */
+ * test_flip): it never passes unnoticed.
+ *
+ * TESTING AID (probe tests): GPUVET_TEST_RACY_SUM=SEED makes long row sums
+ * (4096 terms or more) behave like a reduction with a race: on about one
+ * call in eight (which calls: a hash of SEED and the call's number in the
+ * process) the lowest mantissa bit of output element 0 differs. Described as
+ * test_racy_sum. */
 #include <fenv.h>
 #include <math.h>
 #include <pthread.h>
@@ -192,6 +198,28 @@ static void flip_maybe(const struct gv_case *c, struct gv_buffer *out)
         ((unsigned char *)out->data)[0] ^= 1u;
 }
 
+/* ---------- GPUVET_TEST_RACY_SUM (a testing aid) ---------- */
+
+static unsigned long racy_seed(void)
+{
+    const char *v = getenv("GPUVET_TEST_RACY_SUM");
+    return v && *v ? strtoul(v, NULL, 10) : 0;
+}
+
+static void racy_maybe(const struct gv_case *c, struct gv_buffer *out)
+{
+    static unsigned long calls;
+    unsigned long seed = racy_seed();
+    if (!seed || (c->op != GV_OP_SUM && c->op != GV_OP_MEAN) || c->len < 4096 || !out->count)
+        return;
+    unsigned long long h = seed * 0x9e3779b97f4a7c15ull + __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull; /* splitmix64's finalizer */
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    if (h % 8 == 0)
+        ((unsigned char *)out->data)[0] ^= 1u;
+}
+
 static json_t *describe(struct gv_device *d)
 {
     json_t *o = json_object();
@@ -206,9 +234,11 @@ static json_t *describe(struct gv_device *d)
         if (d->emu & emulations[i].flag)
             json_array_append_new(emu, json_string(emulations[i].name));
     json_object_set_new(o, "emulate", emu);
-    json_object_set_new(o, "testing_aid", json_boolean(d->emu != 0 || flip_glob()));
+    json_object_set_new(o, "testing_aid", json_boolean(d->emu != 0 || flip_glob() || racy_seed()));
     if (flip_glob())
         gv_json_set_str(o, "test_flip", flip_glob());
+    if (racy_seed())
+        json_object_set_new(o, "test_racy_sum", json_integer((json_int_t)racy_seed()));
     json_object_set_new(o, "impl", json_string("gpuvet reference-precision CPU kernels"));
     return o;
 }
@@ -939,8 +969,10 @@ static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buf
     case GV_OP_CONVERT: run_convert(in, out); break;
     default: rc = gv_err_set(err, GV_E_UNSUPPORTED, "%s: unknown operation", c->id); break;
     }
-    if (!rc)
+    if (!rc) {
         flip_maybe(c, out);
+        racy_maybe(c, out);
+    }
     if (info) {
         info->seconds = now_s() - t0;
         impl_name(d, c, info->impl, sizeof info->impl);

@@ -3,7 +3,7 @@
 #include "dev/kind.h"
 
 static const struct gv_probe_route_def probe_routes[] = {
-    {"cpu", "", GV_CALL_DEFAULT, "gpuvet's CPU reference loops"},
+    {"cpu", "", GV_CALL_DEFAULT, "gpuvet's CPU reference loops", NULL},
 };
 
 static const struct gv_bench_route bench_routes[] = {{"openblas", 0}};

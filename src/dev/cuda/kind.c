@@ -3,9 +3,9 @@
 #include "dev/kind.h"
 
 static const struct gv_probe_route_def probe_routes[] = {
-    {"cublas", "classic", GV_CALL_DEFAULT, "cuBLAS (cublasGemmEx family)"},
-    {"cublaslt", "lt", GV_CALL_DEFAULT, "cuBLASLt (cublasLtMatmul)"},
-    {"kernel", "kernel", GV_CALL_DEFAULT, "gpuvet's NVRTC kernel gv_gemm_f32"},
+    {"cublas", "classic", GV_CALL_DEFAULT, "cuBLAS (cublasGemmEx family)", "kernel"},
+    {"cublaslt", "lt", GV_CALL_DEFAULT, "cuBLASLt (cublasLtMatmul)", "kernel"},
+    {"kernel", "kernel", GV_CALL_DEFAULT, "gpuvet's NVRTC kernel gv_gemm_f32", NULL},
 };
 
 /* no fp8 in cublasGemmEx: the Lt row says what fp8 does */

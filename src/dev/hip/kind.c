@@ -3,9 +3,9 @@
 #include "dev/kind.h"
 
 static const struct gv_probe_route_def probe_routes[] = {
-    {"rocblas", "classic", GV_CALL_DEFAULT, "rocBLAS (rocblas_gemm_ex)"},
-    {"hipblaslt", "lt", GV_CALL_DEFAULT, "hipBLASLt (hipblasLtMatmul)"},
-    {"kernel", "kernel", GV_CALL_DEFAULT, "gpuvet's hipRTC kernel gv_gemm_f32"},
+    {"rocblas", "classic", GV_CALL_DEFAULT, "rocBLAS (rocblas_gemm_ex)", "kernel"},
+    {"hipblaslt", "lt", GV_CALL_DEFAULT, "hipBLASLt (hipblasLtMatmul)", "kernel"},
+    {"kernel", "kernel", GV_CALL_DEFAULT, "gpuvet's hipRTC kernel gv_gemm_f32", NULL},
 };
 
 /* no fp8 in rocblas_gemm_ex: the Lt row says what fp8 does */

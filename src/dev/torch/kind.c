@@ -7,9 +7,11 @@
 #include "dev/torch/torch.h"
 
 static const struct gv_probe_route_def probe_routes[] = {
-    {"torch.matmul", "", GV_CALL_DEFAULT, "torch.matmul, flags set to the precision asked for"},
-    {"torch.linear", "", GV_CALL_LINEAR, "torch.nn.functional.linear"},
-    {"torch.defaults", "", GV_CALL_DEFAULTS, "torch.matmul under PyTorch's own default flags"},
+    {"torch.matmul", "", GV_CALL_DEFAULT, "torch.matmul, flags set to the precision asked for",
+     NULL},
+    {"torch.linear", "", GV_CALL_LINEAR, "torch.nn.functional.linear", "torch.matmul"},
+    {"torch.defaults", "", GV_CALL_DEFAULTS, "torch.matmul under PyTorch's own default flags",
+     "torch.matmul"},
 };
 
 static const struct gv_bench_route bench_routes[] = {{"torch_mm", 0}};

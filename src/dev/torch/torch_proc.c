@@ -347,8 +347,8 @@ static int plan_root(struct launch *l, const char *root, struct gv_err *err)
     for (int i = 0; i < 3 && l->root[0]; i++) {
         char dst[PATH_MAX];
         snprintf(dst, sizeof dst, "%s%s", l->root, binds[i]);
-        if (stat(dst, &st) != 0 || !S_ISDIR(st.st_mode))
-            continue; /* the image has no such directory: leave it so */
+        if (lstat(dst, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue; /* no such directory (a link is none): leave it so */
         add_bind(l, binds[i], dst);
     }
     int rc = l->root[0] ? plan_host_driver(l, getenv(HOST_DRIVER_VAR), err) : GV_OK;
