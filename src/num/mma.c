@@ -3,6 +3,9 @@
  * integers on the grid of its alignment (a 128-bit sum, or a wide sum of
  * 64-bit limbs when exact alignment spans more than 100 bits), then rounded
  * once. */
+/* The integer loops below are all an emulated GEMM does: optimised even in
+ * the Debug (sanitizer) build, so that emulation tests stay short. */
+#pragma GCC optimize("O2")
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -19,20 +22,25 @@ struct fmt {
     int frac, emin, emax; /* fraction bits; exponents of the smallest normal, largest binade */
     enum gv_mma_round r;
     int flush;
+    double maxfin, minnorm; /* largest finite value, smallest normal (fmt_with) */
 };
 
 static int fmt_known(enum gv_dtype t, struct fmt *f)
 {
+    static const struct {
+        enum gv_dtype t;
+        int frac, emin, emax;
+    } fmts[] = {{GV_F32, 23, -126, 127}, {GV_TF32, 10, -126, 127}, {GV_F16, 10, -14, 15},
+                {GV_BF16, 7, -126, 127},  {GV_F8E4M3, 3, -6, 8},    {GV_F8E5M2, 2, -14, 15}};
     memset(f, 0, sizeof *f);
-    switch (t) {
-    case GV_F32: *f = (struct fmt){23, -126, 127, GV_MMA_RNE, 0}; return 1;
-    case GV_TF32: *f = (struct fmt){10, -126, 127, GV_MMA_RNE, 0}; return 1;
-    case GV_F16: *f = (struct fmt){10, -14, 15, GV_MMA_RNE, 0}; return 1;
-    case GV_BF16: *f = (struct fmt){7, -126, 127, GV_MMA_RNE, 0}; return 1;
-    case GV_F8E4M3: *f = (struct fmt){3, -6, 8, GV_MMA_RNE, 0}; return 1;
-    case GV_F8E5M2: *f = (struct fmt){2, -14, 15, GV_MMA_RNE, 0}; return 1;
-    default: return 0;
-    }
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
+        if (fmts[i].t == t) {
+            f->frac = fmts[i].frac;
+            f->emin = fmts[i].emin;
+            f->emax = fmts[i].emax;
+            return 1;
+        }
+    return 0;
 }
 
 static struct fmt fmt_with(enum gv_dtype t, int frac, enum gv_mma_round r, int flush)
@@ -43,6 +51,8 @@ static struct fmt fmt_with(enum gv_dtype t, int frac, enum gv_mma_round r, int f
         f.frac = frac;
     f.r = r;
     f.flush = flush;
+    f.maxfin = ldexp((double)((1ull << (f.frac + 1)) - 1), f.emax - f.frac);
+    f.minnorm = ldexp(1.0, f.emin);
     return f;
 }
 
@@ -106,45 +116,9 @@ int gv_mma_model_check(const struct gv_mma_model *m, struct gv_err *err)
     return GV_OK;
 }
 
-/* ---------- rounding a wide magnitude ---------- */
+/* ---------- rounding ---------- */
 
 #define WL 16 /* limbs of a wide sum: 1024 bits */
-
-static int top_bit(const uint64_t *w, int n)
-{
-    for (int i = n - 1; i >= 0; i--)
-        if (w[i])
-            return i * 64 + 63 - __builtin_clzll(w[i]);
-    return -1;
-}
-
-static int bit_at(const uint64_t *w, int n, int i)
-{
-    return i >= 0 && i / 64 < n ? (int)((w[i / 64] >> (i % 64)) & 1) : 0;
-}
-
-/* Any bit set below bit i. */
-static int any_below(const uint64_t *w, int n, int i)
-{
-    for (int l = 0; l < n && l * 64 < i; l++) {
-        uint64_t mask = i - l * 64 >= 64 ? ~0ull : (1ull << (i - l * 64)) - 1;
-        if (w[l] & mask)
-            return 1;
-    }
-    return 0;
-}
-
-/* Bits [lo, lo+len) as an integer (len <= 63). */
-static uint64_t bits_from(const uint64_t *w, int n, int lo, int len)
-{
-    if (len <= 0)
-        return 0;
-    int li = lo / 64, bo = lo % 64;
-    uint64_t v = li < n ? w[li] >> bo : 0;
-    if (bo && li + 1 < n)
-        v |= w[li + 1] << (64 - bo);
-    return v & ((1ull << len) - 1);
-}
 
 static int goes_up(enum gv_mma_round r, int neg, int half, int sticky, int odd)
 {
@@ -166,30 +140,58 @@ static double overflowed(const struct fmt *f, int neg, double maxfin)
     return to_inf ? INFINITY : maxfin;
 }
 
-/* (-1)^neg * w * 2^g rounded to format f; w != 0. */
-static double round_wide(const uint64_t *w, int n, int g, int neg, const struct fmt *f)
+typedef unsigned __int128 u128;
+
+static int top_of(u128 v)
 {
-    int t = top_bit(w, n);
+    uint64_t hi = (uint64_t)(v >> 64);
+    return hi ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll((uint64_t)v);
+}
+
+/* (-1)^neg * mag * 2^g rounded to format f; mag != 0. */
+static double round_mag(u128 mag, int g, int neg, const struct fmt *f)
+{
+    int t = top_of(mag);
     int lead = g + t;
-    int ex = lead < f->emin ? f->emin : lead;
-    int q = ex - f->frac; /* the weight of the last kept bit */
+    int q = (lead < f->emin ? f->emin : lead) - f->frac; /* weight of the last kept bit */
     int sh = q - g;
-    uint64_t keep;
+    uint64_t keep = 0;
     if (sh <= 0) {
-        keep = bits_from(w, n, 0, t + 1);
+        keep = (uint64_t)mag; /* t <= frac: exact */
         q = g;
     } else {
-        keep = bits_from(w, n, sh, t - sh + 1 > 0 ? t - sh + 1 : 0);
-        int half = bit_at(w, n, sh - 1), sticky = any_below(w, n, sh - 1);
+        int half = sh - 1 <= t && (int)((mag >> (sh - 1)) & 1);
+        int sticky = sh - 1 > t ? 1 : (mag & (((u128)1 << (sh - 1)) - 1)) != 0;
+        keep = sh > t ? 0 : (uint64_t)(mag >> sh);
         keep += (uint64_t)goes_up(f->r, neg, half, sticky, (int)(keep & 1));
     }
     double v = ldexp((double)keep, q);
-    double maxfin = ldexp((double)((1ull << (f->frac + 1)) - 1), f->emax - f->frac);
-    if (v > maxfin)
-        v = overflowed(f, neg, maxfin);
-    if (f->flush && v < ldexp(1.0, f->emin))
+    if (v > f->maxfin)
+        v = overflowed(f, neg, f->maxfin);
+    if (f->flush && v < f->minnorm)
         v = 0;
     return neg ? -v : v;
+}
+
+/* The same for a magnitude of WL limbs: its top 128 bits, with every bit
+ * below them folded into the lowest one (a sticky bit far below the
+ * rounding position, which is all rounding needs). */
+static double round_limbs(const uint64_t *w, int g, int neg, const struct fmt *f)
+{
+    int top = WL - 1;
+    while (top > 0 && !w[top])
+        top--;
+    if (top < 2)
+        return round_mag(((u128)w[1] << 64) | w[0], g, neg, f);
+    int t = top * 64 + 63 - __builtin_clzll(w[top]);
+    int drop = t - 127, li = drop / 64, bo = drop % 64;
+    uint64_t l0 = w[li], l1 = li + 1 < WL ? w[li + 1] : 0, l2 = li + 2 < WL ? w[li + 2] : 0;
+    u128 low = ((u128)l1 << 64) | l0;
+    u128 v = bo ? (low >> bo) | ((u128)l2 << (128 - bo)) : low; /* bits drop .. drop+127 */
+    int sticky = bo && (l0 & ((1ull << bo) - 1)) != 0;
+    for (int i = 0; i < li && !sticky; i++)
+        sticky = w[i] != 0;
+    return round_mag(v | (u128)sticky, g + drop, neg, f);
 }
 
 /* A finite double as (-1)^neg * m * 2^e, m odd or 0. */
@@ -201,18 +203,21 @@ struct xv {
 
 static struct xv split(double x)
 {
-    if (!isfinite(x))
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int be = (int)((u >> 52) & 0x7ff);
+    int64_t m = (int64_t)(u & ((1ull << 52) - 1));
+    if (be == 0x7ff)
         return (struct xv){0, XV_SPECIAL};
-    if (x == 0)
+    if (be == 0 && m == 0)
         return (struct xv){0, 0};
-    int ex;
-    double fr = frexp(fabs(x), &ex);
-    int64_t m = (int64_t)ldexp(fr, 53);
-    int e = ex - 53;
+    int e = be ? be - 1075 : -1074;
+    if (be)
+        m |= (int64_t)1 << 52;
     int tz = __builtin_ctzll((uint64_t)m);
     m >>= tz;
     e += tz;
-    return (struct xv){x < 0 ? -m : m, e};
+    return (struct xv){(u >> 63) ? -m : m, e};
 }
 
 static double round_double(double x, const struct fmt *f)
@@ -220,8 +225,7 @@ static double round_double(double x, const struct fmt *f)
     if (!isfinite(x) || x == 0)
         return x;
     struct xv v = split(x);
-    uint64_t w = (uint64_t)(v.m < 0 ? -v.m : v.m);
-    return round_wide(&w, 1, v.e, v.m < 0, f);
+    return round_mag((u128)(v.m < 0 ? -v.m : v.m), v.e, v.m < 0, f);
 }
 
 /* ---------- one block FMA ---------- */
@@ -286,7 +290,7 @@ static double sum_wide(const struct term *t, int nt, const struct fmt *f, int *z
         return 0;
     uint64_t *big = c > 0 ? pos : neg;
     wide_sub(big, c > 0 ? neg : pos);
-    return round_wide(big, WL, g, c < 0, f);
+    return round_limbs(big, g, c < 0, f);
 }
 
 /* The terms of one block summed on the grid 2^g (truncated below it when
@@ -312,8 +316,7 @@ static double sum_grid(const struct term *t, int nt, int g, int trunc, const str
     if (s == 0)
         return 0;
     unsigned __int128 a = s < 0 ? -(unsigned __int128)s : (unsigned __int128)s;
-    uint64_t w[2] = {(uint64_t)a, (uint64_t)(a >> 64)};
-    return round_wide(w, 2, g, s < 0, f);
+    return round_mag(a, g, s < 0, f);
 }
 
 /* acc + the products t[1..nt] of one block, rounded to the accumulator
@@ -330,7 +333,7 @@ static double block_fma(const struct gv_mma_model *m, const struct fmt *acc, dou
             continue;
         t[n] = t[i];
         if (m->prod_round) {
-            double p = round_wide(&t[i].m, 1, t[i].e, t[i].neg, acc);
+            double p = round_mag(t[i].m, t[i].e, t[i].neg, acc);
             if (!isfinite(p))
                 return c + p;
             struct xv pv = split(p);
@@ -362,7 +365,7 @@ static struct xv input_of(const struct gv_mma_model *m, const struct fmt *in, do
 {
     if (!isfinite(x))
         return (struct xv){0, XV_SPECIAL};
-    if (m->in_flush && fabs(x) < ldexp(1.0, in->emin))
+    if (m->in_flush && fabs(x) < in->minnorm)
         x = 0;
     return split(round_double(x, in));
 }

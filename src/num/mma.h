@@ -50,8 +50,9 @@ struct gv_mma_model {
 
 /* The CPU backend's plain arithmetic for (in, compute, out): inputs as stored
  * (TF32 compute: 10 fraction bits, RNE), one product at a time, products
- * rounded to the accumulator (fp32, or fp16 when compute is F16), every
- * addition rounded to nearest-even, the output rounded to nearest-even. */
+ * rounded to the fp32 accumulator (exact ones added to an fp16 accumulator,
+ * compute F16), every addition rounded to nearest-even, the output rounded
+ * to nearest-even. */
 void gv_mma_model_plain(struct gv_mma_model *m, enum gv_dtype in, enum gv_dtype compute,
                         enum gv_dtype out);
 /* GV_OK, or GV_E_USAGE naming the field that is out of range. */
