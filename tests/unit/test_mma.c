@@ -272,6 +272,32 @@ static void test_plain_equals_cpu(void)
         }
 }
 
+/* fp16 accumulation rounds once: 1 + (2^-11 + 2^-25) (the product
+ * 145*2^-18 * 113*2^-7) is 1+2^-10 to nearest; a float sum first gives
+ * 1+2^-11, a tie that goes to 1 (double rounding). */
+static void test_fp16_acc_rounds_once(void)
+{
+    double a[2] = {1, 145 * P2(-18)}, b[2] = {1, 113 * P2(-7)};
+    struct gv_mma_model m;
+    gv_mma_model_plain(&m, GV_F16, GV_F16, GV_F16);
+    T_CHECK(gv_mma_dot(&m, a, b, 2) == 1 + P2(-10));
+    struct gv_case c = {.id = "test.acc16", .op = GV_OP_GEMM, .in_dtype = GV_F16,
+                        .compute_dtype = GV_F16, .out_dtype = GV_F16, .batch = 1, .m = 1,
+                        .n = 1, .k = 2};
+    uint16_t ab[2], bb[2], o = 0;
+    for (int i = 0; i < 2; i++) {
+        ab[i] = (uint16_t)gv_fp_encode(a[i], GV_F16, GV_RNE);
+        bb[i] = (uint16_t)gv_fp_encode(b[i], GV_F16, GV_RNE);
+    }
+    struct gv_buffer in[2] = {{GV_F16, 2, ab}, {GV_F16, 2, bb}}, out = {GV_F16, 1, &o};
+    struct gv_device *d = NULL;
+    struct gv_err err = {0};
+    T_EQ_INT(gv_backend_cpu.open("threads=1", &d, &err), GV_OK);
+    T_EQ_INT(gv_backend_cpu.run(d, &c, in, 2, &out, NULL, &err), GV_OK);
+    T_CHECK(gv_fp_decode(o, GV_F16) == 1 + P2(-10));
+    gv_backend_cpu.close(d);
+}
+
 /* The CPU backend's emulations are special cases of the model. */
 static void test_emulations_equal_cpu(void)
 {
@@ -337,6 +363,7 @@ int main(void)
     T_RUN(test_exact_wide);
     T_RUN(test_inputs_and_products);
     T_RUN(test_plain_equals_cpu);
+    T_RUN(test_fp16_acc_rounds_once);
     T_RUN(test_emulations_equal_cpu);
     T_RUN(test_gemm_equals_dot);
     fprintf(stderr, "%d checks, %d failed\n", t_checks, t_failed);
