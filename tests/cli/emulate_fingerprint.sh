@@ -11,14 +11,15 @@
 #     rounding, full input bits, nearest-even): every modelled GEMM case is
 #     bit-identical to --device cpu ("identical" in compare); f64 (not
 #     modelled) is skipped.
-# Then the real probe of the CPU (f32) emulated: bit-identical again. And the
+# Then the real probe of the CPU (f32) emulated: bit-identical again; the
+# probe of the fp_block emulation: fp_block's f32 properties again. And the
 # reader's errors name the file and the field.
 set -u
 . "$(dirname "$0")/lib.sh"
 gv_tmpdir T
 export XDG_CACHE_HOME="$T/cache"
 
-ONLY='gemm.f32.64x64x1024.*,gemm.tf32.*,gemm.f16acc32.128x128x128.*,gemm.f16acc32.64x64x256.*'
+ONLY='gemm.f32.64x64x1024.*,gemm.f16acc32.128x128x128.*,gemm.f16acc32.64x64x256.*'
 ONLY="$ONLY,gemm.f16acc16.*,gemm.bf16acc32.64x64x256.*,gemm.f64.*"
 
 python3 - "$T" <<'PY' || fail "writing the fingerprints"
@@ -86,7 +87,7 @@ def cmp(n): return {c["id"]: c for c in json.load(open(f"{t}/cmp_{n}.json"))["ca
 cpu, block, plain = load("cpu"), load("block"), load("plain")
 prec = lambda c: (c["in_dtype"], c["compute_dtype"], c["out_dtype"])
 errors = []
-assert len(cpu) == 7, sorted(cpu)
+assert len(cpu) == 6, sorted(cpu)
 for i, c in cpu.items():
     p = prec(c)
     b, q = block[i], plain[i]
@@ -129,6 +130,22 @@ grep -q 'f16acc16.*has no probed GEMM precision f16->f16->f16' "$T/block.out" \
 [ "$(json_get "$T/probed.json" 'd["cases"][0]["output_digest"]')" = \
   "$(json_get "$T/cpu.json" '[c for c in d["cases"] if c["id"].startswith("gemm.f32.64x64x1024")][0]["output_digest"]')" ] \
     || fail "the probed CPU fingerprint does not reproduce the CPU"
+
+# Probing the emulated device finds the hand-written f32 fingerprint again.
+"$GPUVET" probe --device "cpu:emulate=$T/fp_block.json" --dtype f32 --json -o "$T/reprobe.json" \
+    > /dev/null 2>&1 || fail "probe of the emulation exit $?"
+python3 - "$T" <<'PY' || fail "the probe of the emulated device does not give its fingerprint"
+import json, sys
+t = sys.argv[1]
+p = [p for r in json.load(open(f"{t}/reprobe.json"))["routes"] for p in r["precisions"]
+     if p["op"] == "gemm" and p["precision"] == "f32"][0]["properties"]
+got = {k: p[k]["value"] for k in ("input_mantissa_bits", "input_rounding", "fused_terms",
+                                  "extra_bits", "sum_mantissa_bits", "sum_rounding")}
+want = {"input_mantissa_bits": "10", "input_rounding": "toward-zero", "fused_terms": "4",
+        "extra_bits": "0", "sum_mantissa_bits": "23", "sum_rounding": "toward-zero"}
+if got != want:
+    print(f"got {got}"); sys.exit(1)
+PY
 
 # Errors name the file and the field; nothing runs with a bad fingerprint.
 expect_rc 2,3,4 "$GPUVET" check --device "cpu:emulate=$T/fp_bad.json" --only 'gemm.f32.*'
