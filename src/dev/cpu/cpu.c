@@ -26,6 +26,12 @@
  * Options: "threads=N" (default: all online CPUs). Options are separated by
  * commas: "cpu:threads=1,emulate=tf32+ftz".
  *
+ * "cpu:emulate=FILE.json[,route=NAME]" (a value with a '/' or ending in
+ * .json): GEMMs computed by the block-FMA model (num/mma.h) that a probe
+ * fingerprint describes (fpmodel.h; docs/probe.md, "Emulating a
+ * fingerprint"); GEMMs of formats it has no model for are unsupported,
+ * convolutions too; the other operations are computed as above.
+ *
  * TESTING AID (fleet tests): GPUVET_TEST_FLIP=CASE_GLOB flips the lowest
  * mantissa bit of output element 0 of every case matching the glob on every
  * second pass of the process (gv_cpu_test_pass: passes 2, 4, ...), like a
@@ -50,8 +56,10 @@
 #include "base/globs.h"
 #include "base/json.h"
 #include "dev/cpu/cpu.h"
+#include "dev/cpu/fpmodel.h"
 #include "dev/backend.h"
 #include "num/fp.h"
+#include "num/mma.h"
 #include "num/op.h"
 
 enum {
@@ -81,6 +89,9 @@ struct gv_device {
     unsigned emu;
     int nthreads;
     char cpu_model[128];
+    char fp_file[400];  /* emulate=FILE.json: the fingerprint emulated */
+    char fp_route[64];  /* route=NAME */
+    struct gv_fpmodel *fp;
 };
 
 /* ---------- options ---------- */
@@ -108,6 +119,24 @@ static int parse_emulate(const char *v, unsigned *emu, struct gv_err *err)
     return GV_OK;
 }
 
+/* emulate=VALUE names a fingerprint file rather than emulations. */
+static int names_file(const char *v)
+{
+    size_t n = strlen(v);
+    return strchr(v, '/') || (n > 5 && !strcmp(v + n - 5, ".json"));
+}
+
+static int load_fingerprint(struct gv_device *d, struct gv_err *err)
+{
+    d->fp = calloc(1, sizeof *d->fp);
+    if (!d->fp)
+        return gv_err_set(err, GV_E_NOMEM, "cpu backend: out of memory");
+    int rc = gv_fpmodel_load(d->fp_file, d->fp_route[0] ? d->fp_route : NULL, d->fp, err);
+    if (rc)
+        gv_err_prefix(err, "--device cpu:emulate");
+    return rc;
+}
+
 static int parse_spec(const char *spec, struct gv_device *d, struct gv_err *err)
 {
     char buf[512];
@@ -117,10 +146,18 @@ static int parse_spec(const char *spec, struct gv_device *d, struct gv_err *err)
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "0"))
             continue; /* "cpu:0": the one CPU device */
-        if (!strncmp(t, "emulate=", 8)) {
+        if (!strncmp(t, "emulate=", 8) && names_file(t + 8)) {
+            if (snprintf(d->fp_file, sizeof d->fp_file, "%s", t + 8) >= (int)sizeof d->fp_file)
+                return gv_err_set(err, GV_E_USAGE, "--device cpu: emulate=%s is too long", t + 8);
+        } else if (!strncmp(t, "emulate=", 8)) {
             int rc = parse_emulate(t + 8, &d->emu, err);
             if (rc)
                 return rc;
+        } else if (!strncmp(t, "route=", 6)) {
+            if (!t[6] || snprintf(d->fp_route, sizeof d->fp_route, "%s", t + 6) >=
+                             (int)sizeof d->fp_route)
+                return gv_err_set(err, GV_E_USAGE, "--device cpu: route=%s is empty or too long",
+                                  t + 6);
         } else if (!strncmp(t, "threads=", 8)) {
             char *end;
             long n = strtol(t + 8, &end, 10);
@@ -130,9 +167,19 @@ static int parse_spec(const char *spec, struct gv_device *d, struct gv_err *err)
             d->nthreads = (int)n;
         } else {
             return gv_err_set(err, GV_E_USAGE,
-                              "--device cpu: unknown option '%s' (emulate=..., threads=N)", t);
+                              "--device cpu: unknown option '%s' (emulate=..., threads=N, "
+                              "route=NAME)",
+                              t);
         }
     }
+    if (d->fp_route[0] && !d->fp_file[0])
+        return gv_err_set(err, GV_E_USAGE,
+                          "--device cpu: route= goes with emulate=FINGERPRINT.json");
+    if (d->fp_file[0] && d->emu)
+        return gv_err_set(err, GV_E_USAGE,
+                          "--device cpu: emulate=%s is a fingerprint; it does not combine with "
+                          "the named emulations",
+                          d->fp_file);
     if ((d->emu & EMU_TF32) && (d->emu & EMU_TF32RZ))
         return gv_err_set(err, GV_E_USAGE, "--device cpu: tf32 and tf32rz exclude each other");
     return GV_OK;
@@ -166,7 +213,10 @@ static int open_dev(const char *spec, struct gv_device **dev, struct gv_err *err
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     d->nthreads = n > 0 ? (int)(n > 64 ? 64 : n) : 1;
     int rc = parse_spec(spec, d, err);
+    if (!rc && d->fp_file[0])
+        rc = load_fingerprint(d, err);
     if (rc) {
+        free(d->fp);
         free(d);
         return rc;
     }
@@ -175,7 +225,12 @@ static int open_dev(const char *spec, struct gv_device **dev, struct gv_err *err
     return GV_OK;
 }
 
-static void close_dev(struct gv_device *dev) { free(dev); }
+static void close_dev(struct gv_device *dev)
+{
+    if (dev)
+        free(dev->fp);
+    free(dev);
+}
 
 /* ---------- GPUVET_TEST_FLIP (a testing aid) ---------- */
 
@@ -234,7 +289,10 @@ static json_t *describe(struct gv_device *d)
         if (d->emu & emulations[i].flag)
             json_array_append_new(emu, json_string(emulations[i].name));
     json_object_set_new(o, "emulate", emu);
-    json_object_set_new(o, "testing_aid", json_boolean(d->emu != 0 || flip_glob() || racy_seed()));
+    if (d->fp)
+        json_object_set_new(o, "emulate_fingerprint", gv_fpmodel_json(d->fp, d->fp_file));
+    json_object_set_new(o, "testing_aid",
+                        json_boolean(d->emu != 0 || d->fp || flip_glob() || racy_seed()));
     if (flip_glob())
         gv_json_set_str(o, "test_flip", flip_glob());
     if (racy_seed())
@@ -343,11 +401,6 @@ static void store_f(struct gv_buffer *b, size_t i, float x, int ftz)
     }
 }
 
-static float round16(float x, int rz)
-{
-    return gv_f16_to_f32(gv_f32_to_f16(x, rz ? GV_RTZ : GV_RNE));
-}
-
 /* ---------- GEMM and CONV2D (matrix-unit work, where emulations apply) ---------- */
 
 struct mm_mode {
@@ -425,10 +478,15 @@ static void axpy1(float *restrict c, const float *restrict b, float a, long n)
         c[j] += a * b[j];
 }
 
+/* fp16 accumulation: c + a*b rounded once to fp16. The sum is formed in
+ * double, where it is exact or off only far below fp16's rounding point (a
+ * product of fp16 values has 22 bits); a float sum rounded again to fp16
+ * could land on a tie that the exact sum is not on (double rounding). */
 static void axpy16(float *restrict c, const float *restrict b, float a, long n, int rz)
 {
+    enum gv_round r = rz ? GV_RTZ : GV_RNE;
     for (long j = 0; j < n; j++)
-        c[j] = round16(c[j] + a * b[j], rz);
+        c[j] = gv_f16_to_f32((uint16_t)gv_fp_encode((double)c[j] + (double)a * b[j], GV_F16, r));
 }
 
 /* Rows [lo, hi) of one GEMM in float: c[i][j] = sum over k in order. Blocked
@@ -509,6 +567,14 @@ static int run_gemm_f64(const struct gv_device *d, const struct gv_case *c,
 static int run_gemm(const struct gv_device *d, const struct gv_case *c,
                     const struct gv_buffer *in, struct gv_buffer *out, struct gv_err *err)
 {
+    if (d->fp) {
+        const struct gv_fpmodel_entry *e =
+            gv_fpmodel_find(d->fp, c->in_dtype, c->compute_dtype, c->out_dtype);
+        long batch = c->batch > 0 ? c->batch : 1;
+        int rc = gv_mma_gemm(&e->m, &in[0], &in[1], out, batch, c->m, c->n, c->k, d->nthreads,
+                             err);
+        return rc ? gv_err_prefix(err, "%s", c->id) : GV_OK;
+    }
     if (c->in_dtype == GV_F64)
         return run_gemm_f64(d, c, in, out);
     struct mm_mode m = mm_mode_of(d, c);
@@ -904,9 +970,31 @@ static int storage_ok(enum gv_dtype t)
     return t == GV_F64 || t == GV_F32 || t == GV_F16 || t == GV_BF16;
 }
 
+/* Under emulate=FINGERPRINT: GEMMs only where the fingerprint has a model. */
+static int fp_supports(const struct gv_device *d, const struct gv_case *c, struct gv_err *why)
+{
+    if (c->op == GV_OP_CONV2D)
+        return gv_err_set(why, GV_E_UNSUPPORTED,
+                          "%s: the fingerprint %s models GEMMs, not convolutions", c->id,
+                          d->fp_file);
+    if (c->op != GV_OP_GEMM ||
+        gv_fpmodel_find(d->fp, c->in_dtype, c->compute_dtype, c->out_dtype))
+        return GV_OK;
+    char have[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < d->fp->n && used < sizeof have; i++)
+        used += (size_t)snprintf(have + used, sizeof have - used, "%s%s", i ? ", " : "",
+                                 d->fp->e[i].precision);
+    return gv_err_set(why, GV_E_UNSUPPORTED,
+                      "%s: the fingerprint %s (route %s) has no probed GEMM precision "
+                      "%s->%s->%s (it models %s%s%s)",
+                      c->id, d->fp_file, d->fp->route, gv_dtype_name(c->in_dtype),
+                      gv_dtype_name(c->compute_dtype), gv_dtype_name(c->out_dtype), have,
+                      d->fp->skipped[0] ? "; not modelled: " : "", d->fp->skipped);
+}
+
 static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err *why)
 {
-    (void)d;
     if ((unsigned)c->op >= GV_OP_COUNT)
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: unknown operation", c->id);
     if ((gv_op_desc(c->op)->flags & GV_OPF_TORCH_ONLY) || c->call != GV_CALL_DEFAULT)
@@ -922,7 +1010,7 @@ static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err 
     if (c->op == GV_OP_CONV2D && (c->stride < 1 || c->pad < 0 || c->h + 2 * c->pad < c->r ||
                                   c->w + 2 * c->pad < c->s))
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: invalid convolution geometry", c->id);
-    return GV_OK;
+    return d->fp ? fp_supports(d, c, why) : GV_OK;
 }
 
 static double now_s(void)
@@ -940,6 +1028,13 @@ static void impl_name(const struct gv_device *d, const struct gv_case *c, char *
     for (size_t i = 0; i < N_EMU && k > 0 && (size_t)k < n; i++)
         if (d->emu & emulations[i].flag)
             k += snprintf(out + k, n - (size_t)k, ", emulate %s", emulations[i].name);
+    const struct gv_fpmodel_entry *e =
+        d->fp && c->op == GV_OP_GEMM
+            ? gv_fpmodel_find(d->fp, c->in_dtype, c->compute_dtype, c->out_dtype)
+            : NULL;
+    if (e && k > 0 && (size_t)k < n)
+        snprintf(out + k, n - (size_t)k, ", mma model of fingerprint %.12s route %s %s",
+                 d->fp->sha256, d->fp->route, e->precision);
 }
 
 static int run(struct gv_device *d, const struct gv_case *c, const struct gv_buffer *in, int nin,

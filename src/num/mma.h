@@ -1,0 +1,81 @@
+/* A bit-accurate model of one GEMM output element as a matrix unit computes
+ * it with block fused multiply-adds (numerics-methods.md §1-§2a, §3: Fasi et
+ * al. 2021, Khattak & Mikaitis HPEC 2025, Blanchard et al. 2020, MMA-Sim):
+ *
+ *   1. each input is flushed (input subnormals) and reduced to in_frac_bits;
+ *   2. K is cut into consecutive blocks of `block` products; the accumulator
+ *      (0 at first) joins each block in one block FMA;
+ *   3. in a block every product is exact (or rounded to the accumulator first
+ *      when prod_round), every term, the accumulator included, is aligned to
+ *      the largest exponent among them keeping acc_frac_bits + extra_bits
+ *      bits below that leading bit (lower bits truncated toward zero;
+ *      extra_bits -1: exact alignment, the exact sum rounded once);
+ *   4. the block's sum is rounded to acc_frac_bits with acc_round in the
+ *      accumulator's exponent range (subnormals kept or flushed);
+ *   5. the final accumulator is rounded to the output format with out_round.
+ *
+ * Integer arithmetic on an exponent grid (no long double), so the results are
+ * the same on every machine. Not modelled: summation trees across blocks
+ * other than one block after the other, split-K. */
+#ifndef GV_NUM_MMA_H
+#define GV_NUM_MMA_H
+
+#include "base/err.h"
+#include "num/types.h"
+
+enum gv_mma_round {
+    GV_MMA_RNE = 0, /* nearest, ties to even */
+    GV_MMA_RNA,     /* nearest, ties away from zero */
+    GV_MMA_RZ,      /* toward zero */
+    GV_MMA_DOWN,    /* toward -inf */
+    GV_MMA_UP,      /* toward +inf */
+};
+
+struct gv_mma_model {
+    enum gv_dtype in;   /* input storage format: F32, TF32, F16, BF16, F8E4M3, F8E5M2 */
+    int in_frac_bits;   /* fraction bits an input keeps; -1: the format's own */
+    enum gv_mma_round in_round;
+    int in_flush;       /* subnormal inputs flushed to zero */
+    int block;          /* products joined with the accumulator in one block FMA (>= 1) */
+    int extra_bits;     /* alignment bits beyond acc_frac_bits; -1: exact alignment */
+    int prod_round;     /* products rounded to the accumulator (acc_round) before joining */
+    enum gv_dtype acc;  /* F32 or F16: the accumulator's exponent range */
+    int acc_frac_bits;  /* 1 .. the acc format's own (23 fp32, 10 fp16) */
+    enum gv_mma_round acc_round;
+    int acc_flush;      /* subnormal block results flushed to zero */
+    enum gv_dtype out;  /* F32, F16, BF16 */
+    enum gv_mma_round out_round;
+    int out_flush;      /* subnormal outputs flushed to zero */
+};
+
+/* The CPU backend's plain arithmetic for (in, compute, out): inputs as stored
+ * (TF32 compute: 10 fraction bits, RNE), one product at a time, products
+ * rounded to the fp32 accumulator (exact ones added to an fp16 accumulator,
+ * compute F16), every addition rounded to nearest-even, the output rounded
+ * to nearest-even. */
+void gv_mma_model_plain(struct gv_mma_model *m, enum gv_dtype in, enum gv_dtype compute,
+                        enum gv_dtype out);
+/* GV_OK, or GV_E_USAGE naming the field that is out of range. */
+int gv_mma_model_check(const struct gv_mma_model *m, struct gv_err *err);
+
+/* "nearest-even", "nearest-away", "toward-zero", "down", "up". */
+const char *gv_mma_round_name(enum gv_mma_round r);
+
+/* One output element: sum over i < k of a[i]*b[i] (decoded input values),
+ * starting from an accumulator of 0. The value returned is exact in float. */
+float gv_mma_dot(const struct gv_mma_model *m, const double *a, const double *b, int k);
+/* The same starting from accumulator value c (the "C" of the published test
+ * vectors), first rounded to the accumulator. */
+float gv_mma_dot_acc(const struct gv_mma_model *m, double c, const double *a, const double *b,
+                     int k);
+
+/* C = A.B for `batch` row-major matrices as the backends store cases:
+ * A[batch][M][K], B[batch][K][N] in m->in storage, C[batch][M][N] in m->out
+ * storage; rows shared among nthreads threads (every element is computed the
+ * same way whatever the count). GV_E_USAGE when the buffers do not match the
+ * model or the shape; GV_E_NOMEM. */
+int gv_mma_gemm(const struct gv_mma_model *m, const struct gv_buffer *a,
+                const struct gv_buffer *b, struct gv_buffer *c, long batch, long M, long N,
+                long K, int nthreads, struct gv_err *err);
+
+#endif
