@@ -1,7 +1,7 @@
 /* Classes of impl strings and the loader variables (impl_class.h).
  *
  * Sources of the naming rules:
- *  [C] CUTLASS's kernel names, python/cutlass_library/gemm_operation.py
+ *  [C] CUTLASS's kernel names, NVIDIA/cutlass/python/cutlass_library/gemm_operation.py
  *      (procedural_name, core_name): "cutlass_{opcode class}_{extended name}_..."
  *      where the opcode class is "simt", "tensorop" or "wmma_tensorop", and the
  *      extended name is the accumulator letter (s = fp32, h = fp16) with the
