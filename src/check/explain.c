@@ -165,7 +165,7 @@ static const struct gv_cmp_case *case_named(const struct gv_compare *o, const ch
 static void group_routes(struct gv_compare *o)
 {
     size_t w = 0, n = o->ncauses;
-    const struct kb_impl_class *pairs[64][2];
+    const struct kb_impl_class *pairs[128][2];
     size_t npairs = 0;
     for (size_t i = 0; i < n; i++) {
         struct gv_cmp_cause *k = &o->causes[i];
@@ -179,7 +179,7 @@ static void group_routes(struct gv_compare *o)
         size_t p = 0;
         while (p < npairs && (pairs[p][0] != f || pairs[p][1] != t))
             p++;
-        if (p == npairs && npairs < 64) {
+        if (p == npairs && npairs < 128) {
             pairs[npairs][0] = f;
             pairs[npairs++][1] = t;
         }
@@ -266,19 +266,25 @@ static int same_group(const struct gv_compare *o, const struct gv_cmp_case *x,
     return 1;
 }
 
+/* Each flagged case joins the first group whose first case it matches. */
 static void group_cases(struct gv_compare *o)
 {
+    size_t *first = o->n ? malloc(o->n * sizeof *first) : NULL; /* each group's first case */
     for (size_t j = 0; j < o->n; j++) {
         struct gv_cmp_case *x = &o->cases[j];
         x->group = 0;
         if (!gv_change_flagged(x->status))
             continue;
-        for (size_t i = 0; i < j && !x->group; i++)
-            if (o->cases[i].group && same_group(o, &o->cases[i], x))
-                x->group = o->cases[i].group;
-        if (!x->group)
+        for (int g = 0; first && g < o->ngroups && !x->group; g++)
+            if (same_group(o, &o->cases[first[g]], x))
+                x->group = g + 1;
+        if (!x->group) {
             x->group = ++o->ngroups;
+            if (first)
+                first[o->ngroups - 1] = j;
+        }
     }
+    free(first);
 }
 
 const char **gv_cmp_ids(const struct gv_compare *c, const struct gv_cmp_cause *k, int g,
