@@ -249,6 +249,16 @@ static void ids_label(struct gv_page *p, const json_t *x)
         gv_buf_printf(p->b, " (%zu)", n);
 }
 
+/* "<code>before</code> → <code>after</code>" of an entry of a route group's impls. */
+static void impl_pair(struct gv_page *p, const json_t *x)
+{
+    gv_buf_add(p->b, "<code>");
+    gv_html_esc(p->b, gv_jstr(x, "before"));
+    gv_buf_add(p->b, "</code> → <code>");
+    gv_html_esc(p->b, gv_jstr(x, "after"));
+    gv_buf_add(p->b, "</code>");
+}
+
 /* A route group's cases with their kernels before and after, folded. */
 static void route_impls(struct gv_page *p, const json_t *c)
 {
@@ -262,11 +272,9 @@ static void route_impls(struct gv_page *p, const json_t *c)
     json_array_foreach(impls, i, x) {
         gv_buf_add(p->b, "<li><code>");
         gv_html_esc(p->b, gv_jstr(x, "case"));
-        gv_buf_add(p->b, "</code>: <code>");
-        gv_html_esc(p->b, gv_jstr(x, "before"));
-        gv_buf_add(p->b, "</code> → <code>");
-        gv_html_esc(p->b, gv_jstr(x, "after"));
-        gv_buf_add(p->b, "</code></li>");
+        gv_buf_add(p->b, "</code>: ");
+        impl_pair(p, x);
+        gv_buf_add(p->b, "</li>");
     }
     gv_buf_add(p->b, "</ul></details>");
 }
@@ -525,11 +533,9 @@ static void flagged_case(struct gv_page *p, const json_t *c, struct side *sa, st
         gv_html_esc(p->b, route ? "the route: " : kind);
         if (mine) { /* a route group: this case's own kernels */
             gv_html_esc(p->b, gv_jstr(k, "name"));
-            gv_buf_add(p->b, " (<code>");
-            gv_html_esc(p->b, gv_jstr(mine, "before"));
-            gv_buf_add(p->b, "</code> → <code>");
-            gv_html_esc(p->b, gv_jstr(mine, "after"));
-            gv_buf_add(p->b, "</code>)</li>");
+            gv_buf_add(p->b, " (");
+            impl_pair(p, mine);
+            gv_buf_add(p->b, ")</li>");
             continue;
         }
         if (!route) {
