@@ -25,6 +25,7 @@
 #include "base/err.h"
 #include "check/results.h"
 #include "store/safetensors.h"
+#include "kb/impl_class.h"
 #include "kb/numsig.h"
 #include "probe/probe.h"
 
@@ -61,6 +62,8 @@ struct gv_cmp_case {
     uint64_t count;
     const struct kb_numsig *sig[3];     /* error signatures of a flagged case (kb/numsig.h) */
     int nsig;
+    int group; /* explain.c: flagged cases with the same signatures and causes share a
+                * group, numbered from 1 (gv_compare.ngroups of them); 0: none */
 };
 
 struct gv_cmp_cause {
@@ -76,6 +79,15 @@ struct gv_cmp_cause {
     char touches[512]; /* their ids, ", "-separated ("..." when too many) */
     char change[64];   /* libraries: "same version, different file", "version changed" */
     int found;         /* the order in which it was found (the sort is stable on it) */
+    /* explain.c: a route group (kind "route", name "FROM -> TO") holds every flagged
+     * case whose impl changed from class `from` to class `to` (kb/impl_class.h);
+     * NULL in a route cause of one case (name: its id) */
+    const struct kb_impl_class *from, *to;
+    /* explain.c: a library change a loader variable made (LD_LIBRARY_PATH ...): the
+     * variable, its values before and after ("" when unset); "" when none */
+    char mechanism[64];
+    char mech_before[256];
+    char mech_after[256];
 };
 
 /* Appends a cause to *causes (*n of them); NULL texts are "". Out of memory:
@@ -99,6 +111,7 @@ struct gv_compare {
     size_t nfp;                  /* fingerprint properties that changed (check --probe) */
     struct gv_fp_change *fp;
     char fp_note[256];           /* why fingerprints were not compared, or "" */
+    int ngroups;                 /* groups of flagged cases (gv_cmp_case.group) */
 };
 
 /* A comparison, judged and explained (explain.c). oa/ob: the saved outputs of
@@ -122,6 +135,22 @@ void gv_compare_free(struct gv_compare *c);
  * is malloc'ed (free it); used by gpuvet's bench comparison (bench/compare.h). */
 void gv_compare_stack_causes(const json_t *dev_a, const json_t *dev_b, const json_t *snap_a,
                              const json_t *snap_b, struct gv_cmp_cause **causes, size_t *n);
+/* Whether cause k touches case x (a flagged case): a route cause, the cases of
+ * its route; a library, the cases whose impl goes through it (or that its
+ * loader variable touches); a variable with a known effect, the cases of the
+ * op and format it acts on. */
+int gv_cmp_cause_touches(const struct gv_cmp_cause *k, const struct gv_cmp_case *x);
+/* The ids of the flagged cases that cause k touches (k != NULL), else of group
+ * g (gv_cmp_case.group), in the order of the comparison: malloc'ed (free it,
+ * not the ids), *n of them; NULL when none or out of memory. */
+const char **gv_cmp_ids(const struct gv_compare *c, const struct gv_cmp_cause *k, int g,
+                        size_t *n);
+/* Ids named readably, without their count: "P*" when they are every case of
+ * the comparison whose id starts with P (P ending at a '.'), else all of them
+ * when all is set or there are at most 4, else the first three and "and N
+ * more". malloc'ed; NULL when out of memory. */
+char *gv_cmp_ids_text(const struct gv_compare *c, const char *const *ids, size_t n, int all);
+
 /* The display name of a library ("cuBLAS" for "cublas"), or name itself. */
 const char *gv_lib_display(const char *name);
 

@@ -125,8 +125,7 @@ int cli_capture_junit(const char *path, const char *suite, const struct json_t *
  * result files embed a fingerprint (check --probe), the properties that changed. */
 struct gv_compare;
 struct gv_results;
-void cli_explain_print(const struct gv_compare *c, const struct gv_results *a,
-                       const struct gv_results *b);
+void cli_explain_print(const struct gv_compare *c, int all); /* all: every id and kernel */
 struct json_t *cli_explain_json(const struct gv_compare *c, const struct gv_results *a,
                                 const struct gv_results *b);
 /* The same explanation printed from its JSON form (verify's report). */

@@ -146,6 +146,7 @@ static json_t *compare_json(const struct cli_compare_opts *o, const struct gv_co
     json_t *causes = json_incref(json_object_get(ex, "causes"));
     json_object_set(doc, "route", json_object_get(ex, "route"));
     json_object_set(doc, "signatures", json_object_get(ex, "signatures"));
+    json_object_set(doc, "signature_groups", json_object_get(ex, "signature_groups"));
     json_object_set(doc, "fingerprint_changes", json_object_get(ex, "fingerprint_changes"));
     if (json_object_get(ex, "fingerprint_note"))
         json_object_set(doc, "fingerprint_note", json_object_get(ex, "fingerprint_note"));
@@ -218,7 +219,7 @@ static void print_human(const struct cli_compare_opts *o, const struct gv_result
     if (c->outputs_note[0])
         printf("%selement-wise comparison not done: %s%s\n", cli_dim(), c->outputs_note,
                cli_reset());
-    cli_explain_print(c, ra, rb);
+    cli_explain_print(c, o->all);
 }
 
 static int write_junit(const char *path, const struct gv_compare *c, struct gv_err *err)

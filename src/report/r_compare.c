@@ -236,6 +236,49 @@ static void summary_figure(struct gv_page *p, const json_t *summary)
     gv_svg_bars(p, "Cases by change", desc, change_keys, NCHANGE, &s, 1, "cases");
 }
 
+/* "ids (n)" of a cause or group: its cases_text (and count), else the old
+ * touched_cases list. */
+static void ids_label(struct gv_page *p, const json_t *x)
+{
+    const char *t = gv_jstr(x, "cases_text");
+    size_t n = json_array_size(gv_jarr(x, "cases"));
+    gv_buf_add(p->b, "<code>");
+    gv_html_esc(p->b, t && t[0] ? t : gv_jstr(x, "touched_cases") ? gv_jstr(x, "touched_cases") : "");
+    gv_buf_add(p->b, "</code>");
+    if (t && t[0] && n > 1)
+        gv_buf_printf(p->b, " (%zu)", n);
+}
+
+/* "<code>before</code> → <code>after</code>" of an entry of a route group's impls. */
+static void impl_pair(struct gv_page *p, const json_t *x)
+{
+    gv_buf_add(p->b, "<code>");
+    gv_html_esc(p->b, gv_jstr(x, "before"));
+    gv_buf_add(p->b, "</code> → <code>");
+    gv_html_esc(p->b, gv_jstr(x, "after"));
+    gv_buf_add(p->b, "</code>");
+}
+
+/* A route group's cases with their kernels before and after, folded. */
+static void route_impls(struct gv_page *p, const json_t *c)
+{
+    const json_t *impls = gv_jarr(c, "impls");
+    if (!json_array_size(impls))
+        return;
+    gv_buf_printf(p->b, "<details><summary>the kernels of each case (%zu)</summary><ul>",
+                  json_array_size(impls));
+    size_t i;
+    const json_t *x;
+    json_array_foreach(impls, i, x) {
+        gv_buf_add(p->b, "<li><code>");
+        gv_html_esc(p->b, gv_jstr(x, "case"));
+        gv_buf_add(p->b, "</code>: ");
+        impl_pair(p, x);
+        gv_buf_add(p->b, "</li>");
+    }
+    gv_buf_add(p->b, "</ul></details>");
+}
+
 static void causes_table(struct gv_page *p, const json_t *causes)
 {
     gv_page_section(p, "causes", "Likely causes");
@@ -245,13 +288,15 @@ static void causes_table(struct gv_page *p, const json_t *causes)
         return;
     }
     gv_page_note(p, "most likely first: a cause every degraded case ran through, then one some "
-                    "ran through, then one with a known numerics effect");
+                    "ran through, then one with a known numerics effect; route changes grouped "
+                    "by the kind of kernel before and after");
     static const char *const heads[] = {"kind", "what", "before", "after", "note",
                                         "#degraded cases it touches"};
     gv_page_table(p, NULL, heads, 6);
     size_t i;
     const json_t *c;
     json_array_foreach(causes, i, c) {
+        const json_t *mech = gv_jobj(c, "mechanism");
         gv_buf_add(p->b, "<tr>");
         gv_html_td_str(p->b, gv_jstr(c, "kind"), NULL);
         gv_buf_add(p->b, "<td><code>");
@@ -261,11 +306,20 @@ static void causes_table(struct gv_page *p, const json_t *causes)
         gv_html_td_str(p->b, gv_jstr(c, "after"), NULL);
         gv_buf_add(p->b, "<td>");
         gv_html_esc(p->b, gv_jstr(c, "note"));
-        if (gv_jstr(c, "touched_cases") && gv_jstr(c, "touched_cases")[0]) {
-            gv_buf_add(p->b, "<br>touches: <code>");
-            gv_html_esc(p->b, gv_jstr(c, "touched_cases"));
-            gv_buf_add(p->b, "</code>");
+        if (mech && gv_jstr(mech, "name")) {
+            gv_buf_add(p->b, "through <code>");
+            gv_html_esc(p->b, gv_jstr(mech, "name"));
+            gv_buf_add(p->b, "</code>: ");
+            gv_html_esc(p->b, gv_jstr(mech, "before") ? gv_jstr(mech, "before") : "(unset)");
+            gv_buf_add(p->b, " → ");
+            gv_html_esc(p->b, gv_jstr(mech, "after") ? gv_jstr(mech, "after") : "(unset)");
         }
+        if ((gv_jstr(c, "cases_text") && gv_jstr(c, "cases_text")[0]) ||
+            (gv_jstr(c, "touched_cases") && gv_jstr(c, "touched_cases")[0])) {
+            gv_buf_add(p->b, "<br>touches: ");
+            ids_label(p, c);
+        }
+        route_impls(p, c);
         gv_buf_add(p->b, "</td>");
         gv_html_td_num(p->b, c, "touches", 6);
         gv_buf_add(p->b, "</tr>\n");
@@ -274,20 +328,34 @@ static void causes_table(struct gv_page *p, const json_t *causes)
     gv_page_end_section(p);
 }
 
-/* What each degraded case's error looks like, and the fingerprint properties that
- * changed (compare's explanation, as the document holds it). */
-static void explanation(struct gv_page *p, const json_t *doc)
+/* What the degraded cases' errors look like: one row per group of cases with
+ * the same signature and causes (signature_groups), or per case in a document
+ * written before groups were. */
+static void signatures_table(struct gv_page *p, const json_t *doc)
 {
-    const json_t *sig = gv_jarr(doc, "signatures"), *fc = gv_jarr(doc, "fingerprint_changes");
-    size_t i;
-    const json_t *x;
-    const char *route = gv_jstr(doc, "route"), *fpnote = gv_jstr(doc, "fingerprint_note");
-    if (route && route[0])
-        gv_page_note(p, "%s", route);
-    if (json_array_size(sig)) {
-        gv_page_section(p, "signatures", "What the errors look like");
-        static const char *const heads[] = {"case", "signature", "what it means", "source"};
-        gv_page_table(p, NULL, heads, 4);
+    const json_t *groups = json_object_get(doc, "signature_groups"), *sig = gv_jarr(doc, "signatures");
+    size_t i, k, rows = 0;
+    const json_t *x, *s;
+    json_array_foreach(groups, i, x)
+        rows += json_array_size(gv_jarr(x, "signatures"));
+    if (!json_is_array(groups))
+        rows = json_array_size(sig);
+    if (!rows)
+        return;
+    gv_page_section(p, "signatures", "What the errors look like");
+    static const char *const heads[] = {"cases", "signature", "what it means", "source"};
+    gv_page_table(p, NULL, heads, 4);
+    json_array_foreach(groups, i, x)
+        json_array_foreach(gv_jarr(x, "signatures"), k, s) {
+            gv_buf_add(p->b, "<tr><td>");
+            ids_label(p, x);
+            gv_buf_add(p->b, "</td>");
+            gv_html_td_str(p->b, gv_jstr(s, "signature"), NULL);
+            gv_html_td_str(p->b, gv_jstr(s, "text"), NULL);
+            gv_html_td_str(p->b, gv_jstr(s, "source"), NULL);
+            gv_buf_add(p->b, "</tr>\n");
+        }
+    if (!json_is_array(groups))
         json_array_foreach(sig, i, x) {
             gv_buf_add(p->b, "<tr><td><code>");
             gv_html_esc(p->b, gv_jstr(x, "case"));
@@ -297,9 +365,21 @@ static void explanation(struct gv_page *p, const json_t *doc)
             gv_html_td_str(p->b, gv_jstr(x, "source"), NULL);
             gv_buf_add(p->b, "</tr>\n");
         }
-        gv_page_table_end(p);
-        gv_page_end_section(p);
-    }
+    gv_page_table_end(p);
+    gv_page_end_section(p);
+}
+
+/* What each degraded case's error looks like, and the fingerprint properties that
+ * changed (compare's explanation, as the document holds it). */
+static void explanation(struct gv_page *p, const json_t *doc)
+{
+    const json_t *fc = gv_jarr(doc, "fingerprint_changes");
+    size_t i;
+    const json_t *x;
+    const char *route = gv_jstr(doc, "route"), *fpnote = gv_jstr(doc, "fingerprint_note");
+    if (route && route[0])
+        gv_page_note(p, "%s", route);
+    signatures_table(p, doc);
     if (json_array_size(fc) || (fpnote && fpnote[0])) {
         gv_page_section(p, "fingerprint", "What changed in the fingerprint (check --probe)");
         if (fpnote && fpnote[0])
@@ -348,6 +428,29 @@ static void kv_num(struct gv_page *p, const char *key, const json_t *o, const ch
     gv_buf_add(p->b, "</th>");
     gv_html_td_num(p->b, o, field, 6);
     gv_buf_add(p->b, "</tr>");
+}
+
+/* Whether a route group names case id among its "cases". */
+static int names_case(const json_t *k, const char *id)
+{
+    const json_t *cases = json_object_get(k, "cases");
+    size_t i;
+    const json_t *x;
+    json_array_foreach(cases, i, x)
+        if (json_is_string(x) && !strcmp(json_string_value(x), id))
+            return 1;
+    return 0;
+}
+
+/* A route group's entry for case id in "impls", or NULL. */
+static const json_t *case_impl(const json_t *k, const char *id)
+{
+    size_t i;
+    const json_t *x;
+    json_array_foreach(gv_jarr(k, "impls"), i, x)
+        if (gv_jstr(x, "case") && !strcmp(gv_jstr(x, "case"), id))
+            return x;
+    return NULL;
 }
 
 /* One flagged case: its numbers, the histograms, the causes that name it. */
@@ -421,12 +524,20 @@ static void flagged_case(struct gv_page *p, const json_t *c, struct side *sa, st
     json_array_foreach(causes, i, k) {
         const char *name = gv_jstr(k, "name"), *kind = gv_jstr(k, "kind");
         int route = kind && !strcmp(kind, "route");
-        if (route && (!name || strcmp(name, id)))
+        if (route && (json_object_get(k, "from_class") ? !names_case(k, id) : !name || strcmp(name, id)))
             continue;
         if (!n++)
             gv_buf_add(p->b, "<p>Likely causes:</p><ul class=\"causes\">");
         gv_buf_add(p->b, "<li>");
+        const json_t *mine = case_impl(k, id);
         gv_html_esc(p->b, route ? "the route: " : kind);
+        if (mine) { /* a route group: this case's own kernels */
+            gv_html_esc(p->b, gv_jstr(k, "name"));
+            gv_buf_add(p->b, " (");
+            impl_pair(p, mine);
+            gv_buf_add(p->b, ")</li>");
+            continue;
+        }
         if (!route) {
             gv_buf_add(p->b, " <code>");
             gv_html_esc(p->b, name);

@@ -46,7 +46,7 @@ for x in d["fingerprint_changes"] + d["signatures"]:
 pos = [page.index(c["name"]) for c in d["causes"][:3]]
 assert pos == sorted(pos), "the causes are not in the document's order"
 for c in d["causes"]:
-    if c.get("touched_cases"):
-        assert "touches: " + c["touched_cases"] in page, c["touched_cases"]
+    if c.get("cases_text"):
+        assert "touches: " + c["cases_text"] in page, c["cases_text"]
 PY
 echo ok
