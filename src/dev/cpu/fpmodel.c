@@ -83,7 +83,7 @@ static int undetermined(const char *v) { return !strcmp(v, "undetermined"); }
 static int prop_int(const json_t *props, const char *name, int max, int *out, const char *where,
                     struct gv_err *err)
 {
-    const char *v;
+    const char *v = NULL;
     int rc = prop_value(props, name, &v, where, err);
     if (rc)
         return rc;
@@ -114,7 +114,7 @@ static int prop_round(const json_t *props, const char *name, int *out, int *near
                  {"nearest", GV_MMA_RNE},      {"toward-zero", GV_MMA_RZ},
                  {"down", GV_MMA_DOWN},        {"up", GV_MMA_UP},
                  {"undetermined", -1},         {"not applicable", -2}};
-    const char *v;
+    const char *v = NULL;
     int rc = prop_value(props, name, &v, where, err);
     if (rc)
         return rc;
@@ -134,7 +134,7 @@ static int prop_round(const json_t *props, const char *name, int *out, int *near
 static int prop_flush(const json_t *props, const char *name, int *out, const char *where,
                       struct gv_err *err)
 {
-    const char *v;
+    const char *v = NULL;
     int rc = prop_value(props, name, &v, where, err);
     if (rc)
         return rc;
