@@ -464,3 +464,14 @@ int cli_python_setup(const char *cmd, const struct cli_python *p, const char *de
     cli_choose_python(p->python, *effective_root, want_gpu, note, notesz);
     return GV_EXIT_OK;
 }
+
+int cli_python_ready(const char *cmd, const struct cli_python *p, const char *device)
+{
+    char root[PATH_MAX], note[1100];
+    const char *eff_root;
+    json_t *image = NULL;
+    int rc = cli_python_setup(cmd, p, device, root, sizeof root, &eff_root, &image, note,
+                              sizeof note);
+    json_decref(image);
+    return rc;
+}

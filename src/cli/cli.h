@@ -125,6 +125,9 @@ int cli_python_setup(const char *cmd, const struct cli_python *p, const char *de
                      char *root, size_t rootsz, const char **effective_root, struct json_t **image,
                      char *note, size_t notesz);
 
+/* cli_python_setup for a command that needs nothing back (probe, bench). */
+int cli_python_ready(const char *cmd, const struct cli_python *p, const char *device);
+
 /* The interpreter for --device torch:... (cli_python_setup): python, else
  * $GPUVET_PYTHON, else the snapshot's first environment with a (GPU when
  * want_gpu) build of torch, said on stderr and in note. Sets $GPUVET_PYTHON and,

@@ -1,5 +1,4 @@
 /* gpuvet bench: honest speed of every layer (src/bench, docs/bench.md). */
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,12 +200,7 @@ int cmd_bench(int argc, char **argv)
         return GV_EXIT_USAGE;
     if (modes > 1)
         return cli_usage("bench", "--quick and --full exclude each other");
-    char root[PATH_MAX], note[1100];
-    const char *eff_root;
-    json_t *image = NULL;
-    int prc = cli_python_setup("bench", &py, o.device, root, sizeof root, &eff_root, &image,
-                               note, sizeof note);
-    json_decref(image);
+    int prc = cli_python_ready("bench", &py, o.device);
     if (prc)
         return prc;
     o.progress = progress;

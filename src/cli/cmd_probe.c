@@ -1,5 +1,4 @@
 /* gpuvet probe: the numerical fingerprint of every GEMM route of a device. */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,12 +124,7 @@ int cmd_probe(int argc, char **argv)
     }
     if (cli_no_operands(&args))
         return GV_EXIT_USAGE;
-    char root[PATH_MAX], note[1100];
-    const char *eff_root;
-    json_t *image = NULL;
-    int prc = cli_python_setup("probe", &py, o.device, root, sizeof root, &eff_root, &image,
-                               note, sizeof note);
-    json_decref(image);
+    int prc = cli_python_ready("probe", &py, o.device);
     if (prc)
         return prc;
     json_t *doc = NULL;
