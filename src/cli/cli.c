@@ -429,13 +429,13 @@ int cli_put_doc(const char *cmd, const struct json_t *doc, const struct cli_out 
 
 int cli_python_opt(struct cli_python *p, int c, const char *arg)
 {
-    if (c == 'P')
+    if (c == CLI_OPT_PYTHON)
         p->python = arg;
-    else if (c == 'R')
+    else if (c == CLI_OPT_PYTHON_ROOT)
         p->root = arg;
-    else if (c == 'I')
+    else if (c == CLI_OPT_IMAGE)
         p->image = arg;
-    return c == 'P' || c == 'R' || c == 'I';
+    return c == CLI_OPT_PYTHON || c == CLI_OPT_PYTHON_ROOT || c == CLI_OPT_IMAGE;
 }
 
 int cli_python_setup(const char *cmd, const struct cli_python *p, const char *device,

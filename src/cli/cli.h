@@ -94,9 +94,11 @@ int cli_put_doc(const char *cmd, const struct json_t *doc, const struct cli_out 
 /* --python PY, --python-root DIR, --image REF: the interpreter of every command
  * that starts a torch device (check, bench, probe, ab, torch capture/bisect,
  * fleet run/gate): one set of options, one help text, one choice. */
-#define CLI_PYTHON_OPTIONS                                                         \
-    {"python", required_argument, 0, 'P'}, {"python-root", required_argument, 0, 'R'}, \
-        {"image", required_argument, 0, 'I'}
+enum { CLI_OPT_PYTHON = 0x101, CLI_OPT_PYTHON_ROOT, CLI_OPT_IMAGE }; /* above any char */
+#define CLI_PYTHON_OPTIONS                                   \
+    {"python", required_argument, 0, CLI_OPT_PYTHON},        \
+        {"python-root", required_argument, 0, CLI_OPT_PYTHON_ROOT}, \
+        {"image", required_argument, 0, CLI_OPT_IMAGE}
 #define CLI_HELP_PYTHON                                                                         \
     "      --python PY       the interpreter for torch:... (a venv's or conda env's\n"           \
     "                        bin/python, /usr/bin/python3, ...); default: the first\n"           \
@@ -114,7 +116,7 @@ int cli_put_doc(const char *cmd, const struct json_t *doc, const struct cli_out 
 struct cli_python {
     const char *python, *root, *image;
 };
-/* Sets *p when c is 'P', 'R' or 'I': 1, else 0. */
+/* Sets *p when c is one of CLI_PYTHON_OPTIONS': 1, else 0. */
 int cli_python_opt(struct cli_python *p, int c, const char *arg);
 /* For device: when it starts Python, --image unpacked (its description in
  * *image, the caller's to free; its rootfs in root) and the interpreter chosen
