@@ -144,8 +144,10 @@ int cli_capture_junit(const char *path, const char *suite, const struct json_t *
     return rc;
 }
 
-int cli_compare_captures(const char *a, const char *b, int json, const char *junit)
+int cli_compare_captures(const struct cli_compare_opts *o)
 {
+    const char *a = o->a, *b = o->b, *junit = o->junit;
+    struct cli_out out = {o->output, o->json};
     struct gv_cap ca, cb;
     struct gv_err err = {0};
     if (gv_cap_open(a, &ca, &err))
@@ -168,11 +170,10 @@ int cli_compare_captures(const char *a, const char *b, int json, const char *jun
         json_decref(d);
         return cli_fail(&err);
     }
-    if (json)
-        cli_emit_json(d, NULL);
-    else
+    rc = cli_put_doc("compare", d, &out);
+    if (cli_out_text(&out))
         print_compare(d);
     int flagged = json_is_true(json_object_get(d, "flagged"));
     json_decref(d);
-    return flagged ? GV_EXIT_FINDINGS : GV_EXIT_OK;
+    return rc ? rc : flagged ? GV_EXIT_FINDINGS : GV_EXIT_OK;
 }

@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/utf8.h"
+#include "dev/kind.h"
 #include "env/probe.h"
 #include "kb/pypick.h"
 #include "check/results.h"
@@ -344,4 +346,132 @@ int cli_parse_since(const char *in, char *out, size_t n)
         return -1;
     snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, s);
     return 0;
+}
+
+/* ---------- one grammar for every command ---------- */
+
+/* Operands are returned in order ('-' mode: getopt_long's code 1, so that
+ * POSIXLY_CORRECT cannot stop the scan at the first one) and gathered at the
+ * front of argv[1..]: the slot written is always one getopt has read already. */
+int cli_next(struct cli_args *a)
+{
+    char spec[128];
+    snprintf(spec, sizeof spec, "-:%s", a->shortopts ? a->shortopts : "");
+    if (!a->started) {
+        a->started = 1;
+        a->nops = 0;
+        a->ops = a->argv + 1;
+        optind = 0; /* a full restart: an earlier parse in this process leaves state */
+        opterr = 0;
+    }
+    for (;;) {
+        int c = getopt_long(a->argc, a->argv, spec, a->longopts, NULL);
+        if (c == 1) {
+            a->ops[a->nops++] = optarg;
+            continue;
+        }
+        if (c == -1) {
+            for (int i = optind; i < a->argc; i++) /* after "--" */
+                a->ops[a->nops++] = a->argv[i];
+            a->arg = NULL;
+            return -1;
+        }
+        a->arg = optarg;
+        if (c == ':') {
+            cli_usage(a->cmd, "option '%s' needs a value", a->argv[optind - 1]);
+            return '?';
+        }
+        if (c != '?')
+            return c;
+        const char *word = a->argv[optind - 1];
+        if (!strncmp(word, "--", 2) && strchr(word, '=') && optopt)
+            cli_usage(a->cmd, "option '%.*s' takes no value", (int)(strchr(word, '=') - word),
+                      word);
+        else if (optopt && strncmp(word, "--", 2))
+            cli_usage(a->cmd, "unknown option '-%c'", optopt);
+        else
+            cli_usage(a->cmd, "unknown option '%s'", word);
+        return '?';
+    }
+}
+
+int cli_no_operands(const struct cli_args *a)
+{
+    if (a->nops)
+        return cli_usage(a->cmd, "unexpected argument '%s'", a->ops[0]);
+    return GV_EXIT_OK;
+}
+
+int cli_out_opt(struct cli_out *o, int c, const char *arg)
+{
+    if (c == 'o' && strcmp(arg, "-"))
+        o->output = arg;
+    else if (c == 'o' || c == CLI_OPT_JSON)
+        o->json = 1; /* -o -: the document on stdout */
+    return c == 'o' || c == CLI_OPT_JSON;
+}
+
+int cli_out_text(const struct cli_out *o)
+{
+    return !o->json;
+}
+
+int cli_put_doc(const char *cmd, const struct json_t *doc, const struct cli_out *o)
+{
+    if (o->output) {
+        int rc = cli_emit_json(doc, o->output);
+        if (rc)
+            return rc;
+        cli_say_written(cmd, o->output);
+    }
+    return o->json ? cli_emit_json(doc, NULL) : GV_EXIT_OK;
+}
+
+int cli_python_opt(struct cli_python *p, int c, const char *arg)
+{
+    if (c == CLI_OPT_PYTHON)
+        p->python = arg;
+    else if (c == CLI_OPT_PYTHON_ROOT)
+        p->root = arg;
+    else if (c == CLI_OPT_IMAGE)
+        p->image = arg;
+    return c == CLI_OPT_PYTHON || c == CLI_OPT_PYTHON_ROOT || c == CLI_OPT_IMAGE;
+}
+
+int cli_python_setup(const char *cmd, const struct cli_python *p, const char *device,
+                     char *root, size_t rootsz, const char **effective_root, json_t **image,
+                     char *note, size_t notesz)
+{
+    *effective_root = p->root;
+    *image = NULL;
+    if (note && notesz)
+        note[0] = '\0';
+    if (!gv_dev_spec_starts_python(device)) {
+        if (p->python || p->root || p->image)
+            return cli_usage(cmd, "--python, --python-root and --image are for --device "
+                             "torch:...");
+        return GV_EXIT_OK;
+    }
+    if (p->image && p->root)
+        return cli_usage(cmd, "--image and --python-root both name the root: give one");
+    int want_gpu = !gv_dev_spec_on_host(device);
+    struct gv_err err = {0};
+    if (p->image) {
+        if (cli_image_python(p->image, want_gpu, root, rootsz, image, &err))
+            return cli_fail(&err);
+        *effective_root = root;
+    }
+    cli_choose_python(p->python, *effective_root, want_gpu, note, notesz);
+    return GV_EXIT_OK;
+}
+
+int cli_python_ready(const char *cmd, const struct cli_python *p, const char *device)
+{
+    char root[PATH_MAX], note[1100];
+    const char *eff_root;
+    json_t *image = NULL;
+    int rc = cli_python_setup(cmd, p, device, root, sizeof root, &eff_root, &image, note,
+                              sizeof note);
+    json_decref(image);
+    return rc;
 }

@@ -3,6 +3,7 @@
 #ifndef GV_CLI_CLI_H
 #define GV_CLI_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -40,7 +41,96 @@ enum gv_exit {
 GV_COMMANDS(GV_DECLARE_CMD)
 #undef GV_DECLARE_CMD
 
-/* The interpreter for --device torch:... (check, ab, torch): python, else
+/* ---- one grammar for every command (issue 36; cli.c) ---- */
+
+/* Options go anywhere: before, between and after operands; "--" ends them (an
+ * operand after it may start with '-'). One parse per struct, restarted from
+ * scratch (two parses in one process do not share getopt's state), whatever
+ * POSIXLY_CORRECT says. Subcommands: the command passes argv from the
+ * subcommand's name on, and cmd names both ("plan rollback"). */
+struct cli_args {
+    const char *cmd;               /* in messages: "diff", "plan rollback" */
+    int argc;
+    char **argv;                   /* argv[0]: the command's (or subcommand's) name */
+    const char *shortopts;         /* getopt's short options, e.g. "o:h" */
+    const struct option *longopts; /* getopt_long's table */
+    char *arg;                     /* the value of the option just returned */
+    char **ops;                    /* when cli_next returned -1: the operands, in order */
+    int nops;
+    int started;
+};
+#define CLI_ARGS(cmd_, argc_, argv_, short_, long_) \
+    {.cmd = (cmd_), .argc = (argc_), .argv = (argv_), .shortopts = (short_), .longopts = (long_)}
+/* The next option's val (its value in a->arg); -1 when none is left (then
+ * a->ops[0 .. a->nops) are the operands); '?' for an unknown option, a missing
+ * value or a value given to an option that takes none, after saying so
+ * (cli_usage): the command returns GV_EXIT_USAGE. */
+int cli_next(struct cli_args *a);
+/* "gpuvet CMD: unexpected argument 'X'" when operands were given to a command
+ * that takes none: GV_EXIT_USAGE, else GV_EXIT_OK. */
+int cli_no_operands(const struct cli_args *a);
+
+/* -o FILE and --json, the same on every command that makes a document:
+ * --json: the document on stdout instead of the text; -o FILE: the document
+ * written to FILE atomically and "gpuvet CMD: wrote FILE (N bytes)" on stderr,
+ * the text (or with --json the document) still on stdout; -o -: stdout. */
+#define CLI_OPT_JSON 0x100 /* --json's val in getopt_long tables */
+#define CLI_OUT_OPTIONS                                                    \
+    {"output", required_argument, 0, 'o'}, {"json", no_argument, 0, CLI_OPT_JSON}
+#define CLI_HELP_JSON "      --json            the document (JSON) on stdout instead of the text\n"
+#define CLI_HELP_OUTPUT                                                                        \
+    "  -o, --output FILE     also write the document to FILE (atomically; -o -: stdout)\n"
+struct cli_out {
+    const char *output;
+    int json;
+};
+/* Sets *o when c is 'o' or CLI_OPT_JSON: 1, else 0. */
+int cli_out_opt(struct cli_out *o, int c, const char *arg);
+/* Whether the text goes to stdout (no --json, no -o -). */
+int cli_out_text(const struct cli_out *o);
+/* Writes doc as *o says; GV_EXIT_OK, or an error's exit code after saying it. */
+int cli_put_doc(const char *cmd, const struct json_t *doc, const struct cli_out *o);
+
+/* --python PY, --python-root DIR, --image REF: the interpreter of every command
+ * that starts a torch device (check, bench, probe, ab, torch capture/bisect,
+ * fleet run/gate): one set of options, one help text, one choice. */
+enum { CLI_OPT_PYTHON = 0x101, CLI_OPT_PYTHON_ROOT, CLI_OPT_IMAGE }; /* above any char */
+#define CLI_PYTHON_OPTIONS                                   \
+    {"python", required_argument, 0, CLI_OPT_PYTHON},        \
+        {"python-root", required_argument, 0, CLI_OPT_PYTHON_ROOT}, \
+        {"image", required_argument, 0, CLI_OPT_IMAGE}
+#define CLI_HELP_PYTHON                                                                         \
+    "      --python PY       the interpreter for torch:... (a venv's or conda env's\n"           \
+    "                        bin/python, /usr/bin/python3, ...); default: the first\n"           \
+    "                        environment the snapshot finds with a GPU build of torch\n"        \
+    "                        (any torch for torch:cpu), else python3 (said which);\n"           \
+    "                        sets $GPUVET_PYTHON\n"                                              \
+    "      --python-root DIR the interpreter lives in this root filesystem (a chroot or an\n"   \
+    "                        unpacked container image) and runs with DIR as its /,\n"          \
+    "                        reaching this machine's GPU; sets $GPUVET_PYTHON_ROOT\n"            \
+    "      --image REF       torch:...: run the worker inside the container image REF (an\n"   \
+    "                        OCI layout, an archive, podman:NAME; docs/image.md): unpacked\n"  \
+    "                        once into the cache, run as --python-root with the image's\n"     \
+    "                        own Env (its python, its code, as a container would); on\n"       \
+    "                        torch:cuda the host driver's libraries are bound in\n"
+struct cli_python {
+    const char *python, *root, *image;
+};
+/* Sets *p when c is one of CLI_PYTHON_OPTIONS': 1, else 0. */
+int cli_python_opt(struct cli_python *p, int c, const char *arg);
+/* For device: when it starts Python, --image unpacked (its description in
+ * *image, the caller's to free; its rootfs in root) and the interpreter chosen
+ * (cli_choose_python; what was chosen in note); *effective_root: the root the
+ * worker runs in (NULL: this machine). When it does not, any of the three is a
+ * usage error naming cmd. GV_EXIT_OK, or an exit code after saying why. */
+int cli_python_setup(const char *cmd, const struct cli_python *p, const char *device,
+                     char *root, size_t rootsz, const char **effective_root, struct json_t **image,
+                     char *note, size_t notesz);
+
+/* cli_python_setup for a command that needs nothing back (probe, bench). */
+int cli_python_ready(const char *cmd, const struct cli_python *p, const char *device);
+
+/* The interpreter for --device torch:... (cli_python_setup): python, else
  * $GPUVET_PYTHON, else the snapshot's first environment with a (GPU when
  * want_gpu) build of torch, said on stderr and in note. Sets $GPUVET_PYTHON and,
  * with python_root, $GPUVET_PYTHON_ROOT for the worker (and child processes). */
@@ -53,16 +143,17 @@ void cli_choose_python(const char *python, const char *python_root, int want_gpu
 struct cli_compare_opts {
     const char *a, *b, *oa, *ob, *junit;
     int json, all;
+    const char *output; /* -o FILE: the comparison document (cli_put_doc) */
 };
 int cli_compare_files(const struct cli_compare_opts *o);
 
 /* Captures (.gvcap): compare A B for two (capture_out.c). */
-int cli_compare_captures(const char *a, const char *b, int json, const char *junit);
-/* compare for two gpuvet.bench documents (cmp_bench.c); all: list unchanged results too. */
-int cli_compare_bench(const char *a, const char *b, int json, const char *junit, int all);
+int cli_compare_captures(const struct cli_compare_opts *o);
+/* compare for two gpuvet.bench documents (cmp_bench.c); o->all: list unchanged results too. */
+int cli_compare_bench(const struct cli_compare_opts *o);
 /* compare for two gpuvet.probe documents (cmp_probe.c): exit 1 when a property changed. */
 int cli_is_probe_file(const char *path);
-int cli_compare_probes(const char *a, const char *b, int json);
+int cli_compare_probes(const struct cli_compare_opts *o);
 /* fleet compare DIR|FILE... (fleet_out.c): the whole subcommand, argv[0] "compare". */
 int cli_fleet_compare(int argc, char **argv);
 

@@ -2,7 +2,6 @@
  * Each side runs `gpuvet check` in its own child process, so each can load a
  * different set of vendor libraries: "would rolling back fix it?" without
  * rolling back. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +16,15 @@ extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet ab --a SPEC --b SPEC [--suite S] [--only PATTERN] [--device D]\n"
-    "                 [--keep DIR] [--json] [--junit FILE] [--record] [--db URL]\n"
+    "                 [--python PY] [--python-root DIR | --image REF] [--keep DIR]\n"
+    "                 [--json] [-o FILE] [--junit FILE] [--record] [--db URL]\n"
     "       gpuvet ab --bench --a SPEC --b SPEC [--only PATTERN] [--quick|--full]\n"
-    "                 [--device D] [--keep DIR] [--json] [--junit FILE]\n"
+    "                 [--device D] [--keep DIR] [--json] [-o FILE] [--junit FILE]\n"
     "\n"
     "Run the numerics suite twice, each time in a child process set up for one stack, and\n"
     "compare the two result files case by case like 'gpuvet compare' (A is 'before', B\n"
     "'after'). It answers \"would rolling back fix it?\" without rolling anything back.\n"
+    "The document is the comparison, as 'gpuvet compare' makes it.\n"
     "\n"
     "A SPEC is a comma-separated list of (options may also be repeated):\n"
     "  lib-path=DIR     load vendor libraries from DIR first (e.g. /opt/rocm-5.7.0/lib,\n"
@@ -41,6 +42,8 @@ static const char usage[] =
     "                   cache, run in an isolated root with the image's Env), as for\n"
     "                   check --image\n"
     "  system           no change (the stack this shell would load)\n"
+    "A SPEC that names none of python=, python-root= and image= takes --python,\n"
+    "--python-root and --image.\n"
     "\n"
     "      --bench          run 'gpuvet bench' on each side instead of the numerics suite\n"
     "                       and compare the two benchmark documents (regressed: worse\n"
@@ -52,7 +55,10 @@ static const char usage[] =
     "      --device D       device for both sides unless a SPEC says otherwise\n"
     "      --keep DIR       keep the result and output files in DIR (a.json, b.json,\n"
     "                       a.safetensors, b.safetensors)\n"
-    "      --json, --junit FILE   as for 'gpuvet compare'\n"
+    CLI_HELP_PYTHON
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
+    "      --junit FILE     as for 'gpuvet compare'\n"
     "      --record         record both sides' results in the history database (as\n"
     "                       'gpuvet check --record'; GPUVET_RECORD=1: always)\n"
     "      --db URL         record them in this database (a path or postgresql://...)\n"
@@ -240,12 +246,17 @@ static int run_bench_side(const char *label, struct side *s, const char *mode, c
 
 static int run_side(const char *label, struct side *s, const char *suite, const char *only,
                     const char *device, const char *out, const char *outputs,
-                    const char *bench_mode, int bench)
+                    const char *bench_mode, int bench, const struct cli_python *py)
 {
     char why[512] = "";
     char **env = NULL;
     if (build_env(s, &env, why, sizeof why) != 0)
         return cli_usage("ab", "--%s: %s", label, why[0] ? why : "cannot build the environment");
+    if (!s->python && !s->python_root && !s->image) { /* --python ...: both sides' default */
+        s->python = py->python;
+        s->python_root = py->root;
+        s->image = py->image;
+    }
     if (bench)
         return run_bench_side(label, s, bench_mode, only, device, out, env);
     char *args[22];
@@ -297,29 +308,32 @@ int cmd_ab(int argc, char **argv)
         {"a", required_argument, 0, 'a'},      {"b", required_argument, 0, 'b'},
         {"suite", required_argument, 0, 's'},  {"only", required_argument, 0, 'O'},
         {"device", required_argument, 0, 'd'}, {"keep", required_argument, 0, 'k'},
-        {"json", no_argument, 0, 'j'},         {"junit", required_argument, 0, 'J'},
+        CLI_OUT_OPTIONS,                       {"junit", required_argument, 0, 'J'},
         {"help", no_argument, 0, 'h'},         {"record", no_argument, 0, 'R'},
         {"db", required_argument, 0, 'Q'},     {"bench", no_argument, 0, 'X'},
         {"quick", no_argument, 0, 'q'},        {"full", no_argument, 0, 'F'},
-        {0, 0, 0, 0}};
+        CLI_PYTHON_OPTIONS,                    {0, 0, 0, 0}};
     struct side a = {0}, b = {0};
     const char *suite = "quick", *only = NULL, *device = NULL, *keep = NULL, *junit = NULL;
-    int json = 0, have_a = 0, have_b = 0, record = 0, bench = 0, suite_given = 0;
+    int have_a = 0, have_b = 0, record = 0, bench = 0, suite_given = 0;
     const char *bench_mode = NULL;
     int modes = 0;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    struct cli_out out = {0};
+    struct cli_python py = {0};
+    struct cli_args args = CLI_ARGS("ab", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
+        const char *optarg = args.arg;
+        if (cli_out_opt(&out, c, optarg) || cli_python_opt(&py, c, optarg))
+            continue;
         switch (c) {
         case 'a':
             have_a = 1;
-            if (add_items(&a, optarg))
+            if (add_items(&a, (char *)optarg))
                 return cli_usage("ab", "--a: too many items");
             break;
         case 'b':
             have_b = 1;
-            if (add_items(&b, optarg))
+            if (add_items(&b, (char *)optarg))
                 return cli_usage("ab", "--b: too many items");
             break;
         case 's': suite = optarg, suite_given = 1; break;
@@ -329,16 +343,18 @@ int cmd_ab(int argc, char **argv)
         case 'O': only = optarg; break;
         case 'd': device = optarg; break;
         case 'k': keep = optarg; break;
-        case 'j': json = 1; break;
         case 'J': junit = optarg; break;
         case 'R': record = 1; break;
         case 'Q': cli_record_set_db(optarg), record = 1; break;
         case 'h': return cli_help(usage);
-        default: return cli_usage("ab", "unknown option '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage("ab", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands(&args))
+        return GV_EXIT_USAGE;
+    if (bench && (py.python || py.root || py.image))
+        return cli_usage("ab", "--python, --python-root and --image are the numerics suite's; "
+                               "not with --bench");
     if (!have_a || !have_b)
         return cli_usage("ab", "both --a SPEC and --b SPEC are required (use 'system' for no "
                                "change)");
@@ -369,11 +385,12 @@ int cmd_ab(int argc, char **argv)
     snprintf(ob, sizeof ob, "%s/b.safetensors", dir);
     record = bench ? 0 : cli_record_wanted(record);
     unsetenv("GPUVET_RECORD"); /* the sides' results are recorded here, once */
-    int rc = run_side("a", &a, suite, only, device, fa, oa, bench_mode, bench);
+    int rc = run_side("a", &a, suite, only, device, fa, oa, bench_mode, bench, &py);
     if (!rc)
-        rc = run_side("b", &b, suite, only, device, fb, ob, bench_mode, bench);
+        rc = run_side("b", &b, suite, only, device, fb, ob, bench_mode, bench, &py);
     if (!rc) {
-        struct cli_compare_opts co = {.a = fa, .b = fb, .junit = junit, .json = json};
+        struct cli_compare_opts co = {.a = fa, .b = fb, .junit = junit, .json = out.json,
+                                      .output = out.output};
         rc = cli_compare_files(&co);
         if (record && (cli_record_file(fa) | cli_record_file(fb)) && !rc)
             rc = GV_EXIT_ERROR;
@@ -386,7 +403,7 @@ int cmd_ab(int argc, char **argv)
         unlink(oa);
         unlink(ob);
         rmdir(dir);
-    } else if (!json) {
+    } else if (cli_out_text(&out)) {
         printf("result files kept: %s, %s\n", fa, fb);
     }
     return rc;

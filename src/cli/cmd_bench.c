@@ -1,5 +1,4 @@
 /* gpuvet bench: honest speed of every layer (src/bench, docs/bench.md). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +17,7 @@ extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet bench [--device D] [--only PATTERN] [--quick|--full] [--json] [-o FILE]\n"
-    "                    [--python PY] [--no-snapshot]\n"
+    "                    [--python PY] [--python-root DIR | --image REF] [--no-snapshot]\n"
     "\n"
     "Measures the speed of every layer, each result checked for correctness:\n"
     "  gemm.*      GEMM TFLOP/s per route (cuBLASLt, cuBLAS; hipBLASLt, rocBLAS; OpenBLAS\n"
@@ -37,20 +36,21 @@ static const char usage[] =
     "warm-up first; the median of the samples with their spread; a wrong result has no\n"
     "figure. The method is in the output document and docs/bench.md.\n"
     "\n"
+    "The document is gpuvet.bench.\n"
+    "\n"
     "Options:\n"
-    "      --device D       cpu, cuda:N, hip:N (default: the first GPU found, else the CPU);\n"
-    "                       torch:cuda:N, torch:cpu: the GEMMs through your PyTorch\n"
-    "      --python PY      the interpreter for torch:... (else $GPUVET_PYTHON, else the\n"
-    "                       first environment with torch the snapshot finds)\n"
-    "      --only PATTERN   only results whose id matches (comma-separated globs,\n"
-    "                       e.g. 'gemm.*.bf16.*,memory.*')\n"
-    "      --quick          fewer shapes and samples (under a minute on a GPU)\n"
-    "      --full           more shapes, larger copies, more samples\n"
-    "      --no-snapshot    do not embed the environment snapshot\n"
-    "      --lib-path DIRS  vendor library directories to search first\n"
-    "      --json           print the result document (schema gpuvet.bench)\n"
-    "  -o, --output FILE    write the result document (atomically)\n"
-    "  -h, --help           this help\n"
+    "      --device D        cpu, cuda:N, hip:N (default: the first GPU found, else the\n"
+    "                        CPU); torch:cuda:N, torch:cpu: the GEMMs through your PyTorch\n"
+    CLI_HELP_PYTHON
+    "      --only PATTERN    only results whose id matches (comma-separated globs,\n"
+    "                        e.g. 'gemm.*.bf16.*,memory.*')\n"
+    "      --quick           fewer shapes and samples (under a minute on a GPU)\n"
+    "      --full            more shapes, larger copies, more samples\n"
+    "      --no-snapshot     do not embed the environment snapshot\n"
+    "      --lib-path DIRS   vendor library directories to search first\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
+    "  -h, --help            this help\n"
     "\n"
     "Exit status: 0 every benchmark ran and was right, 1 a result was wrong or a\n"
     "             benchmark failed, 2 usage error, 3 the device could not be opened.\n";
@@ -171,44 +171,38 @@ static json_t *snapshot_now(void)
 int cmd_bench(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"device", required_argument, 0, 'd'}, {"only", required_argument, 0, 'O'},
-        {"quick", no_argument, 0, 'q'},        {"full", no_argument, 0, 'F'},
-        {"json", no_argument, 0, 'j'},         {"output", required_argument, 0, 'o'},
+        {"device", required_argument, 0, 'd'},   {"only", required_argument, 0, 'O'},
+        {"quick", no_argument, 0, 'q'},          {"full", no_argument, 0, 'F'},
+        CLI_OUT_OPTIONS,                         CLI_PYTHON_OPTIONS,
         {"lib-path", required_argument, 0, 'L'}, {"no-snapshot", no_argument, 0, 'N'},
-        {"python", required_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     struct gv_bench_opts o = {0};
     o.mode = GV_BENCH_DEFAULT;
-    const char *output = NULL, *python = NULL;
-    int json = 0, snap = 1, ch, modes = 0;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    struct cli_out out = {0};
+    struct cli_python py = {0};
+    int snap = 1, modes = 0;
+    struct cli_args args = CLI_ARGS("bench", argc, argv, "o:h", opts);
+    for (int ch; (ch = cli_next(&args)) != -1;) {
+        if (cli_out_opt(&out, ch, args.arg) || cli_python_opt(&py, ch, args.arg))
+            continue;
         switch (ch) {
-        case 'd': o.device = optarg; break;
-        case 'O': o.only = optarg; break;
+        case 'd': o.device = args.arg; break;
+        case 'O': o.only = args.arg; break;
         case 'q': o.mode = GV_BENCH_QUICK, modes++; break;
         case 'F': o.mode = GV_BENCH_FULL, modes++; break;
-        case 'j': json = 1; break;
-        case 'o': output = optarg; break;
         case 'N': snap = 0; break;
-        case 'P': python = optarg; break;
-        case 'L': gv_vendor_set_lib_path(optarg); break;
+        case 'L': gv_vendor_set_lib_path(args.arg); break;
         case 'h': return cli_help(usage);
-        default:
-            return cli_usage("bench", "unknown option or missing value: '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage("bench", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands(&args))
+        return GV_EXIT_USAGE;
     if (modes > 1)
         return cli_usage("bench", "--quick and --full exclude each other");
-    if (gv_dev_spec_starts_python(o.device)) {
-        char note[512];
-        cli_choose_python(python, NULL, !gv_dev_spec_on_host(o.device), note, sizeof note);
-    } else if (python) {
-        return cli_usage("bench", "--python goes with --device torch:...");
-    }
+    int prc = cli_python_ready("bench", &py, o.device);
+    if (prc)
+        return prc;
     o.progress = progress;
     json_t *doc = NULL;
     struct gv_err err = {0};
@@ -224,13 +218,8 @@ int cmd_bench(int argc, char **argv)
     json_object_set_new(doc, "created", json_string(when));
     if (snap)
         json_object_set_new(doc, "snapshot", snapshot_now());
-    if (output && gv_json_write_file(output, doc, &err)) {
-        json_decref(doc);
-        return cli_fail(&err);
-    }
-    if (json)
-        rc = cli_emit_json(doc, NULL);
-    else
+    rc = cli_put_doc("bench", doc, &out);
+    if (!rc && cli_out_text(&out))
         print_doc(doc);
     int bad = count(doc, "failed") + count(doc, "error") + count(doc, "timeout");
     int okn = count(doc, "ok");

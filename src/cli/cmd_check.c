@@ -1,6 +1,5 @@
 /* gpuvet check: run the numerics suite on a device and judge every case
  * against its fp64 reference. */
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <limits.h>
@@ -37,6 +36,8 @@ static const char usage[] =
     "fp64 reference computed on the CPU, in units of what the case's precision can\n"
     "promise (error/bound <= 1 passes). Inputs are generated from the case id, so the\n"
     "same case has the same inputs on every machine and gpuvet version.\n"
+    "The document is the result file (schema gpuvet.results) that 'gpuvet compare'\n"
+    "reads; without -o nothing is written.\n"
     "\n"
     "Options:\n"
     "      --suite S         quick (a few seconds, default), standard, or full\n"
@@ -48,21 +49,9 @@ static const char usage[] =
     "                        device is still called cuda), plus PyTorch's own cases\n"
     "                        (linear, matmul at PyTorch's defaults, each attention\n"
     "                        backend, autocast with GradScaler); see docs/torch.md\n"
-    "      --python PY       the interpreter for torch:... (a venv's or conda env's\n"
-    "                        bin/python, /usr/bin/python3, ...); default: the first\n"
-    "                        environment the snapshot finds with a GPU build of torch\n"
-    "                        (any torch for torch:cpu), else python3 (said which);\n"
-    "                        sets $GPUVET_PYTHON\n"
-    "      --python-root DIR the interpreter lives in this root filesystem (a chroot or an\n"
-    "                        unpacked container image) and runs with DIR as its /,\n"
-    "                        reaching this machine's GPU; sets $GPUVET_PYTHON_ROOT\n"
-    "      --image REF       torch:...: run the worker inside the container image REF (an\n"
-    "                        OCI layout, an archive, podman:NAME; docs/image.md): unpacked\n"
-    "                        once into the cache, run as --python-root with the image's\n"
-    "                        own Env (its python, its code, as a container would); on\n"
-    "                        torch:cuda the host driver's libraries are bound in\n"
-    "  -o, --output FILE     write the result file (JSON, schema gpuvet.results) for\n"
-    "                        `gpuvet compare`; without -o nothing is written\n"
+    CLI_HELP_PYTHON
+    CLI_HELP_OUTPUT
+
     "      --save-outputs F  also save every output tensor to F (safetensors) so that\n"
     "                        compare can diff outputs element by element\n"
     "      --junit FILE      write a JUnit XML report (one testcase per case)\n"
@@ -80,7 +69,8 @@ static const char usage[] =
     "      --probe           also embed the device's numerical fingerprint (gpuvet probe,\n"
     "                        every route and precision) so that compare can name the\n"
     "                        property that changed\n"
-    "      --json            print the result document instead of the table\n"
+    CLI_HELP_JSON
+
     "      --list            list the selected cases and exit\n"
     "      --record          also record the result in the history database ($GPUVET_DB,\n"
     "                        default ~/.local/share/gpuvet/history.db; GPUVET_RECORD=1:\n"
@@ -111,8 +101,9 @@ static int help(void)
 }
 
 struct check_opts {
-    const char *suite, *only, *device, *output, *save_outputs, *junit, *python, *python_root;
-    const char *image;
+    const char *suite, *only, *device, *output, *save_outputs, *junit;
+    struct cli_python py; /* --python, --python-root, --image */
+    const char *python_root; /* where the worker runs (cli_python_setup) */
     int json, list, probe, record;
     enum gv_det_mode det;
     json_t *run_image; /* --image: how the worker ran (cli_image_python) */
@@ -291,24 +282,23 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
 {
     static const struct option opts[] = {
         {"suite", required_argument, 0, 's'},       {"only", required_argument, 0, 'O'},
-        {"device", required_argument, 0, 'd'},      {"output", required_argument, 0, 'o'},
+        {"device", required_argument, 0, 'd'},      CLI_OUT_OPTIONS,
         {"save-outputs", required_argument, 0, 'S'}, {"junit", required_argument, 0, 'J'},
-        {"determinism", required_argument, 0, 'D'}, {"json", no_argument, 0, 'j'},
+        {"determinism", required_argument, 0, 'D'}, CLI_PYTHON_OPTIONS,
         {"list", no_argument, 0, 'l'},              {"help", no_argument, 0, 'h'},
         {"lib-path", required_argument, 0, 'L'},    {"blas", required_argument, 0, 'B'},
-        {"python", required_argument, 0, 'P'},      {"python-root", required_argument, 0, 'R'},
         {"probe", no_argument, 0, 'p'},             {"record", no_argument, 0, 'r'},
-        {"db", required_argument, 0, 'Q'},          {"image", required_argument, 0, 'I'},
-        {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+        {"db", required_argument, 0, 'Q'},          {0, 0, 0, 0}};
+    struct cli_out out = {0};
+    struct cli_args args = CLI_ARGS("check", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
+        const char *optarg = args.arg;
+        if (cli_out_opt(&out, c, optarg) || cli_python_opt(&o->py, c, optarg))
+            continue;
         switch (c) {
         case 's': o->suite = optarg; break;
         case 'O': o->only = optarg; break;
         case 'd': o->device = optarg; break;
-        case 'o': o->output = optarg; break;
         case 'S': o->save_outputs = optarg; break;
         case 'J': o->junit = optarg; break;
         case 'D':
@@ -322,7 +312,6 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
                 return cli_usage("check", "--determinism takes quick, all or none, not '%s'",
                                  optarg);
             break;
-        case 'j': o->json = 1; break;
         case 'l': o->list = 1; break;
         case 'p': o->probe = 1; break;
         case 'r': o->record = 1; break;
@@ -333,16 +322,14 @@ static int parse_args(int argc, char **argv, struct check_opts *o)
                 return cli_usage("check", "--blas takes auto, lt or classic, not '%s'", optarg);
             setenv("GPUVET_BLAS", optarg, 1); /* read by the GPU backends, in the worker too */
             break;
-        case 'P': o->python = optarg; break;
-        case 'R': o->python_root = optarg; break;
-        case 'I': o->image = optarg; break;
         case 'h': return -1;
-        default:
-            return cli_usage("check", "unknown option or missing value: '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage("check", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands(&args))
+        return GV_EXIT_USAGE;
+    o->output = out.output;
+    o->json = out.json;
     if (gv_suite_from_name(o->suite) < 0)
         return cli_usage("check", "--suite takes quick, standard or full, not '%s'", o->suite);
     return GV_EXIT_OK;
@@ -447,9 +434,7 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
                                    o->save_outputs ? outputs_abs : NULL, fp};
     json_t *doc = gv_results_build(&meta, res, n);
     json_decref(fp);
-    int rc = GV_EXIT_OK;
-    if (o->output && gv_json_write_file(o->output, doc, &err))
-        rc = cli_fail(&err);
+    int rc = o->output ? cli_put_doc("check", doc, &(struct cli_out){o->output, 0}) : GV_EXIT_OK;
     if (!rc && o->junit && write_junit(o->junit, res, n, &err))
         rc = cli_fail(&err);
     if (!rc) {
@@ -521,25 +506,10 @@ int cmd_check(int argc, char **argv)
     struct gv_err err = {0};
     json_t *image = NULL;
     char image_root[PATH_MAX];
-    if (o.image && o.python_root) {
+    if ((rc = cli_python_setup("check", &o.py, o.device, image_root, sizeof image_root,
+                               &o.python_root, &image, pynote, sizeof pynote))) {
         free(sel);
-        return cli_usage("check", "--image and --python-root both name the root: give one");
-    }
-    if (o.image && targets_of(o.device) != GV_TARGET_KERNEL &&
-        cli_image_python(o.image, targets_of(o.device) == GV_TARGET_TORCH_GPU, image_root,
-                         sizeof image_root, &image, &err)) {
-        free(sel);
-        return cli_fail(&err);
-    }
-    if (image)
-        o.python_root = image_root;
-    if (targets_of(o.device) != GV_TARGET_KERNEL)
-        cli_choose_python(o.python, o.python_root, targets_of(o.device) == GV_TARGET_TORCH_GPU,
-                          pynote, sizeof pynote);
-    else if (o.python || o.python_root || o.image) {
-        free(sel);
-        return cli_usage("check", "--python, --python-root and --image are for --device "
-                         "torch:...");
+        return rc;
     }
     o.run_image = image;
     if (gv_device_open(o.device, &be, &dev, note, sizeof note, &err)) {
@@ -556,7 +526,7 @@ int cmd_check(int argc, char **argv)
     struct gv_run_opts ro = {be, dev, o.det, o.save_outputs != NULL, progress, NULL};
     struct snapshot_job job = {0};
     job.root = o.python_root && strcmp(o.python_root, "/") ? o.python_root : NULL;
-    job.name = o.image;
+    job.name = o.py.image;
     o.record = cli_record_wanted(o.record);
     const struct gv_dev_kind *kind = gv_dev_kind_find(be->name);
     if (o.output || o.json || o.record || (kind && kind->framework_compat))

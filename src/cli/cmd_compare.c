@@ -1,12 +1,11 @@
 /* gpuvet compare: its options; the comparison itself is compare_out.c (ab
  * runs it too). */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
 
 static const char usage[] =
-    "usage: gpuvet compare BEFORE AFTER [--json] [--junit FILE] [--all]\n"
+    "usage: gpuvet compare BEFORE AFTER [--json] [-o FILE] [--junit FILE] [--all]\n"
     "                      [--outputs-a FILE] [--outputs-b FILE]\n"
     "\n"
     "Compares two result files of `gpuvet check -o` case by case. Inputs are proven\n"
@@ -37,8 +36,11 @@ static const char usage[] =
     "Two fingerprints ('gpuvet probe --json') are compared property by property; a\n"
     "change of run-to-run determinism counts only beyond chance (docs/probe.md).\n"
     "\n"
+    "The document is gpuvet.compare (two captures: gpuvet.capture-compare).\n"
+    "\n"
     "Options:\n"
-    "      --json            print the comparison as JSON (schema gpuvet.compare)\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
     "      --junit FILE      JUnit XML: degraded and newly failing cases are failures\n"
     "                        (captures: one testcase per op, beyond rounding fails)\n"
     "      --outputs-a FILE  saved outputs of BEFORE (overrides the recorded path)\n"
@@ -52,32 +54,31 @@ static const char usage[] =
 static int parse_args(int argc, char **argv, struct cli_compare_opts *o)
 {
     static const struct option opts[] = {
-        {"json", no_argument, 0, 'j'},           {"junit", required_argument, 0, 'J'},
+        CLI_OUT_OPTIONS,                          {"junit", required_argument, 0, 'J'},
         {"outputs-a", required_argument, 0, 'A'}, {"outputs-b", required_argument, 0, 'B'},
-        {"all", no_argument, 0, 'a'},            {"help", no_argument, 0, 'h'},
+        {"all", no_argument, 0, 'a'},             {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    struct cli_out out = {0};
+    struct cli_args args = CLI_ARGS("compare", argc, argv, "o:h", opts);
+    for (int ch; (ch = cli_next(&args)) != -1;) {
+        if (cli_out_opt(&out, ch, args.arg))
+            continue;
         switch (ch) {
-        case 'j': o->json = 1; break;
-        case 'J': o->junit = optarg; break;
-        case 'A': o->oa = optarg; break;
-        case 'B': o->ob = optarg; break;
+        case 'J': o->junit = args.arg; break;
+        case 'A': o->oa = args.arg; break;
+        case 'B': o->ob = args.arg; break;
         case 'a': o->all = 1; break;
         case 'h': return -1;
-        default:
-            return cli_usage("compare", "unknown option or missing value: '%s'",
-                             argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (argc - optind != 2)
+    if (args.nops != 2)
         return cli_usage("compare", "needs two result files, BEFORE and AFTER (got %d)",
-                         argc - optind);
-    const char *pos[2] = {argv[optind], argv[optind + 1]};
-    o->a = pos[0];
-    o->b = pos[1];
+                         args.nops);
+    o->a = args.ops[0];
+    o->b = args.ops[1];
+    o->json = out.json;
+    o->output = out.output;
     return GV_EXIT_OK;
 }
 

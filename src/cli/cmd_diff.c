@@ -1,5 +1,4 @@
 /* gpuvet diff: what changed between two snapshots, most consequential first. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +29,11 @@ static const char usage[] =
     "compared (digests, tags, platform, labels, env, entrypoint/cmd/user, layers\n"
     "shared or not), and what its tag says is checked against its content.\n"
     "\n"
-    "      --json         the gpuvet.diff document (docs/diff-schema.md) on stdout\n"
-    "  -o, --output FILE  write the JSON document to FILE (atomically) as well\n"
-    "  -h, --help         this help\n"
+    "The document is gpuvet.diff (docs/diff-schema.md).\n"
+    "\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
+    "  -h, --help            this help\n"
     "\n"
     "Exit status: 0 no difference, 1 differences, 2 usage error,\n"
     "3 a snapshot is unreadable, corrupt or of another schema, or an image or this\n"
@@ -62,28 +63,20 @@ static int fail_side(const char *arg, const struct gv_err *err)
 
 int cmd_diff(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
+    static const struct option opts[] = {CLI_OUT_OPTIONS, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    int json = 0;
-    const char *output = NULL;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = 1; break;
-        case 'o': output = optarg; break;
-        case 'h': return cli_help(usage);
-        case ':': return cli_usage("diff", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("diff", "unknown option '%s'", argv[optind - 1]);
-        }
+    struct cli_out out = {0};
+    struct cli_args args = CLI_ARGS("diff", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
+        if (cli_out_opt(&out, c, args.arg))
+            continue;
+        if (c == 'h')
+            return cli_help(usage);
+        return GV_EXIT_USAGE;
     }
-    if (argc - optind != 2)
-        return cli_usage("diff", "needs two operands, BEFORE and AFTER (got %d)",
-                         argc - optind);
-    const char *fa = argv[optind], *fb = argv[optind + 1];
+    if (args.nops != 2)
+        return cli_usage("diff", "needs two operands, BEFORE and AFTER (got %d)", args.nops);
+    const char *fa = args.ops[0], *fb = args.ops[1];
     struct gv_err err = {0};
     json_t *a = NULL, *b = NULL, *doc = NULL;
     if (load_side(fa, &a, &err))
@@ -97,13 +90,8 @@ int cmd_diff(int argc, char **argv)
     json_decref(b);
     if (rc)
         return cli_fail(&err);
-    if (output && (rc = cli_emit_json(doc, output)) != GV_EXIT_OK) {
-        json_decref(doc);
-        return rc;
-    }
-    if (json)
-        rc = cli_emit_json(doc, NULL);
-    else
+    rc = cli_put_doc("diff", doc, &out);
+    if (!rc && cli_out_text(&out))
         cli_diff_print(doc);
     size_t n = json_array_size(json_object_get(doc, "changes"));
     json_decref(doc);

@@ -1,6 +1,5 @@
 /* gpuvet doctor: run the knowledge-base rules over a snapshot and print each
  * finding with its evidence, the exact fix and a reference. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,15 +15,17 @@
 extern char **environ;
 
 static const char usage[] =
-    "usage: gpuvet doctor [--snapshot FILE | --root DIR] [--json] [--strict]\n"
-    "       gpuvet doctor --image REF [--host | --host-snapshot FILE] [--json] [--strict]\n"
+    "usage: gpuvet doctor [--snapshot FILE | --root DIR] [--json] [-o FILE] [--strict]\n"
+    "       gpuvet doctor --image REF [--host | --host-snapshot FILE] [--json] [-o FILE]\n"
+    "                     [--strict]\n"
     "       gpuvet doctor --snapshot IMAGE.json --host | --host-snapshot FILE\n"
     "       gpuvet doctor --explain MESSAGE\n"
     "       gpuvet doctor --list-rules\n"
     "\n"
     "Diagnose the GPU stack: rules over a snapshot (this machine by default), each finding\n"
     "with its severity, the evidence (snapshot fields and values), the exact fix and a\n"
-    "reference. Rules and the knowledge base are listed in docs/doctor.md.\n"
+    "reference. Rules and the knowledge base are listed in docs/doctor.md. The document\n"
+    "is gpuvet.doctor.\n"
     "\n"
     "      --snapshot FILE  diagnose a saved snapshot (gpuvet snapshot -o FILE)\n"
     "      --root DIR       diagnose a mounted image or chroot (offline)\n"
@@ -32,7 +33,8 @@ static const char usage[] =
     "      --host           also check what this machine must give the image: kernel\n"
     "                       driver, GPU targets, device nodes (docker/podman flags)\n"
     "      --host-snapshot FILE  the same against a saved host snapshot\n"
-    "      --json           print the gpuvet.doctor JSON document\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
     "      --strict         exit 1 on warnings too\n"
     "      --explain MSG    look up an error message in the knowledge base\n"
     "      --list-rules     print the rule table\n"
@@ -228,13 +230,11 @@ static int load_host(const char *host_snapshot, json_t **host)
 /* Diagnose: the snapshot (of an image, a file, a root or this machine) and,
  * with a host, the image against it. */
 static int run_doctor(const json_t *snap, const char *source, const json_t *host,
-                      const char *host_source, int as_json, int strict)
+                      const char *host_source, const struct cli_out *out, int strict)
 {
     json_t *doc = gv_doctor_report_host(snap, source, host, host_source);
-    int rc = GV_EXIT_OK;
-    if (as_json)
-        rc = cli_emit_json(doc, NULL);
-    else
+    int rc = cli_put_doc("doctor", doc, out);
+    if (!rc && cli_out_text(out))
         print_report(doc);
     const json_t *sum = json_object_get(doc, "summary");
     int bad = json_integer_value(json_object_get(sum, "errors")) > 0 ||
@@ -251,31 +251,36 @@ int cmd_doctor(int argc, char **argv)
         {"image", required_argument, 0, 'i'},    {"host", no_argument, 0, 'H'},
         {"host-snapshot", required_argument, 0, 'F'},
         {"snapshot", required_argument, 0, 's'}, {"root", required_argument, 0, 'r'},
-        {"json", no_argument, 0, 'j'},           {"strict", no_argument, 0, 'S'},
+        CLI_OUT_OPTIONS,                         {"strict", no_argument, 0, 'S'},
         {"explain", required_argument, 0, 'e'},  {"list-rules", no_argument, 0, 'l'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     const char *snapshot = NULL, *root = NULL, *image = NULL, *host_snapshot = NULL;
-    int as_json = 0, strict = 0, host = 0;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    const char *message = NULL;
+    struct cli_out out = {0};
+    int strict = 0, host = 0, rules = 0;
+    struct cli_args args = CLI_ARGS("doctor", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
+        if (cli_out_opt(&out, c, args.arg))
+            continue;
         switch (c) {
-        case 'i': image = optarg; break;
+        case 'i': image = args.arg; break;
         case 'H': host = 1; break;
-        case 'F': host_snapshot = optarg; host = 1; break;
-        case 's': snapshot = optarg; break;
-        case 'r': root = optarg; break;
-        case 'j': as_json = 1; break;
+        case 'F': host_snapshot = args.arg; host = 1; break;
+        case 's': snapshot = args.arg; break;
+        case 'r': root = args.arg; break;
         case 'S': strict = 1; break;
-        case 'e': return explain(optarg);
-        case 'l': return list_rules();
+        case 'e': message = args.arg; break;
+        case 'l': rules = 1; break;
         case 'h': return cli_help(usage);
-        default: return cli_usage("doctor", "unknown option '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage("doctor", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands(&args))
+        return GV_EXIT_USAGE;
+    if (message)
+        return explain(message);
+    if (rules)
+        return list_rules();
     if ((snapshot != NULL) + (root != NULL) + (image != NULL) > 1)
         return cli_usage("doctor", "--snapshot, --root and --image exclude each other");
     if (host && !image && !snapshot)
@@ -297,7 +302,7 @@ int cmd_doctor(int argc, char **argv)
         return rc;
     }
     rc = run_doctor(snap, image ? image : snapshot ? snapshot : root ? "--root" : "live system",
-                    hostdoc, host_snapshot ? host_snapshot : "live system", as_json, strict);
+                    hostdoc, host_snapshot ? host_snapshot : "live system", &out, strict);
     json_decref(snap);
     json_decref(hostdoc);
     return rc;

@@ -1,7 +1,6 @@
 /* gpuvet fleet: run the same deterministic work on every node of a job and
  * gather it (run), compare the nodes (compare: fleet_out.c), judge one node
  * for a scheduler (gate). docs/fleet.md. */
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -42,6 +41,9 @@ static const char usage[] =
     "         assess (no GPU, timeout, a tool error); one line on stderr,\n"
     "         'gpuvet: drain: ...', at most 200 bytes, fit for a Slurm drain reason\n"
     "\n"
+    "The document is gpuvet.fleet.node: run's is this node's, gate's the node's with\n"
+    "the decision under \"gate\"; -o is gate's (run writes into --dir).\n"
+    "\n"
     "Options:\n"
     "      --tier T          prolog (at most 60 s: GEMM and reduction cases, once),\n"
     "                        drain (at most 5 minutes: the standard suite, the probe,\n"
@@ -57,9 +59,8 @@ static const char usage[] =
     "                        --write-reference): the majority's digests per group\n"
     "      --history         gate: also against this machine's last passing run in\n"
     "                        the history database ($GPUVET_DB or --db URL)\n"
-    "      --json            print the document (run: this node's; gate: the node's\n"
-    "                        with the decision under \"gate\")\n"
-    "  -o, --output FILE     gate: write that document to FILE\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
     "  -h, --help            this help\n"
     "\n"
     "GPUVET_FLEET_BUDGET=SECONDS replaces the tier's budget. GPUVET_TEST_FLIP=GLOB is a\n"
@@ -69,8 +70,9 @@ static const char usage[] =
     "compare's status, the other ranks 0 once their document is sent.\n";
 
 struct fleet_opts {
-    const char *sub, *device, *only, *dir, *reference, *output, *db;
-    int tier, repeat, json, history;
+    const char *sub, *device, *only, *dir, *reference, *db;
+    struct cli_out out;
+    int tier, repeat, history;
     double hot;
 };
 
@@ -93,15 +95,15 @@ static int parse_args(int argc, char **argv, struct fleet_opts *o)
         {"repeat", required_argument, 0, 'k'},    {"hot", required_argument, 0, 'H'},
         {"only", required_argument, 0, 'O'},      {"dir", required_argument, 0, 'D'},
         {"reference", required_argument, 0, 'R'}, {"history", no_argument, 0, 'y'},
-        {"db", required_argument, 0, 'Q'},        {"json", no_argument, 0, 'j'},
-        {"output", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"db", required_argument, 0, 'Q'},        CLI_OUT_OPTIONS,
+        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     const char *cmd = !strcmp(o->sub, "gate") ? "fleet gate" : "fleet run";
-    optind = 1;
-    opterr = 0;
-    int c;
     char *end;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    struct cli_args args = CLI_ARGS(cmd, argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
+        const char *optarg = args.arg;
+        if (cli_out_opt(&o->out, c, optarg))
+            continue;
         switch (c) {
         case 't':
             if ((o->tier = gv_fleet_tier_from_name(optarg)) < 0)
@@ -124,15 +126,12 @@ static int parse_args(int argc, char **argv, struct fleet_opts *o)
         case 'R': o->reference = optarg; break;
         case 'y': o->history = 1; break;
         case 'Q': o->db = optarg, o->history = 1; break;
-        case 'j': o->json = 1; break;
-        case 'o': o->output = optarg; break;
         case 'h': return -1;
-        default:
-            return cli_usage(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands(&args))
+        return GV_EXIT_USAGE;
     return GV_EXIT_OK;
 }
 
@@ -305,7 +304,7 @@ static int fleet_run(struct fleet_opts *o)
         if (o->dir && gv_fleet_dir_write_node(o->dir, r.node, r.rank, node, &err))
             rc = cli_fail(&err);
         say_node(&r, node);
-        if (o->json)
+        if (o->out.json)
             cli_emit_json(node, NULL);
     }
     gv_fleet_outputs_free(&outs);
@@ -450,9 +449,7 @@ static int fleet_gate(struct fleet_opts *o)
     const char *d = json_string_value(json_object_get(verdict, "decision"));
     fprintf(stderr, "gpuvet: %s: %s\n", decision_words(d),
             json_string_value(json_object_get(verdict, "reason")));
-    if (o->json)
-        cli_emit_json(node, NULL);
-    if (o->output && cli_emit_json(node, o->output))
+    if (cli_put_doc("fleet gate", node, &o->out))
         rc = 2;
     rc = rc ? rc : gv_fleet_gate_exit(verdict);
     json_decref(verdict);
@@ -478,7 +475,7 @@ int cmd_fleet(int argc, char **argv)
         return fleet_gate(&o);
     if (o.tier < 0)
         o.tier = GV_TIER_STANDARD;
-    if (o.reference || o.history || o.output)
+    if (o.reference || o.history || o.out.output)
         return cli_usage("fleet run", "--reference, --history and -o are gate's");
     return fleet_run(&o);
 }

@@ -1,5 +1,4 @@
 /* gpuvet history: the runs recorded in the history database. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +12,12 @@
 
 static const char usage[] =
     "usage: gpuvet history list [--machine M] [--image I] [--kind K] [--since DATE] [--limit N]\n"
-    "       gpuvet history show ID [--document [-o FILE]]\n"
+    "       gpuvet history show ID [--document]\n"
     "       gpuvet history diff ID ID\n"
     "       gpuvet history good [--machine M | --image I]\n"
     "       gpuvet history import [--machine M] FILE...\n"
     "       gpuvet history check\n"
-    "       (each also takes --db URL and --json)\n"
+    "       (each also takes --db URL, --json and -o FILE)\n"
     "\n"
     "The history database holds every run recorded with --record (snapshot, check, ab,\n"
     "torch capture) or GPUVET_RECORD=1, or imported from files: the full document,\n"
@@ -27,8 +26,8 @@ static const char usage[] =
     "lost). See docs/history.md.\n"
     "\n"
     "  list      the runs, newest first (default 50)\n"
-    "  show ID   one run's columns; --document prints (or -o writes) its document as\n"
-    "            recorded, e.g. for 'gpuvet compare' or 'gpuvet diff'\n"
+    "  show ID   one run's columns; --document: the document is the run's own, as\n"
+    "            recorded (printed, or written by -o), e.g. for 'gpuvet compare'\n"
     "  diff A B  what differs between two runs: their columns, and the layers of their\n"
     "            snapshots as 'gpuvet diff' tells them\n"
     "  good      the newest run of this machine (or --machine M: hostname or machine id)\n"
@@ -47,39 +46,43 @@ static const char usage[] =
     "      --kind K      list: only snapshot, check, capture, probe or bench runs\n"
     "      --since DATE  list: runs made on or after DATE (2026-11-30 or ISO-8601)\n"
     "      --limit N     list: at most N runs\n"
-    "      --json        JSON output\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
     "  -h, --help        this help\n"
     "\n"
     "Exit status: 0 ok, 1 diff found differences or good found no passing run,\n"
     "             2 usage error, 3 the database cannot be opened or read.\n";
 
 struct hopts {
-    const char *db, *machine, *image, *kind, *since, *output;
-    int json, limit, document;
+    const char *db, *machine, *image, *kind, *since;
+    struct cli_out out;
+    int limit, document;
 };
 
-static int parse(int argc, char **argv, struct hopts *o)
+/* argv[0] is the subcommand; its operands in *args, *nargs. */
+static int parse(int argc, char **argv, struct hopts *o, char ***args, int *nargs)
 {
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},      {"machine", required_argument, 0, 'm'},
         {"image", required_argument, 0, 'i'},
         {"kind", required_argument, 0, 'k'},    {"since", required_argument, 0, 's'},
-        {"limit", required_argument, 0, 'l'},   {"output", required_argument, 0, 'o'},
-        {"document", no_argument, 0, 'D'},      {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        {"limit", required_argument, 0, 'l'},   CLI_OUT_OPTIONS,
+        {"document", no_argument, 0, 'D'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "history %s", argv[0]);
+    struct cli_args a = CLI_ARGS(cmd, argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&a)) != -1;) {
+        const char *optarg = a.arg;
+        if (cli_out_opt(&o->out, c, optarg))
+            continue;
         switch (c) {
         case 'd': o->db = optarg; break;
         case 'm': o->machine = optarg; break;
         case 'i': o->image = optarg; break;
         case 'k': o->kind = optarg; break;
         case 's': o->since = optarg; break;
-        case 'o': o->output = optarg; break;
         case 'D': o->document = 1; break;
-        case 'j': o->json = 1; break;
         case 'l': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -89,10 +92,11 @@ static int parse(int argc, char **argv, struct hopts *o)
             break;
         }
         case 'h': return -1;
-        case ':': return cli_usage("history", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("history", "unknown option '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
+    *args = a.ops;
+    *nargs = a.nops;
     return 0;
 }
 
@@ -222,18 +226,28 @@ static int do_list(struct gv_history *h, const struct hopts *o)
     if (gv_history_list(h, &f, &runs, &err))
         return cli_fail(&err);
     int rc = GV_EXIT_OK;
-    if (o->json) {
+    if (!cli_out_text(&o->out) || o->out.output) {
         json_t *d = json_object();
         json_object_set_new(d, "schema", json_string("gpuvet.history-list"));
         json_object_set_new(d, "schema_version", json_integer(1));
         json_object_set_new(d, "db", json_string(gv_history_name(h)));
         json_object_set(d, "runs", runs);
-        rc = cli_emit_json(d, NULL);
+        rc = cli_put_doc("history", d, &o->out);
         json_decref(d);
-    } else {
-        print_runs(runs);
     }
+    if (!rc && cli_out_text(&o->out))
+        print_runs(runs);
     json_decref(runs);
+    return rc;
+}
+
+/* A run's document (run_doc) as -o and --json say. */
+static int show_doc(struct gv_history *h, json_t *s, json_t *doc,
+                    const struct cli_out *out)
+{
+    json_t *d = run_doc(h, s, doc);
+    int rc = cli_put_doc("history", d, out);
+    json_decref(d);
     return rc;
 }
 
@@ -246,17 +260,17 @@ static int do_show(struct gv_history *h, const struct hopts *o, int argc, char *
         return GV_EXIT_USAGE;
     json_t *s = NULL, *doc = NULL;
     struct gv_err err = {0};
-    if (gv_history_show(h, id, &s, (o->json || o->document) ? &doc : NULL, &err))
+    int want = o->out.json || o->out.output || o->document;
+    if (gv_history_show(h, id, &s, want ? &doc : NULL, &err))
         return cli_fail(&err);
     int rc = GV_EXIT_OK;
-    if (o->document) {
-        rc = cli_emit_json(doc, o->output);
-    } else if (o->json) {
-        json_t *d = run_doc(h, s, doc);
-        rc = cli_emit_json(d, NULL);
-        json_decref(d);
+    if (o->document) { /* the recorded document: on stdout unless -o writes it */
+        struct cli_out d = {o->out.output, o->out.json || !o->out.output};
+        rc = cli_put_doc("history", doc, &d);
     } else {
-        print_run(s);
+        rc = want ? show_doc(h, s, doc, &o->out) : GV_EXIT_OK;
+        if (!rc && cli_out_text(&o->out))
+            print_run(s);
     }
     json_decref(s);
     json_decref(doc);
@@ -279,13 +293,9 @@ static int do_good(struct gv_history *h, const struct hopts *o)
     }
     if (rc)
         return cli_fail(&err);
-    if (o->json) {
-        json_t *d = run_doc(h, s, NULL);
-        rc = cli_emit_json(d, NULL);
-        json_decref(d);
-    } else {
+    rc = o->out.json || o->out.output ? show_doc(h, s, NULL, &o->out) : GV_EXIT_OK;
+    if (!rc && cli_out_text(&o->out))
         print_run(s);
-    }
     json_decref(s);
     return rc;
 }
@@ -346,7 +356,7 @@ static int do_diff(struct gv_history *h, const struct hopts *o, int argc, char *
                 changes++;
         }
         changes += json_array_size(json_object_get(sdiff, "changes"));
-        if (o->json) {
+        if (o->out.json || o->out.output) {
             json_t *d = json_object();
             json_object_set_new(d, "schema", json_string("gpuvet.history-diff"));
             json_object_set_new(d, "schema_version", json_integer(1));
@@ -355,9 +365,10 @@ static int do_diff(struct gv_history *h, const struct hopts *o, int argc, char *
             json_object_set(d, "b", sb);
             json_object_set(d, "columns", cols);
             json_object_set(d, "snapshot_diff", sdiff ? sdiff : json_null());
-            rc = cli_emit_json(d, NULL);
+            rc = cli_put_doc("history", d, &o->out);
             json_decref(d);
-        } else {
+        }
+        if (!rc && cli_out_text(&o->out)) {
             printf("%srun %lld%s -> %srun %lld%s\n", cli_bold(), (long long)a, cli_reset(),
                    cli_bold(), (long long)b, cli_reset());
             json_array_foreach(cols, nc, c) {
@@ -411,11 +422,11 @@ static int do_check(struct gv_history *h, const struct hopts *o)
     struct gv_err err = {0};
     if (gv_history_integrity(h, &err))
         return cli_fail(&err);
-    if (o->json) {
+    if (o->out.json || o->out.output) {
         json_t *d = json_object();
         json_object_set_new(d, "db", json_string(gv_history_name(h)));
         json_object_set_new(d, "integrity", json_string("ok"));
-        int rc = cli_emit_json(d, NULL);
+        int rc = cli_put_doc("history", d, &o->out);
         json_decref(d);
         return rc;
     }
@@ -437,13 +448,13 @@ int cmd_history(int argc, char **argv)
         return cli_usage("history", "unknown subcommand '%s' (list, show, diff, good, import, "
                          "check)", sub);
     struct hopts o = {0};
-    int rc = parse(argc - 1, argv + 1, &o);
+    char **args = NULL;
+    int nargs = 0;
+    int rc = parse(argc - 1, argv + 1, &o, &args, &nargs);
     if (rc < 0)
         return cli_help(usage);
     if (rc)
         return rc;
-    int nargs = argc - 1 - optind;
-    char **args = argv + 1 + optind;
     if ((!strcmp(sub, "list") || !strcmp(sub, "good") || !strcmp(sub, "check")) && nargs)
         return cli_usage("history", "%s: unexpected argument '%s'", sub, args[0]);
     struct gv_history *h = NULL;

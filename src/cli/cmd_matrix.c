@@ -1,6 +1,5 @@
 /* gpuvet matrix: the version matrix across machines and time, from the
  * history database (the document is a contract: docs/history.md). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,7 @@
 
 static const char usage[] =
     "usage: gpuvet matrix [--gpu X] [--since DATE] [--torch X] [--image I]\n"
-    "                     [--format text|csv|markdown|json] [--json] [--db URL]\n"
+    "                     [--format text|csv|markdown|json] [--json] [-o FILE] [--db URL]\n"
     "\n"
     "The version matrix of the judged runs in the history database (check results, ab\n"
     "sides, and any recorded document with a verdict): one row per stack combination\n"
@@ -19,15 +18,16 @@ static const char usage[] =
     "run was made in: each image digest its own rows), with how many runs and\n"
     "machines, passes and failures, when it was first and last seen, and the worst\n"
     "degradation seen (the case with the most bits lost against its output format).\n"
-    "Newest first.\n"
+    "Newest first. The document is gpuvet.matrix.\n"
     "\n"
     "      --gpu X        rows whose GPU model contains X, or whose arch is X (any case)\n"
     "      --since DATE   runs made on or after DATE (2026-11-30 or ISO-8601 UTC)\n"
     "      --torch X      rows of PyTorch X (2.3 matches 2.3.0+rocm6.0; 2.3.0+rocm6.0 only it)\n"
     "      --image I      rows of this image: its digest (sha256:HEX, or 12 or more of HEX's\n"
     "                     first digits) or the tag asked for\n"
-    "      --format F     text (default), csv, markdown or json\n"
-    "      --json         the gpuvet.matrix document (same as --format json)\n"
+    "      --format F     text (default), csv, markdown or json (the document, as --json)\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
     "      --db URL       a SQLite file or postgresql://user@host/db (default $GPUVET_DB,\n"
     "                     else $XDG_DATA_HOME/gpuvet/history.db)\n"
     "  -h, --help         this help\n"
@@ -215,30 +215,31 @@ int cmd_matrix(int argc, char **argv)
     static const struct option opts[] = {
         {"gpu", required_argument, 0, 'g'},    {"since", required_argument, 0, 's'},
         {"torch", required_argument, 0, 't'},  {"format", required_argument, 0, 'f'},
-        {"image", required_argument, 0, 'i'},
-        {"json", no_argument, 0, 'j'},         {"db", required_argument, 0, 'd'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"image", required_argument, 0, 'i'},  CLI_OUT_OPTIONS,
+        {"db", required_argument, 0, 'd'},     {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     const char *gpu = NULL, *since = NULL, *torch = NULL, *format = "text", *db = NULL,
                *image = NULL;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+    struct cli_out out = {0};
+    struct cli_args args = CLI_ARGS("matrix", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
+        if (cli_out_opt(&out, c, args.arg))
+            continue;
         switch (c) {
-        case 'g': gpu = optarg; break;
-        case 's': since = optarg; break;
-        case 't': torch = optarg; break;
-        case 'i': image = optarg; break;
-        case 'f': format = optarg; break;
-        case 'j': format = "json"; break;
-        case 'd': db = optarg; break;
+        case 'g': gpu = args.arg; break;
+        case 's': since = args.arg; break;
+        case 't': torch = args.arg; break;
+        case 'i': image = args.arg; break;
+        case 'f': format = args.arg; break;
+        case 'd': db = args.arg; break;
         case 'h': return cli_help(usage);
-        case ':': return cli_usage("matrix", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("matrix", "unknown option '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage("matrix", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands(&args))
+        return GV_EXIT_USAGE;
+    if (!strcmp(format, "json")) /* --format json: --json */
+        out.json = 1;
     if (strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "markdown") &&
         strcmp(format, "json"))
         return cli_usage("matrix", "--format takes text, csv, markdown or json, not '%s'",
@@ -258,9 +259,9 @@ int cmd_matrix(int argc, char **argv)
     gv_history_close(h);
     if (rc)
         return cli_fail(&err);
-    rc = GV_EXIT_OK;
-    if (!strcmp(format, "json"))
-        rc = cli_emit_json(doc, NULL);
+    rc = cli_put_doc("matrix", doc, &out);
+    if (rc || !cli_out_text(&out))
+        ;
     else if (!strcmp(format, "csv"))
         print_csv(json_object_get(doc, "rows"));
     else if (!strcmp(format, "markdown"))

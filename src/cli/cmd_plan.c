@@ -1,5 +1,4 @@
 /* gpuvet plan rollback: a reviewed, verifiable rollback plan (dry run). */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,14 +145,9 @@ int cmd_plan(int argc, char **argv)
     char good_path[4096];
     const char *to = NULL, *from = NULL, *root = NULL, *format = "sh", *output = NULL;
     int check = 1, archive = 0;
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-        return cli_help(usage);
-    if (argc < 2 || strcmp(argv[1], "rollback") != 0)
-        return cli_usage("plan", "the only plan kind is 'rollback'");
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc - 1, argv + 1, "+o:h", opts, NULL)) != -1) {
+    struct cli_args args = CLI_ARGS("plan rollback", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
+        const char *optarg = args.arg;
         switch (c) {
         case 't': to = optarg; break;
         case 'f': from = optarg; break;
@@ -166,11 +160,13 @@ int cmd_plan(int argc, char **argv)
         case 'm': machine = optarg; break;
         case 'N': name = optarg; break;
         case 'h': return cli_help(usage);
-        default: return cli_usage("plan", "unknown option '%s'", argv[optind]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc - 1)
-        return cli_usage("plan", "unexpected argument '%s'", argv[optind + 1]);
+    if (args.nops < 1 || strcmp(args.ops[0], "rollback") != 0)
+        return cli_usage("plan", "the only plan kind is 'rollback'");
+    if (args.nops > 1)
+        return cli_usage("plan", "unexpected argument '%s'", args.ops[1]);
     if (!to)
         return cli_usage("plan", "--to BASELINE is required");
     if (strcmp(format, "sh") && strcmp(format, "md") && strcmp(format, "json"))

@@ -1,5 +1,4 @@
 /* gpuvet port: what will break when CUDA code runs on AMD GPUs (docs/port.md). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +22,15 @@ static const char usage[] =
     "gfx90a, gfx942, ...); warpSize is never a finding. With --extensions it also reads\n"
     "the compiled extension modules of the Python environments (of this machine, --root\n"
     "or --image). check compiles the HIP sources with a real hipcc for each target.\n"
+    "The document is gpuvet.port.\n"
     "\n"
     "      --target LIST  GPU targets, comma-separated (gfx942,gfx1100); default: the AMD\n"
     "                     GPUs present, else gfx942 and gfx1100 (both wavefront sizes)\n"
     "      --root DIR     the machine tree whose GPUs, environments and hipcc are used\n"
     "      --image REF    the same from a container image (docs/image.md)\n"
     "      --extensions   also scan compiled extension modules (scan only)\n"
-    "      --json         the gpuvet.port document on stdout\n"
-    "  -o, --output FILE  write the JSON document to FILE (atomically) as well\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
     "      --junit FILE   JUnit XML: one testcase per file, a failure per file with errors\n"
     "  -h, --help         this help\n"
     "\n"
@@ -38,8 +38,11 @@ static const char usage[] =
     "2 usage error, 3 bad input (a path that cannot be read, an unknown target).\n";
 
 struct port_opts {
-    const char *target, *root, *image, *output, *junit;
-    int json, extensions, check;
+    const char *target, *root, *image, *junit;
+    struct cli_out out;
+    int extensions, check;
+    char **paths; /* the operands */
+    int npaths;
 };
 
 static int parse(int argc, char **argv, struct port_opts *o)
@@ -48,34 +51,32 @@ static int parse(int argc, char **argv, struct port_opts *o)
                                          {"root", required_argument, 0, 'r'},
                                          {"image", required_argument, 0, 'i'},
                                          {"extensions", no_argument, 0, 'e'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
+                                         CLI_OUT_OPTIONS,
                                          {"junit", required_argument, 0, 'u'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    struct cli_args a = CLI_ARGS(o->check ? "port check" : "port scan", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&a)) != -1;) {
+        if (cli_out_opt(&o->out, c, a.arg))
+            continue;
         switch (c) {
-        case 't': o->target = optarg; break;
-        case 'r': o->root = optarg; break;
-        case 'i': o->image = optarg; break;
+        case 't': o->target = a.arg; break;
+        case 'r': o->root = a.arg; break;
+        case 'i': o->image = a.arg; break;
         case 'e': o->extensions = 1; break;
-        case 'j': o->json = 1; break;
-        case 'o': o->output = optarg; break;
-        case 'u': o->junit = optarg; break;
+        case 'u': o->junit = a.arg; break;
         case 'h': return cli_help(usage);
-        case ':': return cli_usage("port", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("port", "unknown option '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
     if (o->root && o->image)
         return cli_usage("port", "--root and --image exclude each other");
     if (o->check && (o->extensions || o->junit))
         return cli_usage("port", "check takes neither --extensions nor --junit");
-    if (optind >= argc)
+    if (!a.nops)
         return cli_usage("port", "needs at least one DIR or FILE");
+    o->paths = a.ops;
+    o->npaths = a.nops;
     return -1;
 }
 
@@ -119,15 +120,14 @@ static int emit(const struct port_opts *o, json_t *doc, const json_t *files)
         return cli_fail(&err);
     if (o->junit)
         cli_say_written("port", o->junit);
-    if (o->output && (rc = cli_emit_json(doc, o->output)) != GV_EXIT_OK)
+    if ((rc = cli_put_doc("port", doc, &o->out)) != GV_EXIT_OK)
         return rc;
-    if (o->json)
-        return cli_emit_json(doc, NULL);
-    cli_port_print(doc);
+    if (cli_out_text(&o->out))
+        cli_port_print(doc);
     return GV_EXIT_OK;
 }
 
-static int port_main(struct port_opts *o, int argc, char **argv)
+static int port_main(struct port_opts *o)
 {
     char root[4096] = "/";
     struct gv_err err = {0};
@@ -142,8 +142,7 @@ static int port_main(struct port_opts *o, int argc, char **argv)
     if (gv_port_targets_resolve(o->target, root, &t, &how, &err))
         return cli_fail(&err);
     json_t *doc = new_doc(o->check ? "check" : "scan", &t, how);
-    int rc = run(o, root, (const char *const *)argv + optind, (size_t)(argc - optind), &t, doc,
-                 &err);
+    int rc = run(o, root, (const char *const *)o->paths, (size_t)o->npaths, &t, doc, &err);
     gv_port_targets_free(&t);
     json_t *stats = json_object_get(doc, "stats");
     cli_port_print_skipped(o->check ? "port check" : "port scan", stats);
@@ -176,5 +175,5 @@ int cmd_port(int argc, char **argv)
     int rc = parse(argc - 1, argv + 1, &o);
     if (rc >= 0)
         return rc;
-    return port_main(&o, argc - 1, argv + 1);
+    return port_main(&o);
 }

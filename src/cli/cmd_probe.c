@@ -1,5 +1,4 @@
 /* gpuvet probe: the numerical fingerprint of every GEMM route of a device. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 static const char usage[] =
     "usage: gpuvet probe [--device D] [--route R] [--dtype T] [--json] [-o FILE]\n"
+    "                    [--python PY] [--python-root DIR | --image REF]\n"
     "\n"
     "Measures, for every GEMM route the device offers and every input precision, how\n"
     "the stack computes: subnormal inputs and outputs kept or flushed; the mantissa\n"
@@ -28,15 +28,18 @@ static const char usage[] =
     "Precisions: f64 f32 tf32 f16 f16.out16 f16acc16 bf16 bf16.out16 f8e4m3 f8e5m2\n"
     "            (GEMMs), sum.f32 sum.f64; --dtype gemm or sum selects a whole kind.\n"
     "\n"
+    "The document is the fingerprint, schema gpuvet.probe.\n"
+    "\n"
     "Options:\n"
-    "      --device D     cpu (default), cuda:N, hip:N, torch:cuda:N, torch:cpu,\n"
-    "                     cpu:emulate=tf32 ...\n"
-    "      --route R      only this route\n"
-    "      --dtype T      only this precision\n"
-    "      --lib-path DIRS  vendor library directories to search first\n"
-    "      --json         print the fingerprint document (schema gpuvet.probe)\n"
-    "  -o, --output FILE  write the fingerprint document (atomically)\n"
-    "  -h, --help         this help\n"
+    "      --device D        cpu (default), cuda:N, hip:N, torch:cuda:N, torch:cpu,\n"
+    "                        cpu:emulate=tf32 ...\n"
+    "      --route R         only this route\n"
+    "      --dtype T         only this precision\n"
+    "      --lib-path DIRS   vendor library directories to search first\n"
+    CLI_HELP_PYTHON
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
+    "  -h, --help            this help\n"
     "\n"
     "Exit status: 0 probed, 1 a route or precision could not be probed (error),\n"
     "             2 usage error, 3 nothing could be probed.\n";
@@ -100,41 +103,37 @@ int cmd_probe(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"device", required_argument, 0, 'd'}, {"route", required_argument, 0, 'r'},
-        {"dtype", required_argument, 0, 't'},  {"json", no_argument, 0, 'j'},
-        {"output", required_argument, 0, 'o'}, {"lib-path", required_argument, 0, 'L'},
+        {"dtype", required_argument, 0, 't'},  CLI_OUT_OPTIONS,
+        {"lib-path", required_argument, 0, 'L'}, CLI_PYTHON_OPTIONS,
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     struct gv_probe_opts o = {0};
-    const char *output = NULL;
-    int json = 0, ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    struct cli_out out = {0};
+    struct cli_python py = {0};
+    struct cli_args args = CLI_ARGS("probe", argc, argv, "o:h", opts);
+    for (int ch; (ch = cli_next(&args)) != -1;) {
+        if (cli_out_opt(&out, ch, args.arg) || cli_python_opt(&py, ch, args.arg))
+            continue;
         switch (ch) {
-        case 'd': o.device = optarg; break;
-        case 'r': o.route = optarg; break;
-        case 't': o.dtype = optarg; break;
-        case 'j': json = 1; break;
-        case 'o': output = optarg; break;
-        case 'L': gv_vendor_set_lib_path(optarg); break;
+        case 'd': o.device = args.arg; break;
+        case 'r': o.route = args.arg; break;
+        case 't': o.dtype = args.arg; break;
+        case 'L': gv_vendor_set_lib_path(args.arg); break;
         case 'h': return cli_help(usage);
-        default:
-            return cli_usage("probe", "unknown option or missing value: '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage("probe", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands(&args))
+        return GV_EXIT_USAGE;
+    int prc = cli_python_ready("probe", &py, o.device);
+    if (prc)
+        return prc;
     json_t *doc = NULL;
     struct gv_err err = {0};
     int rc = gv_probe_run(&o, &doc, &err);
     if (rc)
         return rc == GV_E_USAGE ? cli_usage("probe", "%s", err.msg) : cli_fail(&err);
-    if (output && gv_json_write_file(output, doc, &err)) {
-        json_decref(doc);
-        return cli_fail(&err);
-    }
-    if (json) {
-        rc = cli_emit_json(doc, NULL);
-    } else {
+    rc = cli_put_doc("probe", doc, &out);
+    if (!rc && cli_out_text(&out)) {
         size_t i;
         json_t *r;
         printf("%sfingerprint of %s%s (%.1f s)\n\n", cli_bold(), o.device ? o.device : "cpu",

@@ -1,7 +1,6 @@
 /* gpuvet report: one self-contained HTML page for gpuvet documents. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,18 +125,17 @@ int cmd_report(int argc, char **argv)
                                          {0, 0, 0, 0}};
     const char *output = NULL, *title = NULL;
     int json = 0;
-    optind = 1;
-    opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1;) {
+    struct cli_args args = CLI_ARGS("report", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
         switch (c) {
-        case 'o': output = optarg; break;
-        case 't': title = optarg; break;
+        case 'o': output = args.arg; break;
+        case 't': title = args.arg; break;
         case 'j': json = 1; break;
         case 'h': return cli_help(usage);
-        default: return cli_usage("report", "unknown option '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    int n = argc - optind;
+    int n = args.nops;
     if (n < 1)
         return cli_usage("report", "give at least one gpuvet document");
     if (json && !output)
@@ -147,7 +145,7 @@ int cmd_report(int argc, char **argv)
     struct gv_err err = {0};
     int rc = in && docs ? GV_OK : gv_err_set(&err, GV_E_NOMEM, "out of memory");
     for (int i = 0; !rc && i < n; i++) {
-        in[i].path = argv[optind + i];
+        in[i].path = args.ops[i];
         rc = load_input(in[i].path, &docs[i], &err);
         in[i].doc = docs[i];
     }

@@ -1,5 +1,4 @@
 /* gpuvet snapshot: record every layer of the GPU stack. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +20,9 @@ static const char usage[] =
     "every GPU library in them, packages, Python environments and framework builds,\n"
     "loader configuration, GPU-related environment variables, and device permissions.\n"
     "Keep one before you change anything; compare later ones with 'gpuvet diff'.\n"
+    "The document (schema gpuvet.snapshot) goes to stdout unless -o writes it.\n"
     "\n"
-    "  -o, --output FILE  write the snapshot to FILE (atomically) instead of stdout\n"
+
     "      --root DIR     inspect a mounted image or chroot instead of this machine;\n"
     "                     parts that need a running system are marked not collected\n"
     "      --image REF    inspect a container image without unpacking it: an OCI layout\n"
@@ -30,26 +30,27 @@ static const char usage[] =
     "                     podman:NAME[:TAG] / docker:NAME[:TAG] (docs/image.md)\n"
     "      --pid N        also list the GPU libraries process N has mapped\n"
     "      --no-hash      skip content hashes of library files (faster)\n"
-    "      --json         JSON output (the default for this command)\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
     "      --record       also record it in the history database ($GPUVET_DB, default\n"
     "                     ~/.local/share/gpuvet/history.db; GPUVET_RECORD=1: always)\n"
     "      --db URL       record it in this database (a path or postgresql://...)\n"
     "  -h, --help         this help\n";
 
-/* Writes the document (atomically with -o), records it when asked, frees it. */
-static int emit(json_t *doc, const char *output, int record)
+/* Writes the document (atomically with -o; on stdout without -o or with
+ * --json), records it when asked, frees it. */
+static int emit(json_t *doc, const struct cli_out *out, int record)
 {
-    int rc = cli_emit_json(doc, output);
-    if (!rc && output && strcmp(output, "-"))
-        cli_say_written("snapshot", output);
-    if (cli_record_wanted(record) && cli_record(doc, output) && !rc)
+    struct cli_out o = {out->output, out->json || !out->output};
+    int rc = cli_put_doc("snapshot", doc, &o);
+    if (cli_record_wanted(record) && cli_record(doc, out->output) && !rc)
         rc = GV_EXIT_ERROR;
     json_decref(doc);
     return rc;
 }
 
 static int snapshot_image(const char *ref, int root_given, int pid, int hash,
-                          const char *output, int record)
+                          const struct cli_out *output, int record)
 {
     if (root_given || pid)
         return cli_usage("snapshot", "--image inspects an image and cannot be combined with "
@@ -64,20 +65,20 @@ static int snapshot_image(const char *ref, int root_given, int pid, int hash,
 int cmd_snapshot(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'}, {"root", required_argument, 0, 'r'},
+        CLI_OUT_OPTIONS,                       {"root", required_argument, 0, 'r'},
         {"pid", required_argument, 0, 'p'},    {"no-hash", no_argument, 0, 'n'},
-        {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-        {"record", no_argument, 0, 'R'}, {"db", required_argument, 0, 'Q'},
-        {"image", required_argument, 0, 'I'},
+        {"help", no_argument, 0, 'h'},         {"record", no_argument, 0, 'R'},
+        {"db", required_argument, 0, 'Q'},     {"image", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
-    const char *output = NULL, *root = "/", *image = NULL;
+    struct cli_out out = {0};
+    const char *root = "/", *image = NULL;
     int pid = 0, hash = 1, record = 0, root_given = 0;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    struct cli_args args = CLI_ARGS("snapshot", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
+        const char *optarg = args.arg;
+        if (cli_out_opt(&out, c, optarg))
+            continue;
         switch (c) {
-        case 'o': output = optarg; break;
         case 'r': root = optarg, root_given = 1; break;
         case 'I': image = optarg; break;
         case 'p': {
@@ -89,17 +90,16 @@ int cmd_snapshot(int argc, char **argv)
             break;
         }
         case 'n': hash = 0; break;
-        case 'j': break;
         case 'R': record = 1; break;
         case 'Q': cli_record_set_db(optarg), record = 1; break;
         case 'h': return cli_help(usage);
-        default: return cli_usage("snapshot", "unknown option '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage("snapshot", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands(&args))
+        return GV_EXIT_USAGE;
     if (image)
-        return snapshot_image(image, root_given, pid, hash, output, record);
+        return snapshot_image(image, root_given, pid, hash, &out, record);
     if (!gv_is_dir(root))
         return cli_failf("--root %s: not a directory", root);
     int live = strcmp(root, "/") == 0;
@@ -119,5 +119,5 @@ int cmd_snapshot(int argc, char **argv)
     gv_rootenv_free(root_env);
     if (failed)
         return cli_fail(&err);
-    return emit(doc, output, record);
+    return emit(doc, &out, record);
 }

@@ -1,7 +1,6 @@
 /* gpuvet torch: the user's own model, captured op by op (capture), and the
  * operation that changed found by replaying it in another environment (bisect).
  * gpuvet compare A.gvcap B.gvcap compares two captures (cmd_compare.c). */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,10 +51,7 @@ static const char usage[] =
     "                        as the model (its sha256 must be the capture's) where the\n"
     "                        capture's own lies outside the current directory and the\n"
     "                        capture's\n"
-    "      --python PY       the interpreter (as for check --device torch:...)\n"
-    "      --python-root DIR the interpreter lives in this root filesystem\n"
-    "      --image REF       run inside the container image REF, as check --image does\n"
-    "                        (its python, its Env; unpacked once into the cache)\n"
+    CLI_HELP_PYTHON
     "      --device D        cuda:N or cpu (default: cuda:0 where a GPU is present)\n"
     "      --max-bytes N     keep tensors up to N bytes in all (K, M, G suffixes); beyond\n"
     "                        that only digests and statistics (and say so)\n"
@@ -69,10 +65,13 @@ static const char usage[] =
     "      --db URL          capture: record it in this database (a path or\n"
     "                        postgresql://...)\n"
     "      --keep-capture F  bisect: keep this environment's capture of the model in F\n"
-    "  -o FILE               capture: the .gvcap to write; bisect: the report (JSON)\n"
+
     "      --junit F         bisect: JUnit XML, one testcase per op (a culprit is a\n"
     "                        failure) and a failure per call change\n"
-    "      --json            print the summary or report as JSON\n"
+    "  -o, --output FILE     capture: the .gvcap to write (required); bisect: also write\n"
+    "                        the document, its report (gpuvet.bisect), to FILE\n"
+    "                        (atomically; -o -: stdout)\n"
+    CLI_HELP_JSON
     "  -h, --help            this help\n"
     "\n"
     "Exit status: 0 fine, 1 a finding (capture --strict: CPU fallback; bisect: an op is\n"
@@ -80,7 +79,10 @@ static const char usage[] =
     "environment failed (the message names the file and line; nothing is written).\n";
 
 struct torch_opts {
-    const char *model, *python, *python_root, *device, *out, *keep, *junit, *image;
+    const char *model, *device, *out, *keep, *junit;
+    struct cli_python py; /* --python, --python-root, --image */
+    char **ops;           /* the operands */
+    int nops;
     uint64_t max_bytes;
     int seed, strict, json, record;
     int by_module; /* bisect: 0 ops, 1 modules, -1 auto */
@@ -103,30 +105,29 @@ static int parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+/* argv[0] is the subcommand (capture, bisect). */
 static int parse(int argc, char **argv, struct torch_opts *o)
 {
     static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},    {"python", required_argument, 0, 'P'},
-        {"python-root", required_argument, 0, 'R'}, {"device", required_argument, 0, 'd'},
-        {"output", required_argument, 0, 'o'},   {"max-bytes", required_argument, 0, 'B'},
-        {"seed", required_argument, 0, 's'},     {"strict", no_argument, 0, 'S'},
-        {"keep-capture", required_argument, 0, 'k'}, {"json", no_argument, 0, 'j'},
+        {"model", required_argument, 0, 'm'},    CLI_PYTHON_OPTIONS,
+        {"device", required_argument, 0, 'd'},   CLI_OUT_OPTIONS,
+        {"max-bytes", required_argument, 0, 'B'}, {"seed", required_argument, 0, 's'},
+        {"strict", no_argument, 0, 'S'},         {"keep-capture", required_argument, 0, 'k'},
         {"junit", required_argument, 0, 'J'},    {"strategy", required_argument, 0, 'T'},
-        {"record", no_argument, 0, 'r'},        {"db", required_argument, 0, 'Q'},
-        {"image", required_argument, 0, 'I'},    {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int c;
-    /* options may follow the capture file (GNU argument order) */
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        {"record", no_argument, 0, 'r'},         {"db", required_argument, 0, 'Q'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "torch %s", argv[0]);
+    struct cli_args a = CLI_ARGS(cmd, argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&a)) != -1;) {
+        const char *optarg = a.arg;
+        if (cli_python_opt(&o->py, c, optarg))
+            continue;
         switch (c) {
         case 'm': o->model = optarg; break;
-        case 'P': o->python = optarg; break;
-        case 'R': o->python_root = optarg; break;
-        case 'I': o->image = optarg; break;
         case 'd': o->device = optarg; break;
         case 'o': o->out = optarg; break;
+        case CLI_OPT_JSON: o->json = 1; break;
         case 'J': o->junit = optarg; break;
         case 'B':
             if (parse_size(optarg, &o->max_bytes))
@@ -153,13 +154,14 @@ static int parse(int argc, char **argv, struct torch_opts *o)
             else
                 return cli_usage("torch", "--strategy is ops, modules or auto, not '%s'", optarg);
             break;
-        case 'j': o->json = 1; break;
         case 'r': o->record = 1; break;
         case 'Q': cli_record_set_db(optarg), o->record = 1; break;
         case 'h': return -1;
-        default: return cli_usage("torch", "unknown option or missing value: '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
+    o->ops = a.ops;
+    o->nops = a.nops;
     return GV_EXIT_OK;
 }
 
@@ -178,19 +180,14 @@ static int open_torch(const struct torch_opts *o, const struct gv_backend **be,
     char spec[64], note[1200];
     torch_device(o->device, spec, sizeof spec);
     struct gv_err err = {0};
-    const char *root = o->python_root;
+    const char *root;
     char image_root[PATH_MAX];
-    if (o->image && o->python_root)
-        return cli_usage("torch", "--image and --python-root both name the root: give one");
-    if (o->image) {
-        json_t *image = NULL;
-        if (cli_image_python(o->image, !gv_dev_spec_on_host(spec), image_root,
-                             sizeof image_root, &image, &err))
-            return cli_fail(&err);
-        json_decref(image);
-        root = image_root;
-    }
-    cli_choose_python(o->python, root, !gv_dev_spec_on_host(spec), note, sizeof note);
+    json_t *image = NULL;
+    int rc = cli_python_setup("torch", &o->py, spec, image_root, sizeof image_root, &root, &image,
+                              note, sizeof note);
+    json_decref(image);
+    if (rc)
+        return rc;
     if (gv_device_open(spec, be, dev, NULL, 0, &err))
         return err.code == GV_E_USAGE ? cli_usage("torch", "%s", err.msg) : cli_fail(&err);
     return GV_EXIT_OK;
@@ -308,8 +305,8 @@ static int capture(int argc, char **argv)
         return cli_help(usage);
     if (rc)
         return rc;
-    if (optind < argc)
-        return cli_usage("torch", "capture: unexpected argument '%s'", argv[optind]);
+    if (o.nops)
+        return cli_usage("torch", "capture: unexpected argument '%s'", o.ops[0]);
     if (!o.model || !o.out)
         return cli_usage("torch", "capture needs --model SPEC and -o RUN.gvcap");
     struct gv_err err = {0};
@@ -563,11 +560,11 @@ static int bisect(int argc, char **argv)
         return cli_help(usage);
     if (rc)
         return rc;
-    if (optind + 1 != argc)
+    if (o.nops != 1)
         return cli_usage("torch", "bisect takes one capture (A.gvcap)");
     struct gv_cap a, b;
     struct gv_err err = {0};
-    if (gv_cap_open(argv[optind], &a, &err) || gv_cap_verify(&a, &err)) {
+    if (gv_cap_open(o.ops[0], &a, &err) || gv_cap_verify(&a, &err)) {
         gv_cap_close(&a);
         return cli_fail(&err);
     }
@@ -611,15 +608,20 @@ static int bisect(int argc, char **argv)
         unlink(tmp);
     if (rc)
         return cli_fail(&err);
-    if ((o.out && gv_json_write_file(o.out, d, &err)) ||
-        (o.junit && cli_capture_junit(o.junit, "bisect", d, &err))) {
+    if (o.junit && cli_capture_junit(o.junit, "bisect", d, &err)) {
         json_decref(d);
         return cli_fail(&err);
     }
-    if (o.json)
-        cli_emit_json(d, NULL);
-    else
+    struct cli_out out = {.json = o.json};
+    if (o.out)
+        cli_out_opt(&out, 'o', o.out);
+    rc = cli_put_doc("torch bisect", d, &out);
+    if (!rc && cli_out_text(&out))
         print_bisect(d);
+    if (rc) {
+        json_decref(d);
+        return rc;
+    }
     int flagged = json_is_true(json_object_get(d, "flagged"));
     json_decref(d);
     return flagged ? GV_EXIT_FINDINGS : GV_EXIT_OK;

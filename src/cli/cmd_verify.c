@@ -1,5 +1,4 @@
 /* gpuvet verify: is the machine back at the baseline? */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +20,10 @@ extern char **environ;
 
 static const char usage[] =
     "usage: gpuvet verify --baseline SNAPSHOT [--root DIR] [--snapshot CURRENT]\n"
-    "                     [--results BASELINE_RESULTS] [--device D] [--python PY] [--json]\n"
-    "       gpuvet verify --baseline IMG-SNAPSHOT --image REF [--json]\n"
-    "       gpuvet verify --baseline IMG-SNAPSHOT --pid N [--json]\n"
+    "                     [--results BASELINE_RESULTS] [--device D] [--python PY]\n"
+    "                     [--json] [-o FILE]\n"
+    "       gpuvet verify --baseline IMG-SNAPSHOT --image REF [--json] [-o FILE]\n"
+    "       gpuvet verify --baseline IMG-SNAPSHOT --pid N [--json] [-o FILE]\n"
     "\n"
     "Prove that the machine matches a baseline again, after a rollback: snapshot it now,\n"
     "and the GPU-stack part of the difference to the baseline (kernel driver, runtime and\n"
@@ -36,6 +36,7 @@ static const char usage[] =
     "manifest digest (the config digest for a legacy docker-archive). With --pid, every GPU\n"
     "library the running process N mapped, read through /proc/N/root, must be one of the\n"
     "baseline's libraries with the same sha256.\n"
+    "The document is gpuvet.verify (docs/rollback.md).\n"
     "\n"
     "      --baseline FILE  the baseline snapshot\n"
     "      --root DIR       verify a chroot or mounted image instead of this machine\n"
@@ -46,12 +47,14 @@ static const char usage[] =
     "                       the one the baseline ran, in the root filesystem it ran in)\n"
     "      --image REF      verify an image against a baseline of an image\n"
     "      --pid N          verify the libraries a running process (a container's) mapped\n"
-    "      --json           JSON output (schema gpuvet.verify, docs/rollback.md)\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
     "  -h, --help           this help\n";
 
 struct verify_opts {
     const char *baseline, *root, *snapshot, *results, *device, *python, *image;
-    int json, pid;
+    struct cli_out out;
+    int pid;
 };
 
 static int parse(int argc, char **argv, struct verify_opts *o)
@@ -59,15 +62,16 @@ static int parse(int argc, char **argv, struct verify_opts *o)
     static const struct option opts[] = {
         {"baseline", required_argument, 0, 'b'}, {"root", required_argument, 0, 'r'},
         {"snapshot", required_argument, 0, 's'}, {"results", required_argument, 0, 'R'},
-        {"device", required_argument, 0, 'd'},   {"json", no_argument, 0, 'j'},
+        {"device", required_argument, 0, 'd'},   CLI_OUT_OPTIONS,
         {"python", required_argument, 0, 'P'},   {"help", no_argument, 0, 'h'},
         {"image", required_argument, 0, 'I'},    {"pid", required_argument, 0, 'p'},
         {0, 0, 0, 0}};
     char *end;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    struct cli_args args = CLI_ARGS("verify", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&args)) != -1;) {
+        const char *optarg = args.arg;
+        if (cli_out_opt(&o->out, c, optarg))
+            continue;
         switch (c) {
         case 'b': o->baseline = optarg; break;
         case 'r': o->root = optarg; break;
@@ -75,7 +79,6 @@ static int parse(int argc, char **argv, struct verify_opts *o)
         case 'R': o->results = optarg; break;
         case 'd': o->device = optarg; break;
         case 'P': o->python = optarg; break;
-        case 'j': o->json = 1; break;
         case 'I': o->image = optarg; break;
         case 'p':
             o->pid = (int)strtol(optarg, &end, 10);
@@ -83,11 +86,11 @@ static int parse(int argc, char **argv, struct verify_opts *o)
                 return cli_usage("verify", "--pid wants a process id, not '%s'", optarg);
             break;
         case 'h': return cli_help(usage) - 1;
-        default: return cli_usage("verify", "unknown option '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind < argc)
-        return cli_usage("verify", "unexpected argument '%s'", argv[optind]);
+    if (cli_no_operands(&args))
+        return GV_EXIT_USAGE;
     if (!o->baseline)
         return cli_usage("verify", "--baseline SNAPSHOT is required");
     if (!!o->root + !!o->snapshot + !!o->image + !!o->pid > 1)
@@ -297,8 +300,9 @@ static int finish(const struct verify_opts *o, json_t *report)
     int ok = json_is_true(json_object_get(report, "stack_matches")) &&
              !json_is_true(gv_json_path(report, "numerics.degraded"));
     json_object_set_new(report, "ok", json_boolean(ok));
-    if (o->json)
-        rc = cli_emit_json(report, NULL);
+    rc = cli_put_doc("verify", report, &o->out);
+    if (rc || !cli_out_text(&o->out))
+        ;
     else if (o->image)
         print_image(report);
     else if (o->pid)

@@ -160,8 +160,10 @@ static int write_junit(const char *path, const struct gv_bench_compare *c, struc
     return rc;
 }
 
-int cli_compare_bench(const char *a, const char *b, int json, const char *junit, int all)
+int cli_compare_bench(const struct cli_compare_opts *o)
 {
+    const char *a = o->a, *b = o->b, *junit = o->junit;
+    struct cli_out out = {o->output, o->json};
     struct gv_err err = {0};
     json_t *da = NULL, *db = NULL;
     if (gv_bench_load(a, &da, &err))
@@ -180,15 +182,15 @@ int cli_compare_bench(const char *a, const char *b, int json, const char *junit,
     rc = c.flagged ? GV_EXIT_FINDINGS : GV_EXIT_OK;
     if (junit && write_junit(junit, &c, &err))
         rc = cli_fail(&err);
-    if (json) {
+    if (o->json || o->output) {
         json_t *doc = gv_bench_compare_json(&c, a, b);
-        int erc = cli_emit_json(doc, NULL);
+        int erc = cli_put_doc("compare", doc, &out);
         json_decref(doc);
         if (erc)
             rc = erc;
-    } else {
-        print_human(&c, a, b, all);
     }
+    if (cli_out_text(&out))
+        print_human(&c, a, b, o->all);
     gv_bench_compare_free(&c);
     json_decref(da);
     json_decref(db);

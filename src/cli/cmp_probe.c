@@ -42,29 +42,32 @@ static json_t *changes_json(const struct gv_fp_change *c, size_t n)
     return a;
 }
 
-int cli_compare_probes(const char *a, const char *b, int json)
+int cli_compare_probes(const struct cli_compare_opts *o)
 {
+    struct cli_out out = {o->output, o->json};
     struct gv_fingerprint fa, fb;
     struct gv_err err = {0};
-    if (load(a, &fa, &err))
+    if (load(o->a, &fa, &err))
         return cli_fail(&err);
-    if (load(b, &fb, &err)) {
+    if (load(o->b, &fb, &err)) {
         gv_fp_free(&fa);
         return cli_fail(&err);
     }
     struct gv_fp_change *c = NULL;
     size_t n = gv_fp_diff(&fa, &fb, &c);
     int rc = n ? GV_EXIT_FINDINGS : GV_EXIT_OK;
-    if (json) {
+    if (o->json || o->output) {
         json_t *doc = json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:o}", "schema", "gpuvet.compare",
-                                "schema_version", 1, "kind", "probe", "a", a, "b", b,
+                                "schema_version", 1, "kind", "probe", "a", o->a, "b", o->b,
                                 "verdict", n ? "fingerprint changed" : "same fingerprint",
                                 "changes", changes_json(c, n));
-        if (cli_emit_json(doc, NULL))
-            rc = GV_EXIT_ERROR;
+        int erc = cli_put_doc("compare", doc, &out);
         json_decref(doc);
-    } else {
-        printf("fingerprint %s (%s)\n         vs %s (%s)\n", a, fa.device, b, fb.device);
+        if (erc)
+            rc = erc;
+    }
+    if (cli_out_text(&out)) {
+        printf("fingerprint %s (%s)\n         vs %s (%s)\n", o->a, fa.device, o->b, fb.device);
         if (!n)
             printf("\nNo property changed. A change of \"deterministic\" counts only when the "
                    "runs of the two probes differ beyond chance (Fisher's exact test, p < %g).\n",

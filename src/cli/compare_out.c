@@ -280,15 +280,16 @@ static int run(const struct cli_compare_opts *o, struct gv_results *ra, struct g
         rc = report_mismatches(o, &c);
     if (o->junit && write_junit(o->junit, &c, &err))
         rc = cli_fail(&err);
-    if (o->json) {
+    struct cli_out out = {o->output, o->json};
+    if (o->json || o->output) {
         json_t *doc = compare_json(o, &c);
-        int erc = cli_emit_json(doc, NULL);
+        int erc = cli_put_doc("compare", doc, &out);
         json_decref(doc);
         if (erc)
             rc = erc;
-    } else {
-        print_human(o, ra, rb, &c);
     }
+    if (cli_out_text(&out))
+        print_human(o, ra, rb, &c);
     gv_compare_free(&c);
     if (lo == 0) {
         gv_safetensors_free(&fa);
@@ -345,7 +346,7 @@ static int bench_fallback(const struct cli_compare_opts *o, const struct gv_err 
                 !strcmp(json_string_value(json_object_get(d, "schema")), GV_BENCH_SCHEMA);
     json_decref(d);
     if (bench)
-        return cli_compare_bench(o->a, o->b, o->json, o->junit, o->all);
+        return cli_compare_bench(o);
     return cli_fail(err);
 }
 
@@ -358,11 +359,11 @@ int cli_compare_files(const struct cli_compare_opts *o)
     if (rc)
         return rc;
     if (cap_a || gv_cap_is_capture(o->b)) /* gpuvet torch capture files */
-        return cli_compare_captures(o->a, o->b, o->json, o->junit);
+        return cli_compare_captures(o);
     if (bench_a || gv_bench_is_bench_file(o->b)) /* gpuvet bench -o */
-        return cli_compare_bench(o->a, o->b, o->json, o->junit, o->all);
+        return cli_compare_bench(o);
     if (cli_is_probe_file(o->a) && cli_is_probe_file(o->b)) /* gpuvet probe --json */
-        return cli_compare_probes(o->a, o->b, o->json);
+        return cli_compare_probes(o);
     struct gv_results ra, rb;
     struct gv_err err = {0};
     if (cli_results_load(o->a, &ra, &err))

@@ -2,7 +2,6 @@
  * directory or named files compared, the odd nodes said verdict first, the
  * fleet document, the reference. cmd_fleet.c calls cli_fleet_compare for
  * the "compare" subcommand. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,13 +20,13 @@ static const char compare_usage[] =
     "other node is named with its class: could not run, stack drift (what changed),\n"
     "numerics outlier on the same stack (which cases, how many repeats, elements and\n"
     "bits), slow (a bench figure outside the group's spread). Ranks without a document\n"
-    "are named as missing.\n"
+    "are named as missing. The document is gpuvet.fleet.\n"
     "\n"
-    "      --json                 the gpuvet.fleet document on stdout\n"
-    "  -o, --output FILE          write the gpuvet.fleet document to FILE as well\n"
+    CLI_HELP_JSON
+    CLI_HELP_OUTPUT
     "      --write-reference REF  write the majority per group (gpuvet.fleet.reference)\n"
-    "                             for 'gpuvet fleet gate --reference REF'\n"
-    "  -h, --help                 this help\n"
+    "                        for 'gpuvet fleet gate --reference REF'\n"
+    "  -h, --help            this help\n"
     "\n"
     "Exit status: 0 no odd node, 1 at least one odd or missing node, 2 usage error,\n"
     "3 a node document is unreadable, invalid or of another run.\n";
@@ -206,32 +205,32 @@ static void print_fleet(const json_t *doc)
 }
 
 struct compare_opts {
-    int json;
-    const char *output, *reference;
+    struct cli_out out;
+    const char *reference;
+    char **ops; /* the directories or node documents */
+    int nops;
 };
 
 static int parse(int argc, char **argv, struct compare_opts *o)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"output", required_argument, 0, 'o'},
+    static const struct option opts[] = {CLI_OUT_OPTIONS,
                                          {"write-reference", required_argument, 0, 'R'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    optind = 0; /* a full restart: fleet run parses its own options first in this process */
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    struct cli_args a = CLI_ARGS("fleet compare", argc, argv, "o:h", opts);
+    for (int c; (c = cli_next(&a)) != -1;) {
+        if (cli_out_opt(&o->out, c, a.arg))
+            continue;
         switch (c) {
-        case 'j': o->json = 1; break;
-        case 'o': o->output = optarg; break;
-        case 'R': o->reference = optarg; break;
+        case 'R': o->reference = a.arg; break;
         case 'h': return cli_help(compare_usage) - 1;
-        case ':': return cli_usage("fleet compare", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("fleet compare", "unknown option '%s'", argv[optind - 1]);
+        default: return GV_EXIT_USAGE;
         }
     }
-    if (optind >= argc)
+    if (!a.nops)
         return cli_usage("fleet compare", "needs a gathered directory or node documents");
+    o->ops = a.ops;
+    o->nops = a.nops;
     return GV_EXIT_OK;
 }
 
@@ -250,7 +249,7 @@ static int write_reference(const char *path, const json_t *fleet, const json_t *
 
 int cli_fleet_compare(int argc, char **argv)
 {
-    struct compare_opts o = {0, NULL, NULL};
+    struct compare_opts o = {0};
     int rc = parse(argc, argv, &o);
     if (rc == -1)
         return GV_EXIT_OK; /* --help */
@@ -259,22 +258,15 @@ int cli_fleet_compare(int argc, char **argv)
     struct gv_err err = {0};
     char dir[GV_PATH_MAX];
     json_t *nodes, *fleet;
-    if (gv_fleet_load((const char *const *)argv + optind, (size_t)(argc - optind), &nodes, dir,
-                      sizeof dir, &err))
+    if (gv_fleet_load((const char *const *)o.ops, (size_t)o.nops, &nodes, dir, sizeof dir, &err))
         return cli_fail(&err);
     if (gv_fleet_compare(nodes, dir, &fleet, &err)) {
         json_decref(nodes);
         return cli_fail(&err);
     }
-    if (o.json)
-        rc = cli_emit_json(fleet, o.output);
-    else {
+    if (cli_out_text(&o.out))
         print_fleet(fleet);
-        if (o.output)
-            rc = cli_emit_json(fleet, o.output);
-    }
-    if (!rc && o.output && strcmp(o.output, "-") != 0)
-        cli_say_written("fleet compare", o.output);
+    rc = cli_put_doc("fleet compare", fleet, &o.out);
     if (!rc && o.reference)
         rc = write_reference(o.reference, fleet, nodes);
     const json_t *s = json_object_get(fleet, "summary");

@@ -32,7 +32,9 @@ static void print_usage(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f,
             "\n"
-            "Every command takes --help and --json.\n"
+            "Options go anywhere, before or after operands ('--' ends them). Every\n"
+            "command takes --help; those that make a document take --json (it on stdout)\n"
+            "and -o FILE (it written to FILE).\n"
             "Exit codes: 0 fine, 1 findings (differences, failures, regressions),\n"
             "            2 usage error, 3 unreadable input or environment error.\n");
 }
