@@ -135,11 +135,11 @@ static const struct shape gpu_default[] = {
     {4096, 11008, 4096, "LLM MLP up (4096 tokens, Llama-7B)"},
     {4096, 4096, 11008, "LLM MLP down (4096 tokens, Llama-7B)"},
     {16, 4096, 4096, "LLM decode (16 tokens)"},
-    {1280, 4096, 12032, "the best-known fp8 shape on an H200 (bench-anchors.md)"},
+    {1280, 4096, 12032, "the best-known fp8 shape on an H200 (docs/facts/bench-anchors.md)"},
 };
 static const struct shape gpu_full_extra[] = {
     {8192, 28672, 8192, "LLM MLP up (8192 tokens, Llama-70B)"},
-    {2048, 2048, 13312, "the best-known bf16 shape on an H100 (bench-anchors.md)"},
+    {2048, 2048, 13312, "the best-known bf16 shape on an H100 (docs/facts/bench-anchors.md)"},
     {512, 512, 512, "square"},
 };
 static const struct shape cpu_quick[] = {{256, 256, 256, "square"}};
@@ -671,7 +671,7 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     static struct plan all, sel;
     all.n = sel.n = 0;
     double cache = kb_gpu_cache_bytes(peak, l2_bytes(desc), kind->amd);
-    /* each device array at least 4x the last-level cache (bench-anchors.md s3) */
+    /* each device array at least 4x the last-level cache (docs/facts/bench-anchors.md §3) */
     if (!cpu && z.stream_bytes < 4 * cache)
         z.stream_bytes = (size_t)(4 * cache);
     plan_gemm(&all, kind, !cpu, o->mode, peak, cache);

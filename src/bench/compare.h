@@ -17,7 +17,7 @@
 #define GV_BCMP_NOISE_FLOOR 0.02
 /* Higher floors where the host's scheduling and memory decide the figure, which then
  * varies far more between runs than within one (a run's spread is no guide):
- * - launch latencies: p5-p95 about 15% on the H200 (shared/docs/bench-anchors.md,
+ * - launch latencies: p5-p95 about 15% on the H200 (docs/facts/bench-anchors.md,
  *   section 7); two quick runs on an unchanged H200 (2026-12-02) put back-to-back
  *   launches 5% apart with 0.3% spreads, and the cost of issuing one 12% apart;
  * - pageable copies (the host's page cache and its memcpy): the same two runs put

@@ -96,6 +96,8 @@ static void print_compare(const json_t *d)
                                                       s(e, "module")[0] ? s(e, "module") : "-");
         printf("\n");
     }
+    printf("\n");
+    cli_verdict_print(d); /* the words the report page opens with */
 }
 
 static enum gv_junit_status op_status(const char *v)

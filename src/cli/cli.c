@@ -16,6 +16,7 @@
 #include "env/probe.h"
 #include "kb/pypick.h"
 #include "check/results.h"
+#include "report/verdict.h"
 
 extern char **environ;
 
@@ -288,6 +289,14 @@ void cli_say_written(const char *cmd, const char *path)
     struct stat st;
     if (stat(path, &st) == 0)
         fprintf(stderr, "gpuvet %s: wrote %s (%lld bytes)\n", cmd, path, (long long)st.st_size);
+}
+
+void cli_verdict_print(const json_t *doc)
+{
+    struct gv_doc_verdict v;
+    gv_verdict_of(doc, &v);
+    printf("%s%s%s%s%s\n", v.status > 0 ? cli_red() : cli_green(), v.head, cli_reset(),
+           v.why[0] ? ": " : "", v.why);
 }
 
 void cli_choose_python(const char *python, const char *python_root, int want_gpu, char *note,

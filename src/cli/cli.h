@@ -204,6 +204,8 @@ int cli_emit_json(const struct json_t *doc, const char *path);
 /* "gpuvet CMD: wrote PATH (N bytes)" on stderr, so stdout stays clean; nothing
  * when PATH cannot be read back. */
 void cli_say_written(const char *cmd, const char *path);
+/* A document's verdict line, in the words its report page opens with (report/verdict.h). */
+void cli_verdict_print(const struct json_t *doc);
 /* The model's outputs that are not identical, by name, when it has more than one
  * (a comparison's or bisection's "outputs"; capture_out.c). */
 void cli_capture_print_outputs(const struct json_t *outs);

@@ -172,7 +172,8 @@ static int explain(const char *msg)
         printf("not in the knowledge base: %s\n", msg);
         return GV_EXIT_FINDINGS;
     }
-    printf("matches:  %s\nmeaning:  %s\nfix:      %s\nsource:   rocm-facts %s\n", e->pattern,
+    printf("matches:  %s\nmeaning:  %s\nfix:      %s\n"
+           "source:   docs/facts/rocm-facts.md %s\n", e->pattern,
            e->meaning, e->fix, e->source);
     return GV_EXIT_OK;
 }

@@ -433,8 +433,8 @@ static void print_bisect(const json_t *d)
     cli_capture_print_outputs(json_object_get(d, "outputs"));
     if (json_object_get(d, "model_run_note"))
         printf("model run here: %s\n", json_string_value(json_object_get(d, "model_run_note")));
-    if (!json_array_size(cul) && !json_array_size(calls))
-        printf("\nno op is less accurate here, and no call changed\n");
+    printf("\n");
+    cli_verdict_print(d); /* the words the report page opens with */
 }
 
 /* The file of a model spec (path/to/file.py:function, or a .pt2), into file. */

@@ -220,6 +220,10 @@ static void print_human(const struct cli_compare_opts *o, const struct gv_result
         printf("%selement-wise comparison not done: %s%s\n", cli_dim(), c->outputs_note,
                cli_reset());
     cli_explain_print(c, o->all);
+    json_t *doc = compare_json(o, c); /* the verdict in the words the report page opens with */
+    printf("\n");
+    cli_verdict_print(doc);
+    json_decref(doc);
 }
 
 static int write_junit(const char *path, const struct gv_compare *c, struct gv_err *err)

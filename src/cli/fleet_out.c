@@ -9,6 +9,7 @@
 #include "base/json.h"
 #include "cli/cli.h"
 #include "fleet/fleet.h"
+#include "report/verdict.h"
 
 static const char compare_usage[] =
     "usage: gpuvet fleet compare DIR|FILE... [--json] [-o FILE] [--write-reference REF.json]\n"
@@ -31,82 +32,9 @@ static const char compare_usage[] =
     "Exit status: 0 no odd node, 1 at least one odd or missing node, 2 usage error,\n"
     "3 a node document is unreadable, invalid or of another run.\n";
 
-#define HEADLINE_NODES 5
-
 static const char *sget(const json_t *o, const char *k)
 {
     return json_string_value(json_object_get(o, k));
-}
-
-static const char *class_words(const char *cls)
-{
-    if (!strcmp(cls, "could_not_run"))
-        return "could not run";
-    if (!strcmp(cls, "stack_drift"))
-        return "stack drift";
-    if (!strcmp(cls, "numerics_outlier"))
-        return "numerics outlier";
-    return cls;
-}
-
-/* The short evidence of an odd node's headline class, for the verdict line. */
-static void brief(const json_t *odd, char *out, size_t n)
-{
-    const char *cls = sget(odd, "class");
-    const json_t *ev = json_object_get(odd, "evidence");
-    if (!strcmp(cls, "could_not_run")) {
-        snprintf(out, n, "%.80s", sget(ev, "reason"));
-    } else if (!strcmp(cls, "stack_drift")) {
-        const json_t *diff = json_object_get(ev, "diff");
-        snprintf(out, n, "%.120s%s", json_string_value(json_array_get(diff, 0)),
-                 json_array_size(diff) > 1 ? ", …" : "");
-    } else if (!strcmp(cls, "numerics_outlier")) {
-        const json_t *cases = json_object_get(ev, "cases"), *c = json_array_get(cases, 0);
-        const char *rep = sget(c, "repeats_differing");
-        size_t more = json_array_size(cases) - 1;
-        int k = snprintf(out, n, "%.80s", sget(c, "id"));
-        if (rep && k >= 0 && (size_t)k < n)
-            k += snprintf(out + k, n - (size_t)k, ", %s repeats", rep);
-        if (more && k >= 0 && (size_t)k < n)
-            snprintf(out + k, n - (size_t)k, ", and %zu more case%s", more, more > 1 ? "s" : "");
-    } else {
-        const json_t *b = json_array_get(json_object_get(ev, "bench"), 0);
-        snprintf(out, n, "%.60s %.4g %s, group median %.4g", sget(b, "id"),
-                 json_number_value(json_object_get(b, "value")), sget(b, "unit"),
-                 json_number_value(json_object_get(b, "group_median")));
-    }
-}
-
-static void print_verdict(const json_t *doc)
-{
-    const json_t *s = json_object_get(doc, "summary");
-    long long odd = json_integer_value(json_object_get(s, "odd"));
-    long long miss = json_integer_value(json_object_get(s, "missing"));
-    long long nodes = json_integer_value(json_object_get(doc, "ranks_expected"));
-    if (!odd && !miss) {
-        printf("%sno odd node of %lld%s: every node agrees with its group\n", cli_green(), nodes,
-               cli_reset());
-        return;
-    }
-    printf("%s%lld odd node%s of %lld%s", cli_red(), odd + miss, odd + miss == 1 ? "" : "s", nodes,
-           cli_reset());
-    long long shown = 0;
-    size_t gi, i;
-    const json_t *g, *o;
-    json_array_foreach(json_object_get(doc, "groups"), gi, g)
-        json_array_foreach(json_object_get(g, "odd"), i, o) {
-            if (shown++ >= HEADLINE_NODES)
-                continue;
-            char ev[256];
-            brief(o, ev, sizeof ev);
-            printf("%s %s %s (%s)", shown == 1 ? ":" : ",", sget(o, "node"),
-                   class_words(sget(o, "class")), ev);
-        }
-    if (odd > HEADLINE_NODES)
-        printf(", and %lld more", odd - HEADLINE_NODES);
-    if (miss)
-        printf("%s %lld rank%s missing", odd ? ";" : ":", miss, miss == 1 ? "" : "s");
-    printf("\n");
 }
 
 static void print_case(const json_t *c)
@@ -140,7 +68,7 @@ static void print_odd(const json_t *o)
     printf("  %s%s%s (rank %lld): ", cli_bold(), sget(o, "node"), cli_reset(),
            (long long)json_integer_value(json_object_get(o, "rank")));
     json_array_foreach(json_object_get(o, "classes"), i, v)
-        printf("%s%s", i ? ", " : "", class_words(json_string_value(v)));
+        printf("%s%s", i ? ", " : "", gv_fleet_class_words(json_string_value(v)));
     printf("\n");
     if (sget(ev, "reason"))
         printf("      %s\n", sget(ev, "reason"));
@@ -186,7 +114,7 @@ static void print_group(const json_t *g)
 
 static void print_fleet(const json_t *doc)
 {
-    print_verdict(doc);
+    cli_verdict_print(doc); /* the words the report page opens with */
     size_t i;
     const json_t *g;
     json_array_foreach(json_object_get(doc, "groups"), i, g)

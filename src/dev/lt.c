@@ -598,7 +598,7 @@ int gv_blas_mode(enum gv_blas_mode *mode, struct gv_err *err)
     return GV_OK;
 }
 
-/* PyTorch's getHipblasltPreferredArchs (rocm-facts.md, TORCH_BLAS_PREFER_HIPBLASLT). */
+/* PyTorch's getHipblasltPreferredArchs (docs/facts/rocm-facts.md, TORCH_BLAS_PREFER_HIPBLASLT). */
 static int hip_prefers_lt(const char *arch, int runtime)
 {
     char base[16];

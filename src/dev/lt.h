@@ -145,7 +145,7 @@ int gv_blas_mode(enum gv_blas_mode *mode, struct gv_err *err);
 /* The decision for one backend, with its reason in why. vendor: "cuda" or
  * "hip"; arch: "sm_90", "gfx942:sramecc+:xnack-"; runtime: HIP_VERSION (hip)
  * or 0. have_lt: the Lt library loaded. Returns 1 for the Lt library, 0 for
- * cuBLAS/rocBLAS. auto follows PyTorch (rocm-facts.md, TORCH_BLAS_PREFER_*):
+ * cuBLAS/rocBLAS. auto follows PyTorch (docs/facts/rocm-facts.md, TORCH_BLAS_PREFER_*):
  * on CUDA cuBLAS unless TORCH_BLAS_PREFER_CUBLASLT=1; on ROCm hipBLASLt when
  * TORCH_BLAS_PREFER_HIPBLASLT=1, rocBLAS when it is 0, and otherwise hipBLASLt
  * only on the arches PyTorch prefers it for (gfx90a, gfx942; gfx1200/gfx1201

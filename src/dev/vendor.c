@@ -58,7 +58,7 @@ static const struct sym_spec syms_rccl[] = {GV_SYMS_RCCL(ROW_NCCL)};
 static const struct sym_spec syms_nvml[] = {GV_SYMS_NVML(ROW_NVML)};
 
 /* File names, newest first; the unsuffixed development name comes last (it is
- * also how PyTorch's ROCm wheels name their copies, rocm-facts.md §4b). */
+ * also how PyTorch's ROCm wheels name their copies, docs/facts/rocm-facts.md §4b). */
 static const char *const cand_cuda[] = {"libcuda.so.1", "libcuda.so", NULL};
 static const char *const cand_nvrtc[] = {"libnvrtc.so.13",   "libnvrtc.so.12",   "libnvrtc.so.11.2",
                                          "libnvrtc.so.11.1", "libnvrtc.so.11.0", "libnvrtc.so",

@@ -1,4 +1,4 @@
-/* Vendor GPU libraries opened at run time (DESIGN.md decision 1).
+/* Vendor GPU libraries opened at run time (docs/architecture.md, src/dev).
  *
  * Each library has one symbol list, an X-macro in src/dev/syms/syms_<lib>.h:
  *

@@ -1,5 +1,5 @@
 /* GPU targets compiled into a host ELF, read from the device-code sections
- * without executing anything (rocm-facts.md 7b/7c):
+ * without executing anything (docs/facts/rocm-facts.md §7b, §7c):
  *   .hip_fatbin  clang offload bundles, plain ("__CLANG_OFFLOAD_BUNDLE__") or
  *                compressed ("CCOB" v1/v2/v3, zlib or zstd);
  *   .nv_fatbin   NVIDIA fatbin containers (magic 0xBA55ED50).
@@ -187,7 +187,7 @@ struct mach {
     const char *name;
 };
 
-/* EF_AMDGPU_MACH values: rocm-facts.md 7b (LLVM ELF.h / AMDGPUUsage), plus the
+/* EF_AMDGPU_MACH values: docs/facts/rocm-facts.md §7b (LLVM ELF.h / AMDGPUUsage), plus the
  * GFX6-GFX8 values of the same LLVM table. gfx12-generic (0x059) is checked
  * by tests/unit/test_offload_names.c. */
 static const struct mach mach_table[] = {

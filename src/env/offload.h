@@ -1,7 +1,7 @@
 /* GPU device code embedded in host ELF files, listed without executing it:
  * AMD clang offload bundles in .hip_fatbin (plain "__CLANG_OFFLOAD_BUNDLE__"
  * and compressed "CCOB" v1/v2/v3, zlib or zstd) and NVIDIA fatbins in
- * .nv_fatbin (rocm-facts.md section 7). */
+ * .nv_fatbin (docs/facts/rocm-facts.md §7). */
 #ifndef GV_ENV_OFFLOAD_H
 #define GV_ENV_OFFLOAD_H
 

@@ -1,4 +1,4 @@
-/* Dense (no sparsity) peaks: /work/shared/docs/bench-anchors.md section 1,
+/* Dense (no sparsity) peaks: docs/facts/bench-anchors.md §1,
  * which takes them from stas00/ml-engineering compute/accelerator/README.md
  * (TFLOPS and memory tables; vendors print sparse figures at 2x) and the
  * Hopper derivation 132 SMs x 1.83 GHz x 4096 bf16 FLOP/clk/SM = 989.5. The
@@ -12,19 +12,20 @@
 /* order of enum gv_dtype: f64, f32, tf32, f16, bf16, f8e4m3, f8e5m2 */
 static const struct kb_gpu_peak peaks[] = {
     {"H200", "NVIDIA H200 SXM", {U, 67, 494.5, 989, 989, 1979, 1979}, 4.8, 0,
-     "bench-anchors.md s1: ml-engineering accelerator tables (H200 = H100 SXM compute, 4.8 TB/s HBM3e)"},
+     "docs/facts/bench-anchors.md §1: ml-engineering accelerator tables (H200 = H100 SXM compute, "
+     "4.8 TB/s HBM3e)"},
     {"H100 80GB HBM3", "NVIDIA H100 SXM", {U, 67, 494.5, 989, 989, 1979, 1979}, 3.35, 0,
-     "bench-anchors.md s1: ml-engineering accelerator tables (H100 SXM)"},
+     "docs/facts/bench-anchors.md §1: ml-engineering accelerator tables (H100 SXM)"},
     {"MI300X", "AMD Instinct MI300X", {U, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9}, 5.3, 256,
-     "bench-anchors.md s1: ml-engineering tables; triton PR #7175 specs.py (2614.9e12); "
-     "256 MB Infinity Cache (bench-anchors.md s1, s3: rotate >= 512 MiB)"},
+     "docs/facts/bench-anchors.md §1: ml-engineering tables; triton PR #7175 specs.py (2614.9e12); "
+     "256 MB Infinity Cache (docs/facts/bench-anchors.md §1, §3: rotate >= 512 MiB)"},
     {"MI325X", "AMD Instinct MI325X", {U, 163.4, 653.7, 1300, 1300, 2610, 2610}, 6.0, 0,
-     "bench-anchors.md s1: ml-engineering accelerator tables (MI325X)"},
+     "docs/facts/bench-anchors.md §1: ml-engineering accelerator tables (MI325X)"},
     /* HIP shows each of the MI250X's two GCDs as a device, and one GEMM runs on one:
      * half the package's figures. fp32 is left unknown: the table's 47.9 is the vector
      * rate, and rocBLAS's fp32 GEMM runs on the matrix cores (twice that). */
     {"MI250X", "AMD Instinct MI250X (one GCD)", {U, U, U, 191.5, 191.5, U, U}, 1.64, 0,
-     "bench-anchors.md s1: ml-engineering accelerator tables (MI250X, 2 GCDs: 383 fp16/bf16, "
+     "docs/facts/bench-anchors.md §1: ml-engineering accelerator tables (MI250X, 2 GCDs: 383 fp16/bf16, "
      "3.28 TB/s), halved per GCD (ml-engineering issue #76)"},
 };
 #undef U

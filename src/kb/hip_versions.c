@@ -1,5 +1,5 @@
 /* HIP version -> ROCm release.
- * Source: /work/shared/docs/rocm-facts.md section 2b ("HIP runtime version
+ * Source: docs/facts/rocm-facts.md §2b ("HIP runtime version
  * strings per ROCm"), which cites the ROCm compatibility matrix
  * (docs/compatibility/compatibility-matrix.rst and
  * compatibility-matrix-historical-6.0.csv) and, for 5.7.31921, a torch+rocm5.7

@@ -1,7 +1,7 @@
 /* The knowledge base: facts about the ROCm / CUDA / PyTorch ecosystem as data.
  *
  * Every table lives in src/kb/kb_tables.c, one table per fact, and every row
- * (or table) names its source in /work/shared/docs/rocm-facts.md (section
+ * (or table) names its source in docs/facts/rocm-facts.md (section
  * number and the short source name used there). To teach gpuvet a new
  * release, add rows there; the query functions below need no change.
  *
@@ -120,7 +120,7 @@ struct kb_tensile_gap {
     const char *source;
 };
 
-/* NVIDIA: minimum driver per CUDA runtime line (not in rocm-facts.md). */
+/* NVIDIA: minimum driver per CUDA runtime line (not in docs/facts/rocm-facts.md). */
 struct kb_cuda_driver {
     const char *cuda;                         /* "12" (major, minor-version compatibility) */
     const char *min_driver;                   /* "525.60.13" */

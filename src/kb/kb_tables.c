@@ -1,5 +1,5 @@
 /* The knowledge base tables. Sources are the sections and short names of
- * /work/shared/docs/rocm-facts.md (TI, PV, RM, BLD, CM, CL600, ...); rows
+ * docs/facts/rocm-facts.md (TI, PV, RM, BLD, CM, CL600, ...); rows
  * the facts mark [inferred] or [unconfirmed] say so. Add a row when a release
  * appears; keep each table in release order. */
 #include "kb/kb.h"
@@ -15,7 +15,7 @@
         return arr;                                                                          \
     }
 
-/* rocm-facts §1 "PyTorch release -> ROCm wheel variants" (TI release list, PV, RM). */
+/* docs/facts/rocm-facts.md §1 "PyTorch release -> ROCm wheel variants" (TI release list, PV, RM). */
 static const struct kb_torch_line torch_lines[] = {
     {"1.12", {"5.0", "5.1.1"}, "5.0", "0.13", "§1 TI/PV"},
     {"1.13", {"5.1.1", "5.2"}, "5.2", "0.14", "§1 TI/PV"},
@@ -36,7 +36,7 @@ static const struct kb_torch_line torch_lines[] = {
 };
 TABLE(kb_torch_line, kb_torch_lines, torch_lines)
 
-/* rocm-facts §2a "PYTORCH_ROCM_ARCH used for the official wheels" (BLD, pytorch
+/* docs/facts/rocm-facts.md §2a "PYTORCH_ROCM_ARCH used for the official wheels" (BLD, pytorch
  * .ci/docker/manywheel/build.sh, huggingface/kernels archs.nix). */
 #define ARCH_21 "gfx900;gfx906;gfx908;gfx90a;gfx1030;gfx1100"
 #define ARCH_24 "gfx900;gfx906;gfx908;gfx90a;gfx942;gfx1030;gfx1100"
@@ -57,7 +57,7 @@ static const struct kb_wheel_arch wheel_archs[] = {
 };
 TABLE(kb_wheel_arch, kb_wheel_archs, wheel_archs)
 
-/* rocm-facts §2b "ROCm official (Linux) GPU support matrix" (CM, CL600). */
+/* docs/facts/rocm-facts.md §2b "ROCm official (Linux) GPU support matrix" (CM, CL600). */
 static const struct kb_rocm_support rocm_supports[] = {
     {"5.7", "gfx90a;gfx908;gfx906;gfx1030", "§2b rocm-5.7.0 gpu_os_support.md"},
     {"6.0", "gfx1100;gfx1030;gfx942;gfx90a;gfx908;gfx906", "§2b CM historical CSV; CL600"},
@@ -70,7 +70,7 @@ static const struct kb_rocm_support rocm_supports[] = {
 };
 TABLE(kb_rocm_support, kb_rocm_supports, rocm_supports)
 
-/* rocm-facts §2c "Product -> LLVM target -> GFXIP" (gpu-arch-specs.rst, AMDGPUUsage). */
+/* docs/facts/rocm-facts.md §2c "Product -> LLVM target -> GFXIP" (gpu-arch-specs.rst, AMDGPUUsage). */
 static const struct kb_gpu gpus[] = {
     {"gfx900", "GCN5", "gfx9", 0, 90000, "MI25, Vega 56/64", "§2c"},
     {"gfx902", "GCN5 APU", "gfx9", 1, 90002, "Raven Vega iGPU", "§2c"},
@@ -108,7 +108,7 @@ static const struct kb_gpu gpus[] = {
 };
 TABLE(kb_gpu, kb_gpus, gpus)
 
-/* rocm-facts §4b "SONAMEs per ROCm major". */
+/* docs/facts/rocm-facts.md §4b "SONAMEs per ROCm major". */
 static const struct kb_soname sonames[] = {
     {"hip-runtime", "libamdhip64.so.5", "libamdhip64.so.6", "libamdhip64.so.7",
      "§4b clr hipamd/src/CMakeLists.txt"},
@@ -145,7 +145,7 @@ static const struct kb_soname sonames[] = {
 };
 TABLE(kb_soname, kb_sonames, sonames)
 
-/* rocm-facts §2b "HIP runtime version strings per ROCm". Prefix matched, most
+/* docs/facts/rocm-facts.md §2b "HIP runtime version strings per ROCm". Prefix matched, most
  * specific first is not needed: build numbers are unique. */
 static const struct kb_hip_version hip_versions[] = {
     {"5.7.31921", "5.7", "§2b (torch.version.hip in a torch+rocm5.7 report)"},
@@ -166,7 +166,7 @@ static const struct kb_hip_version hip_versions[] = {
 };
 TABLE(kb_hip_version, kb_hip_versions, hip_versions)
 
-/* rocm-facts §5 "KMD <-> user space" (rocm-install-on-linux
+/* docs/facts/rocm-facts.md §5 "KMD <-> user space" (rocm-install-on-linux
  * user-kernel-space-compat-matrix, 2025-09-17; amdgpu-docs PR #97). */
 static const struct kb_kmd kmds[] = {
     {"5.5", "5.3", "5.7", "§5 compat matrix"},
@@ -182,8 +182,8 @@ static const struct kb_kmd kmds[] = {
 };
 TABLE(kb_kmd, kb_kmds, kmds)
 
-/* rocm-facts §6 "Environment variables that change numerics, kernel selection
- * or visibility"; the TOOLING rows are DCGM's list (anchor-tools.md §2.2). */
+/* docs/facts/rocm-facts.md §6 "Environment variables that change numerics, kernel selection
+ * or visibility"; the TOOLING rows are DCGM's list (docs/facts/anchor-tools.md §2.2). */
 static const struct kb_env envs[] = {
     {"HSA_OVERRIDE_GFX_VERSION", KB_ENV_OVERRIDE,
      "makes the runtime treat every GPU as the given gfx target (§3)", "unset", NULL, "§3, §6"},
@@ -245,7 +245,7 @@ static const struct kb_env envs[] = {
      "unset", "0", "§6 [semantics from a third-party list]"},
     {"HIPBLASLT_ALLOW_TF32", KB_ENV_NUMERICS,
      "lets PyTorch use TF32-like xf32 hipBLASLt GEMMs on ROCm: fp32 GEMMs lose mantissa bits",
-     "unset", "0", "issue 4 rule 10 [not in rocm-facts.md; semantics unverified]"},
+     "unset", "0", "docs/doctor.md origin 10 [not in docs/facts/rocm-facts.md; semantics unverified]"},
     {"MIOPEN_FIND_MODE", KB_ENV_KERNELS,
      "how MIOpen chooses convolution solvers (1 normal find ... 5 dynamic hybrid)",
      "believed 5 (DYNAMIC_HYBRID) [unverified]", NULL, "§6 [values from memory]"},
@@ -298,7 +298,7 @@ static const struct kb_env envs[] = {
      "§6"},
     {"NCCL_P2P_DISABLE", KB_ENV_DEBUG,
      "1 disables GPU peer-to-peer transfers: collectives go through host memory (slow)",
-     "0", "0", "§6; seed 002 §4.4"},
+     "0", "0", "§6; docs/seeds/seed-002.txt §4.4"},
     {"ROCR_VISIBLE_DEVICES", KB_ENV_VISIBILITY, "ROCr-level GPU filter, applied first", "unset",
      NULL, "§6"},
     {"HIP_VISIBLE_DEVICES", KB_ENV_VISIBILITY, "HIP-level GPU filter", "unset", NULL, "§6"},
@@ -311,23 +311,24 @@ static const struct kb_env envs[] = {
      "build-time only: gfx targets compiled into torch and extensions", "wheel list (§2a)",
      NULL, "§6"},
     {"CUDA_INJECTION64_PATH", KB_ENV_TOOLING, "injects a tool library into every CUDA process",
-     "unset", NULL, "anchor-tools §2.2 (DCGM Software.cpp)"},
+     "unset", NULL, "docs/facts/anchor-tools.md §2.2 (DCGM Software.cpp)"},
     {"CUDA_INJECTION32_PATH", KB_ENV_TOOLING, "injects a tool library (32-bit)", "unset", NULL,
-     "anchor-tools §2.2"},
+     "docs/facts/anchor-tools.md §2.2"},
     {"CUDA_AUTO_BOOST", KB_ENV_TOOLING, "changes GPU clock boosting", "unset", NULL,
-     "anchor-tools §2.2"},
+     "docs/facts/anchor-tools.md §2.2"},
     {"CUDA_ENABLE_COREDUMP_ON_EXCEPTION", KB_ENV_TOOLING,
-     "GPU core dumps on exceptions (debugger mode)", "unset", "0", "anchor-tools §2.2"},
+     "GPU core dumps on exceptions (debugger mode)", "unset", "0", "docs/facts/anchor-tools.md §2.2"},
     {"CUDA_COREDUMP_FILE", KB_ENV_TOOLING, "GPU core dump file", "unset", NULL,
-     "anchor-tools §2.2"},
+     "docs/facts/anchor-tools.md §2.2"},
     {"CUDA_DEVICE_WAITS_ON_EXCEPTION", KB_ENV_TOOLING,
-     "kernels stop and wait for a debugger on exceptions", "unset", "0", "anchor-tools §2.2"},
+     "kernels stop and wait for a debugger on exceptions", "unset", "0",
+     "docs/facts/anchor-tools.md §2.2"},
     {"CUDA_PROFILE", KB_ENV_TOOLING, "legacy command-line profiler", "unset", "0",
-     "anchor-tools §2.2"},
+     "docs/facts/anchor-tools.md §2.2"},
 };
 TABLE(kb_env, kb_envs, envs)
 
-/* rocm-facts §8 "Common errors -> cause". */
+/* docs/facts/rocm-facts.md §8 "Common errors -> cause". */
 static const struct kb_error errors[] = {
     {"hipErrorNoBinaryForGpu",
      "the binary has no code object for this GPU's target ID (arch, or xnack/sramecc "
@@ -399,7 +400,7 @@ static const struct kb_error errors[] = {
 };
 TABLE(kb_error, kb_errors, errors)
 
-/* rocm-facts §3 "HSA_OVERRIDE_GFX_VERSION: common values" and "Dangers". */
+/* docs/facts/rocm-facts.md §3 "HSA_OVERRIDE_GFX_VERSION: common values" and "Dangers". */
 static const struct kb_override overrides[] = {
     {"gfx1031", "gfx1030", KB_OVERRIDE_SAFE, "RDNA2: same ISA as gfx1030 (gfx10-3-generic)",
      "§3 LLVM gfx10-3-generic; rocBLAS #1339"},
@@ -441,14 +442,14 @@ static const struct kb_override overrides[] = {
 };
 TABLE(kb_override, kb_overrides, overrides)
 
-/* rocm-facts §2a caveat and §8: targets whose rocBLAS Tensile kernels were dropped. */
+/* docs/facts/rocm-facts.md §2a caveat and §8: targets whose rocBLAS Tensile kernels were dropped. */
 static const struct kb_tensile_gap tensile_gaps[] = {
     {"gfx906", "6.4", "6.3", "§2a ROCm #4625; unsloth PR #7354 (rocm6.3 last working)"},
     {"gfx900", "7.0", "6.4", "§2a pytorch #179865 (torch 2.12 + rocm7.2 on gfx900)"},
 };
 TABLE(kb_tensile_gap, kb_tensile_gaps, tensile_gaps)
 
-/* NOT from rocm-facts.md: NVIDIA CUDA Toolkit Release Notes, "CUDA Toolkit and
+/* NOT from docs/facts/rocm-facts.md: NVIDIA CUDA Toolkit Release Notes, "CUDA Toolkit and
  * Minimum Required Driver Version for CUDA Minor Version Compatibility"
  * (11.x, 12.x); the 13.x floor is from the 13.0 release notes [from memory]. */
 static const struct kb_cuda_driver cuda_drivers[] = {
@@ -459,8 +460,8 @@ static const struct kb_cuda_driver cuda_drivers[] = {
 TABLE(kb_cuda_driver, kb_cuda_drivers, cuda_drivers)
 
 /* What a PyTorch process maps that decides its numerics: torch/lib of the
- * official CUDA and ROCm wheels (torch-bisect-anchors.md, "the framework binds
- * its own ROCm"; rocm-facts §2a), the nvidia-* wheels PyTorch depends on
+ * official CUDA and ROCm wheels (docs/facts/torch-bisect-anchors.md, "the framework binds
+ * its own ROCm"; docs/facts/rocm-facts.md §2a), the nvidia-* wheels PyTorch depends on
  * (site-packages/nvidia/PKG/lib), and the CPU libraries Debian's python3-torch
  * links (libblas.so.3 through the BLAS alternative, oneDNN, SLEEF). */
 static const struct kb_framework_lib framework_libs[] = {

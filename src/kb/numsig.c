@@ -9,36 +9,37 @@ static const struct kb_numsig sigs[SIG_N] = {
     [SIG_FTZ] = {"flush-to-zero",
                  "almost no correct bits on subnormal-heavy inputs: subnormal inputs or outputs "
                  "flushed to zero (as MI200 FP16/BF16 MFMA do)",
-                 "numerics-methods.md §5 (MI200 FP16/BF16 MFMA flush, S11, S9)"},
+                 "docs/facts/numerics-methods.md §5 (MI200 FP16/BF16 MFMA flush, S11, S9)"},
     [SIG_TRUNC] = {"truncation",
                    "outputs biased toward zero: the mark of truncating (round-toward-zero) "
                    "products or accumulation",
-                   "numerics-methods.md §2a (F5: RZ vs RNE, S2) and §6 (RZ doubles the bound)"},
+                   "docs/facts/numerics-methods.md §2a (F5: RZ vs RNE, S2) and §6 (RZ doubles the "
+                   "bound)"},
     [SIG_DOWN] = {"round-down",
                   "a negative bias that grows with K: the mark of round-down accumulation (as "
                   "MI300 XF32)",
-                  "numerics-methods.md §4b (S10) and §6 (mean signed error)"},
+                  "docs/facts/numerics-methods.md §4b (S10) and §6 (mean signed error)"},
     [SIG_TF32] = {"tf32-inputs",
                   "an fp32 GEMM left with about 11-12 effective bits: the signature of TF32 "
                   "inputs (fp32 rounded to 10 mantissa bits, unit roundoff 2^-11)",
-                  "numerics-methods.md §5 (allow_tf32, NVIDIA_TF32_OVERRIDE) and §6 (unit "
+                  "docs/facts/numerics-methods.md §5 (allow_tf32, NVIDIA_TF32_OVERRIDE) and §6 (unit "
                   "roundoff of TF32 inputs)"},
     [SIG_BF16] = {"bf16-inputs",
                   "an fp16 GEMM left with 8-9.5 effective bits: fp16 inputs rounded to bf16 "
                   "inside the multiply (as rocBLAS's fp16 alternate implementation), or sums "
                   "kept in fp16 at small K (gpuvet probe tells them apart)",
-                  "numerics-methods.md §5 (ROCBLAS_INTERNAL_FP16_ALT_IMPL) and §6 (unit "
+                  "docs/facts/numerics-methods.md §5 (ROCBLAS_INTERNAL_FP16_ALT_IMPL) and §6 (unit "
                   "roundoff of bf16)"},
     [SIG_NARROW] = {"narrow-accumulation",
                     "a half-precision GEMM losing bits beyond its inputs' rounding: sums kept "
                     "in a narrower format than fp32 (fp16 accumulation, reduced-precision "
                     "reduction)",
-                    "numerics-methods.md §5 (allow_fp16_reduced_precision_reduction, "
+                    "docs/facts/numerics-methods.md §5 (allow_fp16_reduced_precision_reduction, "
                     "allow_fp16_accumulation)"},
     [SIG_NONFINITE] = {"overflow",
                        "NaN or Inf where the reference is finite: an intermediate overflowed a "
                        "narrower format",
-                       "numerics-methods.md §5 (reduced-precision reductions: inf when the "
+                       "docs/facts/numerics-methods.md §5 (reduced-precision reductions: inf when the "
                        "result is representable)"},
 };
 
@@ -75,7 +76,7 @@ size_t kb_numsig_match(const struct kb_numsig_case *c, const struct kb_numsig **
     return n;
 }
 
-/* numerics-methods.md §5: each switch and the work it acts on. */
+/* docs/facts/numerics-methods.md §5: each switch and the work it acts on. */
 static const struct {
     const char *part;  /* a substring of the variable's name */
     const char *in;    /* input format it acts on */

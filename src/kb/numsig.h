@@ -1,6 +1,6 @@
 /* Error signatures: what the error of a degraded case looks like, and which
  * behaviour of the stack it is the mark of. Facts with sources
- * (/work/shared/docs/numerics-methods.md, section and source number). */
+ * (docs/facts/numerics-methods.md, section and source number). */
 #ifndef GV_KB_NUMSIG_H
 #define GV_KB_NUMSIG_H
 

@@ -6,7 +6,7 @@
 const char kb_no_binary_message[] =
     "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!";
 const char kb_no_binary_source[] =
-    "rocm-facts §8: the HIP runtime's message (hip_code_object.cpp), ROCm/ROCm #2061";
+    "docs/facts/rocm-facts.md §8: the HIP runtime's message (hip_code_object.cpp), ROCm/ROCm #2061";
 
 /* LLVM AMDGPUUsage, "Generic Processors" (code object v6, LLVM 19 / ROCm 6.4):
  * each generic processor and the processors its code runs on. */
@@ -46,7 +46,7 @@ int kb_code_object_runs_on(const char *code, const char *gfx)
     return 0;
 }
 
-/* rocm-facts §4b (SONAMEs) and PyTorch's library names (libtorch_hip.so,
+/* docs/facts/rocm-facts.md §4b (SONAMEs) and PyTorch's library names (libtorch_hip.so,
  * libc10_hip.so on ROCm; libtorch_cuda.so, libc10_cuda.so on CUDA). */
 static const char *const gpu_libs[] = {"libamdhip64.so", "libcudart.so",  "libcuda.so",
                                        "libtorch_hip.so", "libc10_hip.so", "libtorch_cuda.so",

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* The HIP runtime's message when a binary has no code object for the GPU
- * (rocm-facts §8: ROCm/ROCm #2061, hip_code_object.cpp), and its source. */
+ * (docs/facts/rocm-facts.md §8: ROCm/ROCm #2061, hip_code_object.cpp), and its source. */
 extern const char kb_no_binary_message[];
 extern const char kb_no_binary_source[];
 

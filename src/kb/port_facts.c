@@ -12,7 +12,7 @@ const char gv_port_wave_source[] =
     "gfx12: wave32 by default); clang's AMDGPU toolchain compiles HIP for wave64 only on "
     "targets without the wave32 feature or with -mwavefrontsize64 (reviews.llvm.org/D92628); "
     "HIP docs, understand/hardware_implementation.html (warpSize); GPU families: "
-    "rocm-facts §2c";
+    "docs/facts/rocm-facts.md §2c";
 
 int gv_port_wave_size(const char *target)
 {
@@ -61,7 +61,7 @@ static const struct gv_port_api apis[] = {
     {"nvml", 1, 0, NULL,
      "NVML exists only with the NVIDIA driver; use AMD SMI (amdsmi_*, amd-smi) or ROCm SMI "
      "(rsmi_*), which have another API",
-     "ROCm docs, amdsmi (projects/amdsmi); anchor-tools.md §3"},
+     "ROCm docs, amdsmi (projects/amdsmi); docs/facts/anchor-tools.md §3"},
     {"cupti", 1, 0, NULL,
      "CUPTI has no HIP counterpart; rocprofiler-sdk is the nearest, with another API",
      HIPIFY_LIBS},
@@ -211,16 +211,16 @@ static const struct gv_port_fact facts[] = {
     {"py-device-string",
      "ROCm builds of PyTorch expose AMD GPUs under the device type \"cuda\" (torch.device("
      "\"cuda\"), .to(\"cuda\")); \"rocm\" is no device type and \"hip\" cannot hold tensors",
-     "PyTorch docs, notes/hip.rst (HIP semantics: the torch.cuda interfaces are reused); seed "
-     "002 §4.1"},
+     "PyTorch docs, notes/hip.rst (HIP semantics: the torch.cuda interfaces are reused); "
+     "docs/seeds/seed-002.txt §4.1"},
     {"py-version-cuda",
      "torch.version.cuda is None on ROCm builds; torch.version.hip holds the HIP version there",
-     "PyTorch docs, notes/hip.rst (Checking for HIP); anchor-tools.md (collect_env: "
+     "PyTorch docs, notes/hip.rst (Checking for HIP); docs/facts/anchor-tools.md (collect_env: "
      "hip_compiled_version)"},
     {"py-nvidia-smi",
      "nvidia-smi and NVML (pynvml) come with the NVIDIA driver only; on ROCm machines they are "
      "absent or see no AMD GPU",
-     "ROCm docs, amdsmi (amd-smi, amdsmi Python package); anchor-tools.md §3"},
+     "ROCm docs, amdsmi (amd-smi, amdsmi Python package); docs/facts/anchor-tools.md §3"},
     {"py-cudnn-benchmark",
      "on ROCm the flag reaches MIOpen, not cuDNN: benchmark=True runs MIOpen's exhaustive Find "
      "search (first call per shape, then cached); in immediate mode it is not used, MIOpen's "
@@ -235,7 +235,7 @@ static const struct gv_port_fact facts[] = {
      "torch.backends.cudnn.allow_tf32 never reaches MIOpen: its convolution descriptor gets "
      "only benchmark and deterministic; TF32-like math on ROCm is hipBLASLt's XF32 for "
      "matmuls on gfx942, controlled by the torch.backends.cuda.matmul flags",
-     MIOPEN_CONV "; numerics-methods.md §4b (S9, S10)"},
+     MIOPEN_CONV "; docs/facts/numerics-methods.md §4b (S9, S10)"},
 };
 
 const struct gv_port_fact *gv_port_facts(size_t *n)

@@ -217,9 +217,9 @@ void fix(json_t *f, const char *fmt, ...)
 void reference(json_t *f, const char *ref)
 {
     char buf[512];
-    /* kb rows cite rocm-facts.md by section ("§6 ..."): say which document */
+    /* kb rows cite docs/facts/rocm-facts.md by section ("§6 ..."): say which document */
     if (ref && !strncmp(ref, "§", strlen("§"))) {
-        snprintf(buf, sizeof buf, "rocm-facts %s", ref);
+        snprintf(buf, sizeof buf, "docs/facts/rocm-facts.md %s", ref);
         ref = buf;
     }
     json_object_set_new(f, "reference", json_string(ref ? ref : ""));

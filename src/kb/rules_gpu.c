@@ -66,7 +66,7 @@ static void check_node_count(struct gv_rule_ctx *c, const json_t *perm)
     else
         fix(f, "check 'ls -l /dev/dri' and 'dmesg | grep -i amdgpu' for GPUs that failed to "
                "initialise");
-    reference(f, "anchor-tools §2.2 (DCGM device count), §10");
+    reference(f, "docs/facts/anchor-tools.md §2.2 (DCGM device count), §10");
 }
 
 static void check_gpu_access(struct gv_rule_ctx *c)
@@ -109,7 +109,7 @@ static void check_gpu_access(struct gv_rule_ctx *c)
         else
             fix(f, "sudo modprobe amdgpu (and check 'dmesg | grep -i kfd' for errors such as "
                    "'PCI rejects atomics')");
-        reference(f, "rocm-facts §8 (/dev/kfd: No such file or directory)");
+        reference(f, "docs/facts/rocm-facts.md §8 (/dev/kfd: No such file or directory)");
         bad = 1;
     }
     if (amd == 1 && jarr(perm, "devices") && jbool(c->snap, "live"))
@@ -236,12 +236,13 @@ static void check_no_gpu(struct gv_rule_ctx *c)
 /* This area's doctor rules, in report order (rules.c joins the areas). */
 const struct gv_rule gv_rules_gpu[] = {
     {"gpu-access", GV_SEV_ERROR, "GPU device nodes are not accessible to the user",
-     check_gpu_access, "rocm-facts §8 (render group); rocm-install-on-linux prerequisites.rst",
-     "issue 4 rule 1"},
+     check_gpu_access,
+     "docs/facts/rocm-facts.md §8 (render group); rocm-install-on-linux prerequisites.rst",
+     "docs/doctor.md origin 1"},
     {"kernel-driver", GV_SEV_ERROR, "a GPU is present but its kernel driver is not loaded",
-     check_kernel_driver, "rocm-facts §5, §8", "issue 4 rule 2"},
+     check_kernel_driver, "docs/facts/rocm-facts.md §5, §8", "docs/doctor.md origin 2"},
     {"nouveau", GV_SEV_ERROR, "an NVIDIA GPU is bound to nouveau", check_nouveau,
-     "anchor-tools §2.2 (DCGM Denylist)", "DCGM software check"},
+     "docs/facts/anchor-tools.md §2.2 (DCGM Denylist)", "DCGM software check"},
     {"no-gpu", GV_SEV_INFO, "no AMD or NVIDIA GPU on the PCI bus", check_no_gpu,
      "docs/snapshot-schema.md (gpus)", "gpuvet"},
 };

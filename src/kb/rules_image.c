@@ -457,7 +457,7 @@ static void devices_amd(struct gv_rule_ctx *c, const json_t *img)
         evidence(f, "host:permissions.devices", jarr(perm, "devices"));
         fix(f, "sudo modprobe amdgpu   (or install the driver: sudo amdgpu-install "
                "--usecase=dkms), then start the container");
-        reference(f, "rocm-facts §8 (Unable to open /dev/kfd read-write: No such file)");
+        reference(f, "docs/facts/rocm-facts.md §8 (Unable to open /dev/kfd read-write: No such file)");
         return;
     }
     char groups[96], word[300];
@@ -470,7 +470,7 @@ static void devices_amd(struct gv_rule_ctx *c, const json_t *img)
     evidence(f, "host:permissions.video_group", jobj(perm, "video_group"));
     if (devs_known)
         evidence(f, "host:permissions.devices[/dev/kfd]", host_device(c->host, "/dev/kfd"));
-    reference(f, "rocm-facts §5 (Containers), §8 (Permissions)");
+    reference(f, "docs/facts/rocm-facts.md §5 (Containers), §8 (Permissions)");
     fix(f, "docker run --device=/dev/kfd --device=/dev/dri %s '%s'", groups, word);
     fix(f, "podman run --device=/dev/kfd --device=/dev/dri %s '%s'", groups, word);
 }
@@ -513,21 +513,21 @@ static void check_image_devices(struct gv_rule_ctx *c)
 const struct gv_rule gv_rules_image[] = {
     {"image-env", GV_SEV_WARNING,
      "the image's config sets a variable that changes numerics, targets or the loader path",
-     check_image_env, "rocm-facts §6; docs/image.md (env)", "issue 33"},
+     check_image_env, "docs/facts/rocm-facts.md §6; docs/image.md (env)", "docs/image.md"},
     {"image-tag", GV_SEV_WARNING, "a tag or label names a version the image's content contradicts",
-     check_image_tag, "docs/image.md (tags, labels)", "issue 33"},
+     check_image_tag, "docs/image.md (tags, labels)", "docs/image.md"},
     {"image-kmd", GV_SEV_WARNING,
      "the image's ROCm is outside the host's amdgpu driver window (--host)", check_image_kmd,
-     "rocm-facts §5 (KMD and user space)", "issue 33"},
+     "docs/facts/rocm-facts.md §5 (KMD and user space)", "docs/image.md"},
     {"image-cuda-driver", GV_SEV_ERROR,
      "the image's CUDA runtime needs a newer host NVIDIA driver (--host)",
      check_image_cuda_driver, "NVIDIA CUDA Toolkit Release Notes (minor version compatibility)",
-     "issue 33"},
+     "docs/image.md"},
     {"image-gpu-targets", GV_SEV_ERROR,
      "the image's torch has no kernels for the host's GPUs (--host)", check_image_gpu_targets,
-     "rocm-facts §2a", "issue 33"},
+     "docs/facts/rocm-facts.md §2a", "docs/image.md"},
     {"image-devices", GV_SEV_ERROR,
      "the device nodes and groups the container needs, with docker/podman flags (--host)",
-     check_image_devices, "rocm-facts §5, §8", "issue 33"},
+     check_image_devices, "docs/facts/rocm-facts.md §5, §8", "docs/image.md"},
 };
 const size_t gv_rules_image_n = sizeof gv_rules_image / sizeof gv_rules_image[0];

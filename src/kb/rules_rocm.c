@@ -138,7 +138,7 @@ static void override_var(struct gv_rule_ctx *c, const struct ov_var *v, const js
         fix(f, "unset %s, or use major.minor.stepping in decimal (e.g. 10.3.0 for gfx1030, "
                "9.0.10 for gfx90a)",
             v->name);
-        reference(f, "rocm-facts §3 (libhsakmt topology.c sscanf \"%u.%u.%u\")");
+        reference(f, "docs/facts/rocm-facts.md §3 (libhsakmt topology.c sscanf \"%u.%u.%u\")");
         return;
     }
     char as[32];
@@ -173,7 +173,7 @@ static void override_var(struct gv_rule_ctx *c, const struct ov_var *v, const js
     }
 }
 
-/* A global override on GPUs of different targets (rocm-facts §3 danger 3). */
+/* A global override on GPUs of different targets (docs/facts/rocm-facts.md §3 danger 3). */
 static void override_mixed(struct gv_rule_ctx *c, const struct ov_var *vars, const json_t *gpus)
 {
     const struct ov_var *global = NULL;
@@ -504,7 +504,7 @@ static void check_rocm_unowned(struct gv_rule_ctx *c)
         snprintf(path, sizeof path, "libraries.items[%zu]", i);
         evidence(f, path, it);
         if (by_soname[0])
-            evidencef(f, "kb: SONAME", "%s is the ROCm %d SONAME (rocm-facts §4b)",
+            evidencef(f, "kb: SONAME", "%s is the ROCm %d SONAME (docs/facts/rocm-facts.md §4b)",
                       jstr(it, "soname"), sm);
         fix(f, "confirm: %s %s", rpm ? "rpm -qf" : "dpkg -S", p);
         fix(f, "move it aside: sudo mkdir -p /root/gpuvet-quarantine && sudo mv %s "
@@ -672,23 +672,29 @@ static void check_rocm_support(struct gv_rule_ctx *c)
 /* This area's doctor rules, in report order (rules.c joins the areas). */
 const struct gv_rule gv_rules_rocm[] = {
     {"hsa-override", GV_SEV_ERROR, "HSA_OVERRIDE_GFX_VERSION is unneeded, unsafe or malformed",
-     check_hsa_override, "rocm-facts §3", "issue 4 rule 6"},
+     check_hsa_override, "docs/facts/rocm-facts.md §3", "docs/doctor.md origin 6"},
     {"kmd-window", GV_SEV_WARNING,
      "ROCm user space is outside the kernel driver's supported window", check_kmd_window,
-     "rocm-facts §5 (user-kernel-space-compat-matrix)", "issue 4 rule 7"},
+     "docs/facts/rocm-facts.md §5 (user-kernel-space-compat-matrix)", "docs/doctor.md origin 7"},
     {"rocm-mixed-path", GV_SEV_ERROR, "libraries of several ROCm releases on the loader path",
-     check_rocm_mixed_path, "rocm-facts §5; seed 000 (leftover 6.0 libraries)",
-     "issue 4 rule 8"},
+     check_rocm_mixed_path,
+     "docs/facts/rocm-facts.md §5; docs/seeds/seed-000.txt (leftover 6.0 libraries)",
+     "docs/doctor.md origin 8"},
     {"rocm-unowned", GV_SEV_ERROR, "files in ROCm directories that no package owns",
-     check_rocm_unowned, "seed 000 (diff the .so lists after a rollback)", "issue 4 rule 8"},
+     check_rocm_unowned, "docs/seeds/seed-000.txt (diff the .so lists after a rollback)",
+     "docs/doctor.md origin 8"},
     {"rocm-link", GV_SEV_ERROR, "/opt/rocm points at a release other than the installed rocm-core",
-     check_rocm_link, "rocm-facts §5 (update-alternatives, .info/version)", "issue 4 rule 9"},
+     check_rocm_link, "docs/facts/rocm-facts.md §5 (update-alternatives, .info/version)",
+     "docs/doctor.md origin 9"},
     {"rocm-path-env", GV_SEV_WARNING, "ROCM_PATH/HIP_PATH select a release other than /opt/rocm",
-     check_rocm_path_env, "seed 000 (restore ROCM_PATH in /etc/profile.d/rocm.sh); rocm-facts §5",
-     "seed 000"},
+     check_rocm_path_env,
+     "docs/seeds/seed-000.txt (restore ROCM_PATH in /etc/profile.d/rocm.sh); "
+     "docs/facts/rocm-facts.md §5",
+     "docs/seeds/seed-000.txt"},
     {"rocm-support", GV_SEV_INFO, "the GPU is not on the ROCm release's official support list",
-     check_rocm_support, "rocm-facts §2b", "rocm-facts §2b"},
+     check_rocm_support, "docs/facts/rocm-facts.md §2b", "docs/facts/rocm-facts.md §2b"},
     {"igpu-dgpu", GV_SEV_WARNING, "an AMD integrated GPU next to a discrete one",
-     check_igpu_dgpu, "rocm-facts §5 (disable iGPUs), §3 danger 3", "rocm-facts §5"},
+     check_igpu_dgpu, "docs/facts/rocm-facts.md §5 (disable iGPUs), §3 danger 3",
+     "docs/facts/rocm-facts.md §5"},
 };
 const size_t gv_rules_rocm_n = sizeof gv_rules_rocm / sizeof gv_rules_rocm[0];

@@ -583,19 +583,21 @@ static void check_torch_companions(struct gv_rule_ctx *c)
 /* This area's doctor rules, in report order (rules.c joins the areas). */
 const struct gv_rule gv_rules_torch[] = {
     {"torch-build", GV_SEV_ERROR, "the torch wheel does not match the GPU vendor (CPU/CUDA build)",
-     check_torch_build, "rocm-facts §1; seed 002 §3.3", "issue 4 rule 3"},
+     check_torch_build, "docs/facts/rocm-facts.md §1; docs/seeds/seed-002.txt §3.3",
+     "docs/doctor.md origin 3"},
     {"torch-runtime", GV_SEV_ERROR,
      "torch was built for one ROCm release but another runtime will load",
-     check_torch_runtime, "rocm-facts §4b, §7a", "issue 4 rule 4"},
+     check_torch_runtime, "docs/facts/rocm-facts.md §4b, §7a", "docs/doctor.md origin 4"},
     {"ld-preload", GV_SEV_WARNING, "LD_PRELOAD forces GPU libraries into every process",
-     check_ld_preload, "rocm-facts §7a (RPATH, LD_PRELOAD)", "issue 4 rule 4"},
+     check_ld_preload, "docs/facts/rocm-facts.md §7a (RPATH, LD_PRELOAD)", "docs/doctor.md origin 4"},
     {"gfx-not-in-wheel", GV_SEV_ERROR, "the GPU's gfx target is not compiled into torch",
-     check_gfx_not_in_wheel, "rocm-facts §2a, §3, §8 (hipErrorNoBinaryForGpu)",
-     "issue 4 rule 5"},
+     check_gfx_not_in_wheel, "docs/facts/rocm-facts.md §2a, §3, §8 (hipErrorNoBinaryForGpu)",
+     "docs/doctor.md origin 5"},
     {"rocblas-kernels", GV_SEV_ERROR, "the ROCm line in use ships no rocBLAS kernels for the GPU",
-     check_rocblas_kernels, "rocm-facts §2a caveat, §8 (TensileLibrary.dat)", "rocm-facts §2a"},
+     check_rocblas_kernels, "docs/facts/rocm-facts.md §2a caveat, §8 (TensileLibrary.dat)",
+     "docs/facts/rocm-facts.md §2a"},
     {"torch-companions", GV_SEV_ERROR,
      "torchvision/torchaudio do not match the installed torch build", check_torch_companions,
-     "rocm-facts §1, §8 (undefined symbol)", "seed 002 §2.3"},
+     "docs/facts/rocm-facts.md §1, §8 (undefined symbol)", "docs/seeds/seed-002.txt §2.3"},
 };
 const size_t gv_rules_torch_n = sizeof gv_rules_torch / sizeof gv_rules_torch[0];

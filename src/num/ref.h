@@ -1,7 +1,7 @@
 /* fp64 references on the CPU, computed from the exact (already rounded)
  * inputs; multithreaded; GEMM-shaped work through the BLAS library's dgemm.
  * Also the a-priori error bound per output element for the case's declared
- * precision (numerics-methods.md section 6), and the scale for signed error. */
+ * precision (docs/facts/numerics-methods.md §6), and the scale for signed error. */
 #ifndef GV_NUM_REF_H
 #define GV_NUM_REF_H
 

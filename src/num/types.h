@@ -71,7 +71,7 @@ enum gv_unary {
     GV_UN_COUNT
 };
 
-/* Input distributions (numerics-methods.md; DESIGN.md decision 3). */
+/* Input distributions (docs/facts/numerics-methods.md). */
 enum gv_dist {
     GV_DIST_NORMAL = 0,   /* N(0,1) */
     GV_DIST_UNIFORM,      /* U[-1,1) */

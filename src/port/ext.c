@@ -137,7 +137,7 @@ static void judge_cuda_only(struct ext_walk *w, const char *path,
         path, 0, 0, "ext-cuda-only", "error", msg,
         "a CUDA fatbin holds NVIDIA SASS/PTX only; the HIP runtime loads AMD code objects "
         "from .hip_fatbin offload bundles",
-        "rocm-facts §7 (offload bundles and fatbins), §8", 
+        "docs/facts/rocm-facts.md §7 (offload bundles and fatbins), §8", 
         "port the extension's sources with hipify and rebuild it against ROCm's torch "
         "(PYTORCH_ROCM_ARCH=<targets>), or install its ROCm build");
     set_targets(f, targets);
@@ -165,7 +165,7 @@ static void judge_no_code(struct ext_walk *w, const char *path)
         add(w, gv_port_finding(path, 0, 0, "ext-no-gpu-code", "note", msg,
                                "device code lives in .hip_fatbin or .nv_fatbin sections; this "
                                "file has neither",
-                               "rocm-facts §7", "none needed for this file"));
+                               "docs/facts/rocm-facts.md §7", "none needed for this file"));
     }
     gv_elf_free(&info);
 }
@@ -185,7 +185,8 @@ static void scan_module(struct ext_walk *w, const char *path)
         w->unreadable++;
         add(w, gv_port_finding(path, 0, 0, "ext-unreadable", "warning", err.msg,
                                "its GPU code could not be read, so it could not be judged",
-                               "rocm-facts §7", "check the file; rebuild it if it is damaged"));
+                               "docs/facts/rocm-facts.md §7",
+                               "check the file; rebuild it if it is damaged"));
         return;
     }
     w->gpu_modules++;

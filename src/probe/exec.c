@@ -3,7 +3,7 @@
  * column q of B and read at C[q][q] (each output element is its own dot
  * product: the other elements, whatever they hold, do not take part). The
  * GEMM shape stays 64 x 64 x K for every probe of a route, a shape the
- * libraries send to tensor cores (numerics-methods.md §7). Sums use rows. */
+ * libraries send to tensor cores (docs/facts/numerics-methods.md §7). Sums use rows. */
 #include "probe/exec.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* gpuvet probe: the numerical fingerprint of every GEMM route a device offers
- * (numerics-methods.md §1-§4, §7), measured through the backend interface
+ * (docs/facts/numerics-methods.md §1-§4, §7), measured through the backend interface
  * (dev/backend.h) with crafted inputs, so that every route is probed by the
  * same code: a route is only a way of opening the device (a BLAS choice, a
  * PyTorch call) and never has probe code of its own.
@@ -67,7 +67,7 @@ int gv_probe_run(const struct gv_probe_opts *o, json_t **doc, struct gv_err *err
 json_t *gv_probe_device(const struct gv_backend *be, struct gv_device *dev, enum gv_call call,
                         const char *dtype, int sums);
 
-/* ---------- accumulation order (FPRev, numerics-methods.md §3) ---------- */
+/* ---------- accumulation order (FPRev, docs/facts/numerics-methods.md §3) ---------- */
 
 /* Answers queries L(i, j) for pairs of leaves among n: the number of leaves in
  * the smallest subtree of the summation tree holding both. len is the

@@ -1,5 +1,5 @@
 /* The properties of one route and precision, each from crafted dot products
- * (numerics-methods.md §1, §2a, §3, §4c). All values are exact powers of two
+ * (docs/facts/numerics-methods.md §1, §2a, §3, §4c). All values are exact powers of two
  * or short sums of them, so every expected output is exact and every output
  * seen is recorded. A product value v is built as a*b with a holding the
  * significand and both factors normal in the input format. */

@@ -1,4 +1,4 @@
-/* Accumulation order from swamping answers (FPRev, numerics-methods.md §3):
+/* Accumulation order from swamping answers (FPRev, docs/facts/numerics-methods.md §3):
  * L(i, j) is the size of the smallest subtree holding leaves i and j. For a
  * set S whose pairs outside one subtree all answer `limit`, a pivot p = S[0]
  * splits S into the leaves that share a subtree with p below limit and the

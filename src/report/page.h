@@ -26,6 +26,8 @@ void gv_page_end_section(struct gv_page *p);
 void gv_page_verdict(struct gv_page *p, const char *word);
 /* The class of such a word: "good", "bad", "warn" or "na". */
 const char *gv_page_word_class(const char *word);
+/* A document's key as a label for a reader, escaped: "equally_accurate" -> "equally accurate". */
+void gv_page_label(struct gv_page *p, const char *key);
 /* A key/value row of a definition table, the value escaped; NULL value: "—". */
 void gv_page_kv(struct gv_page *p, const char *key, const char *value);
 /* A note paragraph (escaped). */

@@ -29,7 +29,7 @@ static void op_ref(char *out, size_t n, const char *what, const json_t *o, const
 static void kv_numrow(struct gv_page *p, const char *key, const json_t *o, const char *field)
 {
     gv_buf_add(p->b, "<tr><th scope=\"row\">");
-    gv_html_esc(p->b, key);
+    gv_page_label(p, key);
     gv_buf_add(p->b, "</th>");
     gv_html_td_num(p->b, o, field, 6);
     gv_buf_add(p->b, "</tr>\n");
@@ -70,8 +70,8 @@ static void scalar_obj_rows(struct gv_page *p, const char *prefix, const json_t 
             kv_numrow(p, key, o, k);
         } else {
             gv_buf_add(p->b, "<tr><th scope=\"row\">");
-            gv_html_esc(p->b, key);
-            gv_buf_add(p->b, "</th><td>");
+            gv_page_label(p, key);
+            gv_buf_add(p->b, "</th><td class=\"long\">");
             gv_html_json(p->b, v);
             gv_buf_add(p->b, "</td></tr>\n");
         }

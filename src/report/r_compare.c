@@ -564,13 +564,8 @@ int gv_render_compare(struct gv_page *p, const json_t *doc, struct gv_err *err)
     struct side sa = {.label = "before"}, sb = {.label = "after"};
     side_load(&sa, p->path, gv_jstr(doc, "before"));
     side_load(&sb, p->path, gv_jstr(doc, "after"));
-    const json_t *flag = json_object_get(doc, "flagged");
-    gv_buf_add(p->b, "<p class=\"verdict\">");
-    if (json_is_boolean(flag))
-        gv_page_verdict(p, json_is_true(flag) ? "degraded" : "pass");
-    gv_buf_add(p->b, json_is_true(flag) ? " <b>a case degraded or newly fails</b>" :
-                     json_is_false(flag) ? " <b>no case degraded</b>" : "");
-    gv_buf_add(p->b, "</p>\n<table class=\"kv\">");
+    /* the verdict opens the page (report.c, verdict.c) */
+    gv_buf_add(p->b, "<table class=\"kv\">");
     gv_page_kv(p, "before", gv_jstr(doc, "before"));
     gv_page_kv(p, "after", gv_jstr(doc, "after"));
     gv_buf_add(p->b, "</table>\n");

@@ -39,9 +39,12 @@ static void scalar_rows(struct gv_page *p, const json_t *o, const char *prefix)
             scalar_rows(p, v, sub);
             continue;
         }
+        for (char *c = key; *c; c++) /* a label, not the document's key */
+            if (*c == '.')
+                *c = ' ';
         gv_buf_add(p->b, "<tr><th scope=\"row\">");
-        gv_html_esc(p->b, key);
-        gv_buf_add(p->b, "</th><td>");
+        gv_page_label(p, key);
+        gv_buf_add(p->b, "</th><td class=\"long\">");
         gv_html_json(p->b, v);
         gv_buf_add(p->b, "</td></tr>\n");
     }

@@ -14,6 +14,7 @@
 #include "base/sha256.h"
 #include "capture/gvcap.h"
 #include "report/page.h"
+#include "report/verdict.h"
 
 /* One entry per document kind. A new kind (probe fingerprints, bench
  * results) is one line here and one gv_render_NAME. */
@@ -110,6 +111,10 @@ static const char style[] =
     "h1{font-size:1.6em;margin:.8em 0 .2em}h2{font-size:1.3em;border-bottom:2px solid #d0d7de;padding-bottom:.2em;"
     "margin-top:1.6em}h3{font-size:1.08em;margin:1.2em 0 .4em}\n"
     "section.doc{margin-top:1em}.src{color:var(--na);font-size:.9em}\n"
+    "p.verdict{border:1px solid #d0d7de;border-left:6px solid var(--na);padding:6px 10px;margin:.5em 0;"
+    "overflow-wrap:anywhere}p.verdict.v-bad{border-left-color:var(--bad);color:inherit}"
+    "p.verdict.v-good{border-left-color:var(--good);color:inherit}p.verdict.v-na{color:inherit}"
+    "p.verdict .exit{color:var(--na)}\n"
     "table{border-collapse:collapse;margin:.4em 0 1em;width:100%;font-size:.92em}\n"
     "th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}\n"
     "td code,td.long{overflow-wrap:anywhere}section.matrix table{font-size:.85em}\n"
@@ -120,7 +125,7 @@ static const char style[] =
     "code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.92em}\n"
     "pre{background:#f6f8fa;padding:6px 8px;white-space:pre-wrap;overflow-wrap:anywhere;margin:.2em 0}\n"
     ".na{color:var(--na)}.v{font-weight:600;white-space:nowrap}.v-good{color:var(--good)}.v-bad{color:var(--bad)}"
-    ".v-warn{color:var(--warn)}.v-na{color:var(--na)}\n"
+    ".v-warn{color:var(--warn)}.v-na{color:var(--na)}p.v{white-space:normal;overflow-wrap:anywhere}\n"
     "tr.bad td:first-child{border-left:4px solid var(--bad)}tr.good td:first-child{border-left:4px solid var(--good)}"
     "tr.warn td:first-child{border-left:4px solid var(--warn)}\n"
     ".finding{border:1px solid #d0d7de;border-left:6px solid var(--na);padding:6px 10px;margin:.6em 0}"
@@ -197,6 +202,35 @@ static void csp_hash(char out[64])
     *o = '\0';
 }
 
+/* The verdict of document i in the words of its command (verdict.h), with the exit status the
+ * command gave: the first thing on the page. With several documents, each names its section. */
+static void verdict_banner(struct gv_buf *b, const struct gv_report_input *in, size_t i, size_t n)
+{
+    struct gv_doc_verdict v;
+    gv_verdict_of(in[i].doc, &v);
+    const char *cls = v.status > 0 ? "bad" : v.status == 0 ? "good" : "na";
+    gv_buf_printf(b, "<p class=\"verdict v-%s\" data-status=\"%d\">", cls, v.status);
+    if (n > 1) {
+        gv_buf_printf(b, "<a href=\"#doc%zu\">", i + 1);
+        gv_html_esc(b, find(in[i].doc)->title);
+        gv_buf_add(b, "</a>: ");
+    }
+    gv_buf_printf(b, "<span class=\"v v-%s\" data-word=\"%s\"><span aria-hidden=\"true\">%s</span> %s</span> <b>",
+                  cls, v.status > 0 ? "fail" : v.status == 0 ? "pass" : "none",
+                  v.status > 0 ? "\xe2\x9c\x97" : v.status == 0 ? "\xe2\x9c\x93" : "\xe2\x80\x93",
+                  v.status > 0 ? "found something" : v.status == 0 ? "nothing wrong" : "a record");
+    gv_html_esc(b, v.head);
+    gv_buf_add(b, "</b>");
+    if (v.why[0]) {
+        gv_buf_add(b, "<span class=\"why\">: ");
+        gv_html_esc(b, v.why);
+        gv_buf_add(b, "</span>");
+    }
+    if (v.status >= 0)
+        gv_buf_printf(b, " <span class=\"exit\">(the command exits %d)</span>", v.status);
+    gv_buf_add(b, "</p>\n");
+}
+
 static void page_title(struct gv_buf *b, const struct gv_report_input *in, size_t n, const char *title)
 {
     if (title) {
@@ -239,6 +273,8 @@ int gv_report_render(const struct gv_report_input *in, size_t n, const char *tit
     page_title(out, in, n, title);
     gv_buf_add(out, "</h1><p class=\"src\">Made by gpuvet " GPUVET_VERSION
                     " from the documents below; every number on this page is one they hold.</p>");
+    for (size_t i = 0; i < n; i++)
+        verdict_banner(out, in, i, n);
     if (n > 1) {
         gv_buf_add(out, "<nav class=\"toc\" aria-label=\"contents\"><ol>");
         for (size_t i = 0; i < n; i++) {
@@ -356,8 +392,18 @@ void gv_page_verdict(struct gv_page *p, const char *word)
     gv_buf_printf(p->b, "<span class=\"v v-%s\" data-word=\"", cls);
     gv_html_esc(p->b, word ? word : "");
     gv_buf_printf(p->b, "\"><span aria-hidden=\"true\">%s</span> ", sym);
-    gv_html_esc(p->b, word ? word : "unknown");
+    gv_page_label(p, word ? word : "unknown");
     gv_buf_add(p->b, "</span>");
+}
+
+void gv_page_label(struct gv_page *p, const char *key)
+{
+    char t[256];
+    snprintf(t, sizeof t, "%s", key ? key : "");
+    for (char *c = t; *c; c++)
+        if (*c == '_')
+            *c = ' ';
+    gv_html_esc(p->b, t);
 }
 
 void gv_page_kv(struct gv_page *p, const char *key, const char *value)

@@ -159,6 +159,43 @@ void gv_svg_bars(struct gv_page *p, const char *title, const char *desc, const c
     close_svg(p, title);
 }
 
+/* The labels of a curve's vertical marks, in rows from the top: a label goes into the
+ * first row where it overlaps no label already there, so that marks close together
+ * (culprits on neighbouring ops) never write over each other. */
+#define LABEL_ROWS 8
+#define LABEL_ROW_H 14.0
+#define LABELS_PER_ROW 64
+struct label_rows {
+    double x0[LABEL_ROWS][LABELS_PER_ROW], x1[LABEL_ROWS][LABELS_PER_ROW];
+    size_t n[LABEL_ROWS];
+};
+
+/* The width of a label in the 11 px figure font, generously (6.2 px a character, UTF-8
+ * continuation bytes not counted). */
+static double label_width(const char *s)
+{
+    double chars = 0;
+    for (; s && *s; s++)
+        chars += ((unsigned char)*s & 0xc0) != 0x80;
+    return chars * 6.2;
+}
+
+/* The row for a label spanning [x0, x1], marked taken; -1 when every row is taken there. */
+static int label_row(struct label_rows *r, double x0, double x1)
+{
+    for (int row = 0; row < LABEL_ROWS; row++) {
+        int free = r->n[row] < LABELS_PER_ROW;
+        for (size_t k = 0; free && k < r->n[row]; k++)
+            free = x1 + 4 < r->x0[row][k] || x0 > r->x1[row][k] + 4;
+        if (!free)
+            continue;
+        r->x0[row][r->n[row]] = x0;
+        r->x1[row][r->n[row]++] = x1;
+        return row;
+    }
+    return -1;
+}
+
 void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const double *x, size_t n,
                   const struct gv_series *s, size_t ns, const struct gv_mark *marks, size_t nm,
                   const char *xlabel, const char *ylabel)
@@ -193,6 +230,7 @@ void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const 
                   H - 22);
     gv_html_esc(p->b, xlabel);
     gv_buf_add(p->b, "</text>");
+    struct label_rows rows = {0};
     for (size_t i = 0; i < nm; i++) {
         if (!placeable(marks[i].x) || marks[i].x < xmin)
             continue;
@@ -201,10 +239,16 @@ void gv_svg_curve(struct gv_page *p, const char *title, const char *desc, const 
         gv_html_esc(p->b, marks[i].label);
         gv_buf_printf(p->b, "</title><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", mx, mx, MT,
                       MT + ph);
-        gv_buf_printf(p->b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", mx + (mx > W / 2 ? -3 : 3),
-                      MT + 10 + 11.0 * (double)(i % 4), mx > W / 2 ? "end" : "start");
-        gv_html_esc(p->b, marks[i].label);
-        gv_buf_add(p->b, "</text></g>");
+        int right = mx > W / 2;
+        double x0 = right ? mx - 3 : mx + 3, w = label_width(marks[i].label);
+        int row = label_row(&rows, right ? x0 - w : x0, right ? x0 : x0 + w);
+        if (row >= 0) { /* no free row: the line and its title (and the tables) still say it */
+            gv_buf_printf(p->b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x0,
+                          MT + 10 + LABEL_ROW_H * (double)row, right ? "end" : "start");
+            gv_html_esc(p->b, marks[i].label);
+            gv_buf_add(p->b, "</text>");
+        }
+        gv_buf_add(p->b, "</g>");
     }
     for (size_t j = 0; j < ns; j++) {
         gv_buf_printf(p->b, "<polyline class=\"line s%zu\" points=\"", j);

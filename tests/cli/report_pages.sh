@@ -8,7 +8,9 @@
 # Each page is loaded from file:// with JavaScript on and off: no console errors, no
 # request but the file, the values of the documents (read here with json), every figure
 # present, sorting, A4 printing without a table wider than the page, and a screenshot
-# per kind under $GV_TEST_TMP/report_pages/shots.
+# per kind under $GV_TEST_TMP/report_pages/shots; at 1280 px and on A4 each page's verdict
+# on the first screen, nothing wider than the page, and the verdict in the words
+# `compare` and `fleet compare` print.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 gv_workdir T
@@ -70,6 +72,17 @@ PY
 grep -q 's3cr3t-pw' mp.html && fail "the database password is on the page"
 grep -q 'postgresql://gpuvet:\*\*\*@db.example:5432/gpuvet' mp.html || fail "the database URL is not shown without its password"
 
+# every page opens with its verdict in the command's own words (src/report/verdict.c serves
+# both): compare's and fleet compare's verdict lines, as printed, are the pages' first lines
+verdict_is() { # PAGE LINE WHAT
+    local shown
+    shown=$(python3 "$GV_SRC/tests/report/verdict_line.py" "$1") || fail "$3: no verdict on the page"
+    [[ $shown == "$2" ]] || fail "$3: the page opens with '$shown', the command says '$2'"
+}
+rc=0; NO_COLOR=1 "$GPUVET" compare r1.json r2.json >c.txt || rc=$?
+[[ $rc == 1 ]] || fail "compare (text) exited $rc"
+verdict_is c.html "$(tail -1 c.txt)" compare
+
 # several documents on one page, each its own section
 "$GPUVET" report s.json c.json d.json m.json -o multi.html 2>/dev/null || fail "a page of four documents"
 python3 - multi.html <<'PY'
@@ -122,5 +135,8 @@ assert odd == [("node2", "numerics_outlier"), ("node3", "stack_drift"), ("node4"
 assert d["missing"] == [5] and d["nodes"] == 5, d
 PY
 page fleet fl.html fl.json
+rc=0; NO_COLOR=1 "$GPUVET" fleet compare fleet >fl.txt || rc=$?
+[[ $rc == 1 ]] || fail "fleet compare (text) exited $rc"
+verdict_is fl.html "$(head -1 fl.txt)" "fleet compare"
 ls "$T"/shots/*.png
 echo "report pages: all checks passed"

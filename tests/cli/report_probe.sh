@@ -43,7 +43,8 @@ d = json.load(open(sys.argv[1])); page = html.unescape(re.sub(r"<[^>]+>", "", op
 assert d["fingerprint_changes"] and d["signatures"] and d["causes"], "nothing to explain"
 for x in d["fingerprint_changes"] + d["signatures"]:
     assert x["text"] in page, x["text"]
-pos = [page.index(c["name"]) for c in d["causes"][:3]]
+body = page.index("schema gpuvet.compare")  # after the verdict the page opens with
+pos = [page.index(c["name"], body) for c in d["causes"][:3]]
 assert pos == sorted(pos), "the causes are not in the document's order"
 for c in d["causes"]:
     if c.get("cases_text"):

@@ -76,6 +76,13 @@ assert [(o["name"], o["status"] == "identical") for o in d["outputs"]] == \
     [("hidden.0", True), ("hidden.1", True), ("logits", False)], d["outputs"]
 assert d["outputs_status"] == "beyond_rounding" and d["call_changes"], d
 PY
+# bisect's verdict line, as printed, is the words its page opens with (src/report/verdict.c)
+rc=0
+PYTHONPATH=$T/gelu NO_COLOR=1 "$GPUVET" torch bisect a.gvcap --python "$HOST_PY" >bi.txt 2>bi.err || rc=$?
+[[ $rc == 1 ]] || fail "bisect (text) with the GELU swap exited $rc: $(cat bi.err)"
+"$GPUVET" report bi.json -o bi-verdict.html 2>/dev/null || fail "report of bi.json"
+shown=$(python3 "$GV_SRC/tests/report/verdict_line.py" bi-verdict.html) || fail "no verdict on the bisect page"
+[[ $shown == "$(tail -1 bi.txt)" ]] || fail "the bisect page opens with '$shown', bisect says '$(tail -1 bi.txt)'"
 for k in capture:a.gvcap capture-compare:cc.json bisect:bi.json capture:kw-a.gvcap capture-compare:kw-cc.json \
     bisect:kw-bi.json; do
     kind=${k%%:*} doc=${k#*:} page=${doc%.*}-page

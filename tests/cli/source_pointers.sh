@@ -2,22 +2,21 @@
 # Every path of this repository that the sources and documents name exists:
 # a comment or a page that points at a moved or deleted file is stale.
 # (Placeholders in capitals such as r_NAME.c, paths behind a variable or inside
-# another project, and the facts documents kept beside the repository in
-# shared/docs are not pointers into this tree.)
+# another project, and the facts documents and seeds in docs/facts and docs/seeds, which
+# quote other projects' paths, are not pointers into this tree.)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$GV_SRC"
-shared_facts='^docs/(rocm-facts|numerics-methods|anchor-tools|torch-bisect-anchors|bench-anchors|fleet-images-anchors|style-anchors|DESIGN)\.md$'
 files=$(find src python tests docs scripts README.md CMakeLists.txt -type f \
              \( -name '*.[ch]' -o -name '*.py' -o -name '*.md' -o -name '*.sh' -o -name '*.bash' \
                 -o -name '*.cu' -o -name '*.txt' -o -name '*.1' \) \
-             -not -path 'tests/fuzz/corpus/*' -not -path 'tests/data/*' | sort)
+             -not -path 'tests/fuzz/corpus/*' -not -path 'tests/data/*' \
+             -not -path 'docs/facts/*' -not -path 'docs/seeds/*' | sort)
 [[ -n $files ]] || fail "no sources found under $GV_SRC"
 stale=0 named=0
 while IFS=: read -r file path; do
     named=$((named + 1))
     [[ $path =~ [A-Z]{2,} ]] && continue
-    [[ $path =~ $shared_facts ]] && continue
     [[ -e $path ]] && continue
     echo "stale: $file names $path, which does not exist" >&2
     stale=$((stale + 1))

@@ -10,7 +10,9 @@ network request but the file itself, a non-blank page and a screenshot
 (OUTDIR/PAGE.png), every figure (SVG) present with a title, a description and
 drawn marks, with JavaScript off the page still complete (and the sorting
 script really off), sorting with it on, and printing on A4 (OUTDIR/PAGE.pdf)
-with no table wider than the page.
+with no table wider than the page. At 1280 px and at A4 width the verdict of each
+document is in the header, on the first screen, with the status the document's
+command exits with, and no element is wider than the viewport.
 
 KIND: snapshot image results compare doctor diff matrix capture capture-compare bisect
 bench bench-compare verify fleet hostile multi (image: a snapshot with an "image" section,
@@ -153,6 +155,76 @@ return Array.from(t.tBodies[0].rows).map(r => r.cells[col].getAttribute('data-v'
     check(finite == sorted(finite), "%s: sorting by a numeric column did not sort: %s" % (tag, vals[:10]))
 
 
+WIDE_JS = r"""
+const w = document.documentElement.clientWidth;
+const name = e => e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined ? '.' + e.className.split(' ').join('.') : '');
+return [document.documentElement.scrollWidth, w, Array.from(document.querySelectorAll('body *'))
+  .filter(e => e.getBoundingClientRect().width > 0 && (e.getBoundingClientRect().right > w + 1 ||
+               (!(e instanceof SVGElement) && e.getBoundingClientRect().left + e.scrollWidth > w + 1)))
+  .slice(-5).map(e => [name(e), Math.round(e.getBoundingClientRect().right), (e.textContent || '').slice(0, 60)])];
+"""
+
+VERDICT_JS = r"""
+window.scrollTo(0, 0);
+const v = Array.from(document.querySelectorAll('p.verdict'));
+return v.map(p => { const r = p.getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, status: p.getAttribute('data-status'), text: p.innerText,
+          head: (p.querySelector('b') || {}).textContent || '', inHeader: !!p.closest('header')}; });
+"""
+
+
+def want_status(d):
+    """The exit status the document's command gives (README, "Exit codes"), from the
+    document itself: 1 found something, 0 nothing wrong, -1 a record without verdict."""
+    s = d.get("schema")
+    sm = d.get("summary") or {}
+    if s == "gpuvet.results":
+        return int(sm["pass"] < sm["cases"])
+    if s in ("gpuvet.compare", "gpuvet.bisect", "gpuvet.capture-compare"):
+        return int(bool(d["flagged"]))
+    if s == "gpuvet.fleet":
+        return int(sm["odd"] + sm["missing"] > 0)
+    if s == "gpuvet.doctor":
+        return int(sm["errors"] > 0)
+    if s == "gpuvet.diff":
+        return int(len(d["changes"]) > 0)
+    if s == "gpuvet.verify":
+        return int(not d["ok"])
+    if s == "gpuvet.bench":
+        return int(any(r["status"] in ("failed", "error", "timeout") for r in d["results"]))
+    return -1
+
+
+def first_screen(b, tag, height, docs=None):
+    """The verdict of every document is in the page's header and within the first screen
+    (height px from the top), with the status its command exits with; nothing is wider
+    than the viewport."""
+    got = b.js(VERDICT_JS)
+    check(got, "%s: no verdict on the page" % tag)
+    for v in got:
+        check(v["inHeader"] and v["top"] >= 0 and v["bottom"] <= height,
+              "%s: the verdict %r is not on the first screen (%d-%d px of %d)" %
+              (tag, v["text"][:80], v["top"], v["bottom"], height))
+    if docs is not None:
+        want = [str(want_status(d)) for d in docs]
+        check([v["status"] for v in got] == want, "%s: verdict statuses %s, the documents say %s" %
+              (tag, [v["status"] for v in got], want))
+    over = b.js(r"""
+const out = [];
+document.querySelectorAll('svg').forEach(svg => {
+  const r = Array.from(svg.querySelectorAll('g.mark text')).map(t => [t.getBoundingClientRect(), t.textContent]);
+  for (let i = 0; i < r.length; i++) for (let j = i + 1; j < r.length; j++) {
+    const a = r[i][0], b = r[j][0];
+    if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) out.push([r[i][1], r[j][1]]);
+  }
+});
+return out.slice(0, 3);""")
+    check(not over, "%s: labels of marks on a figure overlap: %s" % (tag, over))
+    sw, w, wide = b.js(WIDE_JS)
+    check(sw <= w and not wide, "%s: wider than the %d px viewport (%d px): %s" % (tag, w, sw, wide))
+    return got
+
+
 def print_fits(b, tag):
     """Print media at A4 text width (210 mm - 2 x 12 mm at 96 dpi = 703 px): no table
     may stick out of the page; and a real A4 PDF is made."""
@@ -165,6 +237,7 @@ return Array.from(document.querySelectorAll('table')).map(t => [t.getBoundingCli
   (t.querySelector('caption,th') || {}).textContent]).filter(x => x[0] > x[1] + 1);
 """)
     check(not over, "%s: tables wider than an A4 page: %s" % (tag, over[:3]))
+    first_screen(b, tag + " (A4)", 1000)
     pdf = b.print_pdf(os.path.join(OUT, NAME + ".pdf"))
     check(pdf[:5] == b"%PDF-" and len(pdf) > 2000, "%s: no A4 PDF" % tag)
     b.cdp("Emulation.clearDeviceMetricsOverride")
@@ -663,8 +736,10 @@ def kind_fleet(b, d, tag):
     sm = d["summary"]
     check_summary(b, dict(sm, nodes=d["nodes"], ranks_expected=d["ranks_expected"]), tag)
     g = b.js(FLEET_JS)
-    want = ("no odd node of %d" % d["nodes"] if sm["odd"] == 0 and sm["missing"] == 0 else
-            "%d odd node%s of %d" % (sm["odd"], "" if sm["odd"] == 1 else "s", d["nodes"]))
+    # in fleet compare's own words (src/cli/fleet_out.c): odd and missing ranks of those expected
+    bad = sm["odd"] + sm["missing"]
+    want = ("no odd node of %d" % d["ranks_expected"] if bad == 0 else
+            "%d odd node%s of %d" % (bad, "" if bad == 1 else "s", d["ranks_expected"]))
     check(g["verdict"].startswith(want), "%s: verdict %r, want %r" % (tag, g["verdict"], want))
     check(len(g["groups"]) == len(d["groups"]), "%s: %d groups for %d" % (tag, len(g["groups"]), len(d["groups"])))
     odd_shown = 0
@@ -738,6 +813,7 @@ def main():
         b.cdp("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1,
                                                       "mobile": False})
         b.screenshot(png)
+        first_screen(b, KIND + " (1280 px)", 900, [doc] if KIND not in ("multi", "hostile") else None)
         b.cdp("Emulation.clearDeviceMetricsOverride")
         check(png_not_blank(png), "%s: the screenshot is blank" % KIND)
         print_fits(b, KIND)

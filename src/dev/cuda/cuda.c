@@ -32,7 +32,7 @@ static int sticky(CUresult r) { return r >= 700 && r < 800; }
 
 static const struct gv_gpu_timing cuda_timing; /* below: gpuvet bench's primitives */
 
-/* PyTorch's Lt workspace variable (KiB) and its CUDA default (rocm-facts.md) */
+/* PyTorch's Lt workspace variable (KiB) and its CUDA default (docs/facts/rocm-facts.md) */
 #define LT_WORKSPACE_ENV "CUBLASLT_WORKSPACE_SIZE"
 #define LT_WORKSPACE_DEFAULT (1u << 20)
 

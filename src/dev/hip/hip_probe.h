@@ -1,5 +1,5 @@
 /* The HIP runtime and hipRTC without a device: what can be proven on a
- * machine with no AMD GPU (DESIGN.md "Testing"). */
+ * machine with no AMD GPU. */
 #ifndef GV_DEV_HIP_PROBE_H
 #define GV_DEV_HIP_PROBE_H
 

@@ -4,7 +4,7 @@
  * ("no ROCm-capable device is detected"), hipErrorNotReady = 600,
  * hipErrorIllegalAddress = 700, hipErrorLaunchFailure = 719.
  * hipGetDeviceProperties changed its struct in ROCm 6 (hipDeviceProp_tR0600,
- * exported as hipGetDevicePropertiesR0600; rocm-facts.md); gpuvet never reads
+ * exported as hipGetDevicePropertiesR0600; docs/facts/rocm-facts.md); gpuvet never reads
  * that struct by layout: it passes a large zeroed buffer and takes the
  * NUL-terminated "gfx..." string (gcnArchName) from it. */
 #ifndef GV_DEV_SYMS_HIP_H
