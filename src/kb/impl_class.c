@@ -23,7 +23,7 @@
  *      MatrixInstruction runs MFMA (matrix cores), one without runs on the
  *      vector ALUs (Tensile docs, "Kernel parameters": MatrixInstruction).
  *      Types: "HHS"/"HSS" fp16 in, fp32 compute; "BBS"/"BSS" bf16.
- *  [N] /work/shared/docs/numerics-methods.md §5: PyTorch allow_tf32 on ROCm ->
+ *  [N] docs/facts/numerics-methods.md §5: PyTorch allow_tf32 on ROCm ->
  *      hipBLASLt HIPBLAS_COMPUTE_32F_FAST_TF32 -> CDNA3 v_mfma_f32_*_xf32; cuBLAS
  *      BF16x9 fp32 emulation (CUBLAS_COMPUTE_32F_EMULATED_16BFX9, S12).
  *  [G] gpuvet's own impl strings (src/dev/gpu_run.c: "kernel gv_...") and the
@@ -54,7 +54,7 @@ enum {
 static const struct kb_impl_class classes[C_N] = {
     [C_GPUVET] = {"gpuvet-kernel", "gpuvet kernel", "[G] src/dev/gpu_run.c"},
     [C_BF16X9] = {"bf16x9-emulation", "fp32 emulated with BF16 tensor ops (BF16x9)",
-                  "[N] numerics-methods.md §5 (S12)"},
+                  "[N] docs/facts/numerics-methods.md §5 (S12)"},
     [C_FP8] = {"fp8-tensor-op", "FP8 tensor-op kernel", "[C] CUTLASS type names e4m3/e5m2"},
     [C_HALF] = {"half-tensor-op", "fp16/bf16 tensor-op kernel",
                 "[C] CUTLASS names, [X] xmma math types, [T] Tensile types"},

@@ -1,5 +1,5 @@
 /* A bit-accurate model of one GEMM output element as a matrix unit computes
- * it with block fused multiply-adds (numerics-methods.md §1-§2a, §3: Fasi et
+ * it with block fused multiply-adds (docs/facts/numerics-methods.md §1-§2a, §3: Fasi et
  * al. 2021, Khattak & Mikaitis HPEC 2025, Blanchard et al. 2020, MMA-Sim):
  *
  *   1. each input is flushed (input subnormals) and reduced to in_frac_bits;
