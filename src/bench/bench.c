@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/globs.h"
 #include "bench/coll.h"
+#include "bench/load.h"
 #include "bench/topo.h"
 #include "dev/bench_dev.h"
 #include "dev/kind.h"
@@ -426,7 +428,7 @@ static int measure(struct run *r, const struct item *it, json_t *results)
     json_array_append_new(results, o);
     struct gv_err err = {0};
     struct gv_bw *w = NULL;
-    char impl[512] = "";
+    char impl[2048] = ""; /* a worker's description whole, not cut at 511 */
     int rc = r->be->prepare(r->d, &it->spec, &w, impl, sizeof impl, &err);
     if (rc == GV_E_UNSUPPORTED) {
         set_status(o, "unsupported", err.msg);
@@ -434,7 +436,7 @@ static int measure(struct run *r, const struct item *it, json_t *results)
     }
     double *v = NULL;
     int iters = 0, ok = 0;
-    char what[512] = "";
+    char what[2048] = "";
     if (rc)
         goto fail;
     json_object_set_new(o, "impl", json_string(impl));
@@ -508,14 +510,16 @@ static int interleave(struct run *r, struct gv_bw *wa, struct gv_bw *wb, const s
 static json_t *verdict_text(const char *route, const struct shape *sh, int rounds,
                             const struct gv_bench_ab *ab, double mf, double mb)
 {
-    char text[512];
     const char *then = !ab->clear ? "no clear difference (the spread covers it): either will do"
                        : ab->ratio > 1 ? "prefer bf16"
                                        : "prefer fp16";
-    snprintf(text, sizeof text, "bf16 is %.2fx the speed of fp16 here (%s, %lldx%lldx%lld, %d "
-             "interleaved rounds, medians %.1f and %.1f TFLOP/s): %s", ab->ratio, route, sh->m,
-             sh->n, sh->k, rounds, mb, mf, then);
-    return json_pack("{s:s,s:f,s:b,s:i,s:f,s:f,s:s}", "text", text, "ratio", ab->ratio, "clear",
+    char fb[64], ff[64];
+    json_t *text = json_sprintf("bf16 is %.2fx the speed of fp16 here (%s, %lldx%lldx%lld, %d "
+                                "interleaved rounds, medians %s and %s): %s", ab->ratio, route,
+                                sh->m, sh->n, sh->k, rounds,
+                                gv_bench_format_figure(mb, "TFLOP/s", fb, sizeof fb),
+                                gv_bench_format_figure(mf, "TFLOP/s", ff, sizeof ff), then);
+    return json_pack("{s:o,s:f,s:b,s:i,s:f,s:f,s:s}", "text", text, "ratio", ab->ratio, "clear",
                      ab->clear, "rounds", rounds, "fp16_median", mf, "bf16_median", mb, "route",
                      route);
 }
@@ -531,7 +535,7 @@ static json_t *fp16_vs_bf16(struct run *r, const char *route, const struct shape
     sb.dtype = GV_BF16;
     struct gv_bw *wa = NULL, *wb = NULL;
     struct gv_err err = {0};
-    char impl[512];
+    char impl[2048];
     int rounds = r->z->rounds;
     double va[16], vb[16];
     json_t *o = json_object();
@@ -595,6 +599,24 @@ static json_t *best_gemm(json_t *results)
         json_array_append_new(best, o);
     }
     return best;
+}
+
+/* The largest spread of an ok result, and its id. */
+static double max_spread(json_t *results, const char **id)
+{
+    double top = NAN;
+    size_t i;
+    json_t *r;
+    *id = NULL;
+    json_array_foreach(results, i, r) {
+        json_t *sp = json_object_get(r, "spread");
+        if (strcmp(json_string_value(json_object_get(r, "status")) ?: "", "ok") != 0 ||
+            !json_is_number(sp) || !isfinite(json_number_value(sp)))
+            continue;
+        if (isnan(top) || json_number_value(sp) > top)
+            top = json_number_value(sp), *id = json_string_value(json_object_get(r, "id"));
+    }
+    return top;
 }
 
 static json_t *method(const struct sizes *z, const char *timer)
@@ -661,6 +683,10 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
         return rc;
     const struct gv_bench_backend *be = kind->bench;
     double t0 = now();
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    struct gv_bench_load load = {.ncpu = ncpu > 0 ? (int)ncpu : -1, .load1_before = NAN,
+                                 .load1_after = NAN};
+    gv_bench_load_read("/", 1, &load);
     json_t *desc = be->describe(d);
     const char *spec = o->device ? o->device : kind->name;
     int cpu = gv_dev_spec_on_host(spec);
@@ -745,6 +771,10 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
                             json_pack("{s:s}", "skipped", kind->no_collectives
                                                               ? kind->no_collectives
                                                               : "the run stopped at a fault"));
+    gv_bench_load_read("/", 0, &load);
+    const char *spread_id;
+    double spread = max_spread(results, &spread_id);
+    json_object_set_new(doc, "machine_load", gv_bench_load_judge(&load, spread, spread_id));
     json_object_set_new(doc, "seconds", json_real(now() - t0));
     *doc_out = doc;
     return GV_OK;

@@ -102,6 +102,40 @@ static json_t *metrics_json(const struct gv_metrics *m)
     return o;
 }
 
+size_t gv_case_signatures(const struct gv_case_result *r, const struct kb_numsig **out,
+                          size_t max, double *expected)
+{
+    *expected = 0;
+    if (r->verdict != GV_FAIL || !r->measured)
+        return 0;
+    const struct gv_case *c = &r->entry->c;
+    const char *compute = gv_dtype_name(c->compute_dtype), *outd = gv_dtype_name(c->out_dtype);
+    *expected = kb_numsig_expected_bits(compute, outd);
+    const struct gv_metrics *m = &r->m;
+    struct kb_numsig_case k = {c->id, gv_op_name(c->op), gv_dtype_name(c->in_dtype), compute, outd,
+                               *expected, m->eff_bits, m->mean_signed,
+                               isfinite(m->mean_abs) && isfinite(m->mean_toward_zero),
+                               m->mean_toward_zero, m->mean_abs,
+                               m->nan_count > 0 || m->inf_count > 0};
+    return kb_numsig_match(&k, out, max);
+}
+
+/* "signatures" of a failing case: what its error looks like, and against what. */
+static json_t *signatures_json(const struct gv_case_result *r)
+{
+    const struct kb_numsig *sig[3];
+    double expected;
+    size_t n = gv_case_signatures(r, sig, 3, &expected);
+    json_t *o = json_object(), *matches = json_array();
+    json_object_set_new(o, "judged_against", json_string("the fp64 reference (this run alone)"));
+    json_object_set_new(o, "expected_bits", json_real(expected));
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(matches, json_pack("{s:s, s:s, s:s}", "id", sig[i]->id, "text",
+                                                 sig[i]->text, "source", sig[i]->source));
+    json_object_set_new(o, "matches", matches);
+    return o;
+}
+
 static json_t *case_json(const struct gv_case_result *r, int outputs_saved)
 {
     const struct gv_case *c = &r->entry->c;
@@ -133,6 +167,8 @@ static json_t *case_json(const struct gv_case_result *r, int outputs_saved)
         json_object_set_new(b, "max_abs", num(r->bound_max));
         json_object_set_new(b, "max_rel_to_scale", num(r->bound_rel));
         json_object_set_new(o, "bound", b);
+        if (r->verdict == GV_FAIL)
+            json_object_set_new(o, "signatures", signatures_json(r));
     } else {
         json_object_set_new(o, "metrics", json_null());
         json_object_set_new(o, "bound", json_null());

@@ -9,6 +9,7 @@
 
 #include "base/err.h"
 #include "check/runner.h"
+#include "kb/numsig.h"
 
 #define GV_RESULTS_SCHEMA "gpuvet.results"
 #define GV_RESULTS_SCHEMA_VERSION 1
@@ -23,6 +24,16 @@ struct gv_results_meta {
     const char *outputs_file; /* --save-outputs path or NULL */
     json_t *probe;            /* check --probe: the fingerprint (borrowed) or NULL */
 };
+
+/* What a failing case's error looks like (kb/numsig.h), the run judged alone
+ * against the fp64 reference: the case's measured bits against the bits a
+ * correct implementation keeps in its compute and output formats
+ * (kb_numsig_expected_bits, *expected), its bias and its NaN/Inf. Only for a
+ * case that ran, was measured and failed; 0 (and *expected 0) otherwise.
+ * Returns the count of signatures written to out (at most max), most specific
+ * first. */
+size_t gv_case_signatures(const struct gv_case_result *r, const struct kb_numsig **out,
+                          size_t max, double *expected);
 
 /* Builds the document (new reference). */
 json_t *gv_results_build(const struct gv_results_meta *meta, const struct gv_case_result *r,

@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "bench/bench.h"
+#include "bench/load.h"
 #include "cli/cli.h"
 #include "dev/kind.h"
 #include "dev/vendor.h"
@@ -68,8 +69,9 @@ static const char *fmt_value(const json_t *r, char *buf, size_t n)
 {
     double v = json_real_value(json_object_get(r, "value"));
     double sp = json_real_value(json_object_get(r, "spread"));
-    const char *unit = json_string_value(json_object_get(r, "unit"));
-    snprintf(buf, n, "%10.*f %-7s ±%4.1f%%", v >= 100 ? 1 : 2, v, unit ? unit : "",
+    double fv;
+    const char *unit = gv_bench_fit_unit(v, json_string_value(json_object_get(r, "unit")), &fv);
+    snprintf(buf, n, "%10.*f %-7s ±%4.1f%%", fv >= 100 ? 1 : 2, fv, unit,
              isfinite(sp) ? 50 * sp : 0.0);
     return buf;
 }
@@ -92,6 +94,20 @@ static void print_result(const json_t *r)
     }
 }
 
+/* The machine was busy: said first and last, so the figures are read with it. */
+static void print_busy(const json_t *doc)
+{
+    const json_t *ml = json_object_get(doc, "machine_load");
+    if (!json_is_true(json_object_get(ml, "busy")))
+        return;
+    printf("%swarning: the machine was busy while this ran; these figures are not reliable:%s\n",
+           cli_yellow(), cli_reset());
+    size_t i;
+    json_t *w;
+    json_array_foreach(json_object_get(ml, "why"), i, w)
+        printf("%s  - %s%s\n", cli_yellow(), json_string_value(w), cli_reset());
+}
+
 static void print_doc(const json_t *doc)
 {
     const json_t *dev = json_object_get(doc, "device");
@@ -103,6 +119,7 @@ static void print_doc(const json_t *doc)
     const char *note = json_string_value(json_object_get(doc, "device_note"));
     if (note)
         printf("%s%s%s\n", cli_dim(), note, cli_reset());
+    print_busy(doc);
     const char *group = "";
     size_t i;
     json_t *r;
@@ -119,8 +136,10 @@ static void print_doc(const json_t *doc)
         printf("\n%sbest GEMM per precision%s\n", cli_bold(), cli_reset());
         json_array_foreach(best, i, r) {
             json_t *op = json_object_get(r, "of_peak");
-            printf("  %-7s %8.1f TFLOP/s  %s", json_string_value(json_object_get(r, "dtype")),
-                   json_real_value(json_object_get(r, "tflops")),
+            char fig[64];
+            gv_bench_format_figure(json_real_value(json_object_get(r, "tflops")), "TFLOP/s", fig,
+                                   sizeof fig);
+            printf("  %-7s %16s  %s", json_string_value(json_object_get(r, "dtype")), fig,
                    json_string_value(json_object_get(r, "id")));
             if (op)
                 printf("  (%.0f%% of peak)", 100 * json_real_value(op));
@@ -145,6 +164,9 @@ static void print_doc(const json_t *doc)
     const char *stopped = json_string_value(json_object_get(doc, "stopped"));
     if (stopped)
         printf("%s%s%s\n", cli_red(), stopped, cli_reset());
+    if (json_is_true(json_object_get(json_object_get(doc, "machine_load"), "busy")))
+        printf("\n");
+    print_busy(doc);
 }
 
 static int count(const json_t *doc, const char *status)

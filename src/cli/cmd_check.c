@@ -156,6 +156,23 @@ static const char *verdict_color(enum gv_verdict v)
     return v == GV_PASS ? cli_green() : v == GV_SKIPPED ? cli_yellow() : cli_red();
 }
 
+/* Under a FAIL: what its error looks like, as a skip says why (results.h). */
+static void print_signatures(const struct gv_case_result *x)
+{
+    const struct kb_numsig *sig[3];
+    double expected;
+    size_t ns = gv_case_signatures(x, sig, 3, &expected);
+    if (x->verdict != GV_FAIL || !x->measured)
+        return;
+    if (!ns)
+        printf("    %slooks like: no error signature gpuvet knows (%.1f effective bits where a "
+               "correct result keeps about %.0f)%s\n",
+               cli_dim(), x->m.eff_bits, expected, cli_reset());
+    for (size_t i = 0; i < ns; i++)
+        printf("    %slooks like %s: %s [%s]%s\n", cli_dim(), sig[i]->id, sig[i]->text,
+               sig[i]->source, cli_reset());
+}
+
 static void print_table(const struct gv_case_result *r, size_t n, const char *device_line)
 {
     static const char *const vnames[] = {"pass", "FAIL", "ERROR", "skipped"};
@@ -181,6 +198,7 @@ static void print_table(const struct gv_case_result *r, size_t n, const char *de
                cli_reset(), x->det_checked && !x->det_identical ? " (not run-to-run identical)" : "");
         if (x->status)
             printf("    %s%s%s\n", cli_dim(), x->error, cli_reset());
+        print_signatures(x);
     }
     printf("\n%zu cases: %s%zu passed%s, %s%zu failed%s, %zu errors, %zu skipped", n, cli_green(),
            count[GV_PASS], cli_reset(), count[GV_FAIL] ? cli_red() : "", count[GV_FAIL],
@@ -441,11 +459,11 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
         if (o->json) {
             rc = cli_emit_json(doc, NULL);
         } else {
-            char line[512];
             const char *name = json_string_value(json_object_get(desc, "name"));
-            snprintf(line, sizeof line, "device: %s%s%s", name ? name : be->name,
-                     note[0] ? " — " : "", note);
-            print_table(res, n, line);
+            json_t *line = json_sprintf("device: %s%s%s", name ? name : be->name,
+                                        note[0] ? " — " : "", note); /* whole, never cut */
+            print_table(res, n, json_string_value(line) ?: "device: ?");
+            json_decref(line);
             print_frameworks(json_object_get(desc, "frameworks"));
         }
     }

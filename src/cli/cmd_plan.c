@@ -75,11 +75,39 @@ static int emit_text(const char *text, const char *format, const char *output)
     return GV_EXIT_OK;
 }
 
+/* A partial plan (it leaves differences outside the GPU stack as they are) is
+ * generated, and says so on stderr: how many, and where they are listed. */
+static void say_partial(const json_t *plan)
+{
+    const json_t *left = json_object_get(plan, "not_rolled_back");
+    size_t n = json_array_size(left);
+    if (!n)
+        return;
+    fprintf(stderr, "gpuvet plan: partial: %zu difference%s %s not rolled back (outside the GPU "
+            "stack), listed in the plan's not_rolled_back:\n", n, n == 1 ? "" : "s",
+            n == 1 ? "is" : "are");
+    size_t i;
+    json_t *d;
+    json_array_foreach(left, i, d) {
+        if (i == 5) {
+            fprintf(stderr, "  ... and %zu more\n", n - 5);
+            break;
+        }
+        const char *b = json_string_value(json_object_get(d, "before"));
+        const char *a = json_string_value(json_object_get(d, "after"));
+        fprintf(stderr, "  %s: %s -> %s\n", json_string_value(json_object_get(d, "subject")),
+                b ? b : "(absent)", a ? a : "(absent)");
+    }
+}
+
 /* Prints or writes the plan (taking it) in its format; an incomplete plan's
- * problems instead, exit 1. */
+ * problems instead, exit 1. A partial one is written, and says what it leaves. */
 static int emit_plan(json_t *plan, const char *format, const char *output)
 {
-    int rc, complete = json_is_true(json_object_get(plan, "complete"));
+    const char *status = json_string_value(json_object_get(plan, "status"));
+    int rc, complete = json_is_true(json_object_get(plan, "complete")) ||
+                       (status && !strcmp(status, "partial"));
+    say_partial(plan);
     if (!strcmp(format, "json")) {
         rc = cli_emit_json(plan, output);
         json_decref(plan);

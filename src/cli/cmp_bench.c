@@ -7,6 +7,7 @@
 
 #include "bench/bench.h"
 #include "bench/compare.h"
+#include "bench/load.h"
 #include "cli/cli.h"
 #include "store/junit.h"
 
@@ -28,8 +29,11 @@ static void value_str(const json_t *r, const char *status, double v, const char 
         snprintf(out, n, "-");
     else if (strcmp(status, "ok") != 0 || !isfinite(v))
         snprintf(out, n, "%s", status);
-    else
-        snprintf(out, n, "%.4g %s", v, unit);
+    else {
+        double fv;
+        const char *u = gv_bench_fit_unit(v, unit, &fv);
+        snprintf(out, n, "%.4g %s", fv, u);
+    }
 }
 
 static int shown(const struct gv_bcmp_case *x, int all)
@@ -107,6 +111,21 @@ static void print_causes(const struct gv_bench_compare *c)
             printf("     %sa known effect, but on none of the regressed results%s\n", cli_dim(),
                    cli_reset());
     }
+}
+
+/* A side that ran on a busy machine (bench/load.h) says so before its figures are compared. */
+static void print_busy(const json_t *doc, const char *side, const char *path)
+{
+    const json_t *ml = json_object_get(doc, "machine_load");
+    if (!json_is_true(json_object_get(ml, "busy")))
+        return;
+    printf("%swarning:%s %s (%s) ran on a busy machine, its figures are not reliable:\n",
+           cli_yellow(), cli_reset(), side, path);
+    size_t i;
+    json_t *w;
+    json_array_foreach(json_object_get(ml, "why"), i, w)
+        if (json_is_string(w))
+            printf("  - %s\n", json_string_value(w));
 }
 
 static void print_human(const struct gv_bench_compare *c, const char *a, const char *b, int all)
@@ -189,8 +208,11 @@ int cli_compare_bench(const struct cli_compare_opts *o)
         if (erc)
             rc = erc;
     }
-    if (cli_out_text(&out))
+    if (cli_out_text(&out)) {
         print_human(&c, a, b, o->all);
+        print_busy(da, "A", a);
+        print_busy(db, "B", b);
+    }
     gv_bench_compare_free(&c);
     json_decref(da);
     json_decref(db);

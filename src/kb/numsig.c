@@ -1,7 +1,11 @@
 /* Error signatures of degraded cases (numsig.h). */
 #include "kb/numsig.h"
 
+#include <math.h>
 #include <string.h>
+
+#include "num/fp.h"
+#include "num/types.h"
 
 enum { SIG_FTZ, SIG_TRUNC, SIG_DOWN, SIG_TF32, SIG_BF16, SIG_NARROW, SIG_NONFINITE, SIG_N };
 
@@ -74,6 +78,18 @@ size_t kb_numsig_match(const struct kb_numsig_case *c, const struct kb_numsig **
         ADD(SIG_DOWN);
 #undef ADD
     return n;
+}
+
+static double format_bits(const char *name)
+{
+    int t = gv_dtype_from_name(name);
+    return t < 0 ? 0 : -log2(gv_fp_unit_roundoff((enum gv_dtype)t));
+}
+
+double kb_numsig_expected_bits(const char *compute, const char *out)
+{
+    double c = format_bits(compute), o = format_bits(out);
+    return c <= 0 || o <= 0 ? 0 : c < o ? c : o;
 }
 
 /* docs/facts/numerics-methods.md §5: each switch and the work it acts on. */

@@ -26,6 +26,15 @@ struct kb_numsig_case {
  * returns the count. */
 size_t kb_numsig_match(const struct kb_numsig_case *c, const struct kb_numsig **out, size_t max);
 
+/* One run judged alone (gpuvet check, no before-file): the effective bits a
+ * correct implementation keeps against the fp64 reference, to stand for
+ * bits_before: the precision p of the narrower of the compute and output
+ * formats (unit roundoff 2^-p; numerics-methods.md §6: the error of a correct
+ * result is a few units of that roundoff). The inputs are exact in their own
+ * format (the reference is computed from them), so the input format does not
+ * lower it. 0 when a format is unknown. */
+double kb_numsig_expected_bits(const char *compute, const char *out);
+
 /* Whether a variable with a known numerics effect (check/compare.c's notes) can
  * have changed a case of this op and input format: TF32 switches act on fp32
  * GEMM/convolution, the fp16 alternate implementation on fp16 GEMM/conv, the

@@ -8,6 +8,7 @@
 #include "base/buf.h"
 #include "base/fs.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "plan/pkg.h"
 #include "plan/run.h"
 
@@ -28,7 +29,36 @@ static int is_rpm(const json_t *snap)
     return m && !strcmp(m, "rpm");
 }
 
-/* name[:arch] -> item for installed packages (only the GPU ones when gpu_only). */
+/* The distribution's PyTorch: the framework layer of the stack (diff names its
+ * change "torch version (/usr/lib/python3/dist-packages)"), installed by the
+ * package manager, not by pip. A name matches when it is an entry or starts
+ * with one followed by a digit, '-', '.' or '+' (libtorch2.6, python3-torch-cuda). */
+static int is_framework_pkg(const char *name)
+{
+    static const char *const names[] = {"python3-torch",      "python3-torchvision",
+                                        "python3-torchaudio", "python3-triton",
+                                        "libtorch",           "libtorch-cuda",
+                                        "libtorch-rocm"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(name, names[i], n) != 0)
+            continue;
+        char c = name[n]; /* the prefix matched: name is at least n long */
+        if (c == '\0' || c == '-' || c == '.' || c == '+' || (c >= '0' && c <= '9'))
+            return 1;
+    }
+    return 0;
+}
+
+/* Packages the plan rolls back: the GPU stack's (the snapshot's gpu flag) and
+ * the distribution's framework packages. */
+static int is_stack_pkg(const json_t *it)
+{
+    const char *name = json_string_value(json_object_get(it, "name"));
+    return json_is_true(json_object_get(it, "gpu")) || (name && is_framework_pkg(name));
+}
+
+/* name[:arch] -> item for installed packages (only the stack's when gpu_only). */
 static json_t *installed_packages(const json_t *snap, int gpu_only)
 {
     json_t *map = json_object();
@@ -38,7 +68,7 @@ static json_t *installed_packages(const json_t *snap, int gpu_only)
     {
         const char *name = json_string_value(json_object_get(it, "name"));
         const char *state = json_string_value(json_object_get(it, "state"));
-        if (!name || (gpu_only && !json_is_true(json_object_get(it, "gpu"))))
+        if (!name || (gpu_only && !is_stack_pkg(it)))
             continue;
         if (state && strcmp(state, "installed"))
             continue;
@@ -379,11 +409,11 @@ static int apt_targets(json_t *plan, const json_t *baseline, const json_t *curre
                  ver);
         char hold[300];
         snprintf(hold, sizeof hold, "%s%s%s", name, foreign ? ":" : "", foreign ? arch : "");
-        json_array_append_new(holds, json_string(hold));
         json_t *now = json_object_get(cmap, key);
         const char *nowv = now ? json_string_value(json_object_get(now, "version")) : NULL;
         if (nowv && !strcmp(nowv, ver))
-            continue;
+            continue; /* unchanged: neither installed nor held */
+        json_array_append_new(holds, json_string(hold)); /* what the transaction puts back */
         char local[GV_PATH_MAX] = "";
         if (o->check_availability &&
             !gv_apt_available(o->root, name, ver, arch, local, sizeof local)) {
@@ -537,11 +567,11 @@ static int plan_dnf(json_t *plan, json_t *steps, const json_t *baseline, const j
         }
         char nv[400];
         snprintf(nv, sizeof nv, "%s-%s", name, ver);
-        json_array_append_new(locks, json_string(nv));
         json_t *now = json_object_get(cmap, key);
         const char *nowv = now ? json_string_value(json_object_get(now, "version")) : NULL;
         if (nowv && !strcmp(nowv, ver))
-            continue;
+            continue; /* unchanged: neither installed nor locked */
+        json_array_append_new(locks, json_string(nv));
         char line[420];
         snprintf(line, sizeof line, "install %s", nv);
         json_array_append_new(lines, json_string(line));
@@ -586,6 +616,41 @@ out:
     json_decref(lines);
     json_decref(locks);
     return rc;
+}
+
+static void left_out(json_t *list, const char *name, const char *before, const char *after)
+{
+    char e1[300], e2[300], e3[300];
+    json_array_append_new(list, json_pack(
+        "{s:s, s:s, s:s?, s:s?, s:s}", "layer", "packages", "subject",
+        gv_escape(name, e1, sizeof e1), "before", before ? gv_escape(before, e2, sizeof e2) : NULL,
+        "after", after ? gv_escape(after, e3, sizeof e3) : NULL, "why",
+        "outside the GPU stack: the plan rolls back only GPU packages, the kernel driver and "
+        "the distribution's PyTorch"));
+}
+
+void gv_plan_not_rolled_back(json_t *plan, const json_t *baseline, const json_t *current)
+{
+    json_t *list = json_array();
+    json_t *then = installed_packages(baseline, 0), *now = installed_packages(current, 0);
+    const char *key;
+    json_t *it;
+    json_object_foreach(then, key, it)
+    {
+        if (is_stack_pkg(it))
+            continue;
+        const char *bv = json_string_value(json_object_get(it, "version"));
+        json_t *n = json_object_get(now, key);
+        const char *cv = n ? json_string_value(json_object_get(n, "version")) : NULL;
+        if (!n || !bv || !cv || strcmp(bv, cv))
+            left_out(list, key, bv ? bv : "?", n ? (cv ? cv : "?") : NULL);
+    }
+    json_object_foreach(now, key, it)
+        if (!is_stack_pkg(it) && !json_object_get(then, key))
+            left_out(list, key, NULL, json_string_value(json_object_get(it, "version")) ?: "?");
+    json_decref(then);
+    json_decref(now);
+    json_object_set_new(plan, "not_rolled_back", list);
 }
 
 int gv_plan_packages(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,

@@ -11,6 +11,11 @@
  * baseline did not have) and 3 (hold them), with availability checks. */
 int gv_plan_packages(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
                      const struct gv_plan_opts *opts, struct gv_err *err);
+/* Every package difference between the two snapshots that the plan does not
+ * roll back (added, removed or at another version, outside the GPU stack, the
+ * kernel driver and the distribution's PyTorch), each with why: the plan's
+ * "not_rolled_back" array. */
+void gv_plan_not_rolled_back(json_t *plan, const json_t *baseline, const json_t *current);
 /* Step 6: the kernel driver package, only if it changed. */
 int gv_plan_driver(json_t *plan, json_t *steps, const json_t *baseline, const json_t *current,
                    const struct gv_plan_opts *opts, struct gv_err *err);

@@ -495,6 +495,19 @@ static void step_files(json_t *plan, json_t *steps, const json_t *baseline, cons
 
 /* ---- the whole plan -------------------------------------------------------- */
 
+/* "complete" only when the plan takes back every difference it saw: problems make it
+ * "incomplete" (nothing is generated), differences it leaves out "partial". */
+static void set_status(json_t *plan)
+{
+    int problems = json_array_size(json_object_get(plan, "problems")) > 0;
+    int left = json_array_size(json_object_get(plan, "not_rolled_back")) > 0;
+    json_object_set_new(plan, "status", json_string(problems ? "incomplete"
+                                                    : left   ? "partial"
+                                                             : "complete"));
+    if (problems || left)
+        json_object_set_new(plan, "complete", json_false());
+}
+
 int gv_plan_rollback(const json_t *baseline, const json_t *current,
                      const struct gv_plan_opts *opts, json_t **out, struct gv_err *err)
 {
@@ -537,6 +550,7 @@ int gv_plan_rollback(const json_t *baseline, const json_t *current,
     rc = gv_plan_packages(plan, steps, baseline, current, opts, err);
     if (rc)
         goto fail;
+    gv_plan_not_rolled_back(plan, baseline, current);
     rc = step_wheels(plan, steps, baseline, current, err);
     if (rc)
         goto fail;
@@ -565,6 +579,7 @@ int gv_plan_rollback(const json_t *baseline, const json_t *current,
     } else {
         gv_plan_note(v, "run: gpuvet verify --baseline <the baseline snapshot>");
     }
+    set_status(plan);
     *out = plan;
     return GV_OK;
 fail:

@@ -290,6 +290,33 @@ static void comment_lines(struct gv_buf *b, const char *prefix, const char *text
     gv_buf_add(b, "\n");
 }
 
+/* A partial plan says what it leaves as it is, one difference a line. */
+static void left_out_lines(struct gv_buf *b, const json_t *plan, const char *prefix)
+{
+    const json_t *left = json_object_get(plan, "not_rolled_back");
+    if (!json_array_size(left))
+        return;
+    char head[160];
+    snprintf(head, sizeof head, "PARTIAL: %zu difference%s not rolled back (outside the GPU "
+             "stack):", json_array_size(left), json_array_size(left) == 1 ? " is" : "s are");
+    comment_lines(b, prefix, head);
+    size_t i;
+    json_t *d;
+    json_array_foreach(left, i, d) {
+        const char *bv = json_string_value(json_object_get(d, "before"));
+        const char *av = json_string_value(json_object_get(d, "after"));
+        struct gv_buf line = {0};
+        gv_buf_printf(&line, "%s %s -> %s", json_string_value(json_object_get(d, "subject")) ?: "?",
+                      bv ? bv : "(absent)", av ? av : "(absent)");
+        char *text = gv_buf_take(&line);
+        comment_lines(b, !strcmp(prefix, "# ") ? "#   " : "- ", text ? text : "?");
+        free(text);
+    }
+    const char *why = json_string_value(json_object_get(json_array_get(left, 0), "why"));
+    if (why)
+        comment_lines(b, prefix, why);
+}
+
 static int is_image_pin(const json_t *plan)
 {
     const char *kind = json_string_value(json_object_get(plan, "kind"));
@@ -307,6 +334,7 @@ char *gv_plan_render_sh(const json_t *plan)
     const char *base = json_string_value(json_object_get(plan, "baseline"));
     if (base && *base)
         comment_lines(&b, "# baseline: ", base);
+    left_out_lines(&b, plan, "# ");
     gv_buf_add(&b, "set -euo pipefail\n");
     size_t i;
     json_t *step;
@@ -352,7 +380,16 @@ char *gv_plan_render_md(const json_t *plan)
     if (base && *base)
         gv_buf_printf(&b, "Baseline: `%s`\n\n", base);
     int complete = json_is_true(json_object_get(plan, "complete"));
-    gv_buf_printf(&b, "Status: **%s**\n\n", complete ? "complete" : "incomplete: cannot plan");
+    const char *status = json_string_value(json_object_get(plan, "status"));
+    int partial = status && !strcmp(status, "partial");
+    gv_buf_printf(&b, "Status: **%s**\n\n", complete  ? "complete"
+                                              : partial ? "partial: what it does not roll back "
+                                                          "is listed below"
+                                                        : "incomplete: cannot plan");
+    if (partial) {
+        left_out_lines(&b, plan, "");
+        gv_buf_add(&b, "\n");
+    }
     size_t i;
     json_t *p;
     json_array_foreach(json_object_get(plan, "problems"), i, p)

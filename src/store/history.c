@@ -398,6 +398,45 @@ static void make_keys(struct gv_run_cols *c)
     }
 }
 
+/* [a-z0-9_-], 1 to 16: a kind or a side of an experiment. */
+static int experiment_word(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n < 1 || n > 16)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+            return 0;
+    return 1;
+}
+
+/* The document's "experiment" (absent: an ordinary run) as "kind:side". */
+static int from_experiment(const json_t *e, struct gv_run_cols *c, const char *what,
+                           struct gv_err *err)
+{
+    if (!e || json_is_null(e))
+        return GV_OK;
+    const char *kind = json_string_value(json_object_get(e, "kind"));
+    const char *side = json_string_value(json_object_get(e, "side"));
+    if (!json_is_object(e) || !experiment_word(kind) || !experiment_word(side))
+        return gv_err_set(err, GV_E_FORMAT, "%s: experiment must be {\"kind\", \"side\"}, "
+                          "each of [a-z0-9_-], 1 to 16 characters", what);
+    snprintf(c->experiment, sizeof c->experiment, "%s:%s", kind, side);
+    return GV_OK;
+}
+
+int gv_history_mark_experiment(json_t *doc, const char *kind, const char *side,
+                               struct gv_err *err)
+{
+    if (!experiment_word(kind) || !experiment_word(side))
+        return gv_err_set(err, GV_E_USAGE, "experiment kind and side must be [a-z0-9_-], 1 to "
+                          "16 characters");
+    return json_object_set_new(doc, "experiment", json_pack("{s:s, s:s}", "kind", kind, "side",
+                                                            side))
+               ? gv_err_set(err, GV_E_NOMEM, "experiment: out of memory")
+               : GV_OK;
+}
+
 int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
                        struct gv_run_cols *c, const char *what, struct gv_err *err)
 {
@@ -435,6 +474,9 @@ int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
         put(c->suite, sizeof c->suite, str_at(doc, "suite"));
     from_summary(doc, c);
     from_cases(json_object_get(doc, "cases"), c);
+    int erc = from_experiment(json_object_get(doc, "experiment"), c, what, err);
+    if (erc)
+        return erc;
     if (!c->hostname[0] && ident)
         put(c->hostname, sizeof c->hostname, ident->hostname);
     if (!c->machine_id[0] && ident)
@@ -544,8 +586,9 @@ static int migrate_once(struct gv_history *h, struct gv_err *err)
     if (!rc && v > GV_HISTORY_SCHEMA_VERSION)
         rc = refuse_newer(h, v, err);
     for (int step = v + 1; !rc && step <= GV_HISTORY_SCHEMA_VERSION; step++) {
-        int there = step == 2 ? h->ops->has_column(h->conn, "runs", "image_manifest_digest", err)
-                              : 0;
+        int there = step == 2   ? h->ops->has_column(h->conn, "runs", "image_manifest_digest", err)
+                    : step == 3 ? h->ops->has_column(h->conn, "runs", "experiment", err)
+                                : 0;
         if (there < 0)
             rc = there;
         else if (!there)
@@ -679,8 +722,8 @@ static const char insert_run[] =
     " recorded, source, hostname, machine_id, machine_key, gpu_ids, gpu_model, gpu_arch,"
     " gpu_count, kernel, driver, rocm, cuda, torch, torch_build, device, suite, verdict,"
     " cases, passed, failed, errors, skipped, worst_case, worst_bits_lost, stack_key,"
-    " image_manifest_digest, image_config_digest, image_tag, image_tags)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " image_manifest_digest, image_config_digest, image_tag, image_tags, experiment)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT (run_key) DO NOTHING RETURNING id";
 
 struct packed {
@@ -739,7 +782,7 @@ static int record_once(struct gv_history *h, const struct gv_run_cols *c, const 
         T(c->suite), T(c->verdict), I(c->cases), I(c->passed), I(c->failed), I(c->errors),
         I(c->skipped), T(c->worst_case), R(c->worst_bits_lost), T(c->stack_key),
         T(c->image_manifest_digest), T(c->image_config_digest), T(c->image_tag),
-        T(c->image_tags)};
+        T(c->image_tags), T(c->experiment)};
     struct one_int id = {0};
     struct gv_hv k[] = {T(p->sha)};
     /* recorded before? (asked first, so that PostgreSQL's sequence has no gaps) */
@@ -833,14 +876,14 @@ static const char *const summary_cols[] = {
     "hostname", "machine_id", "gpu_ids", "gpu_model", "gpu_arch", "gpu_count", "kernel",
     "driver", "rocm", "cuda", "torch", "torch_build", "device", "suite", "verdict", "cases",
     "passed", "failed", "errors", "skipped", "worst_case", "worst_bits_lost",
-    "image_manifest_digest", "image_config_digest", "image_tag", "image_tags"};
+    "image_manifest_digest", "image_config_digest", "image_tag", "image_tags", "experiment"};
 #define NSUMMARY (sizeof summary_cols / sizeof summary_cols[0])
 #define SUMMARY_SELECT                                                                        \
     "SELECT id, kind, schema, schema_version, gpuvet_version, created, recorded, source,"     \
     " hostname, machine_id, gpu_ids, gpu_model, gpu_arch, gpu_count, kernel, driver, rocm,"   \
     " cuda, torch, torch_build, device, suite, verdict, cases, passed, failed, errors,"       \
     " skipped, worst_case, worst_bits_lost, image_manifest_digest, image_config_digest,"     \
-    " image_tag, image_tags FROM "
+    " image_tag, image_tags, experiment FROM "
 
 static json_t *value_json(const struct gv_hv *v)
 {
@@ -887,13 +930,20 @@ static json_t *summary_of(int n, const struct gv_hv *v)
  * migrated in place when a run is recorded into it. */
 static const char *runs_of(const struct gv_history *h)
 {
-    return h->version >= 2 ? "runs"
-         : "(SELECT id, run_key, kind, schema, schema_version, gpuvet_version, created,"
-           " recorded, source, hostname, machine_id, machine_key, gpu_ids, gpu_model, gpu_arch,"
-           " gpu_count, kernel, driver, rocm, cuda, torch, torch_build, device, suite, verdict,"
-           " cases, passed, failed, errors, skipped, worst_case, worst_bits_lost, stack_key,"
-           " NULL AS image_manifest_digest, NULL AS image_config_digest, NULL AS image_tag,"
-           " NULL AS image_tags FROM runs) runs";
+#define RUNS_V1_COLS                                                                          \
+    "id, run_key, kind, schema, schema_version, gpuvet_version, created, recorded, source,"  \
+    " hostname, machine_id, machine_key, gpu_ids, gpu_model, gpu_arch, gpu_count, kernel,"   \
+    " driver, rocm, cuda, torch, torch_build, device, suite, verdict, cases, passed, failed," \
+    " errors, skipped, worst_case, worst_bits_lost, stack_key"
+    /* versions 1 and 2 had no experiments: every run of theirs is an ordinary one */
+    return h->version >= 3 ? "runs"
+         : h->version == 2
+             ? "(SELECT " RUNS_V1_COLS ", image_manifest_digest, image_config_digest, image_tag,"
+               " image_tags, NULL AS experiment FROM runs) runs"
+             : "(SELECT " RUNS_V1_COLS ", NULL AS image_manifest_digest, NULL AS "
+               "image_config_digest, NULL AS image_tag, NULL AS image_tags, NULL AS experiment"
+               " FROM runs) runs";
+#undef RUNS_V1_COLS
 }
 
 static int append_summary(void *ud, int n, const struct gv_hv *v)
@@ -1165,8 +1215,8 @@ int gv_history_good(struct gv_history *h, const char *machine,
         machine = ident->hostname;
     }
     char sql[1024];
-    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE %s AND verdict = 'pass' ORDER BY created "
-             "DESC, id DESC LIMIT 1", runs_of(h), cond);
+    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE %s AND verdict = 'pass' AND experiment IS "
+             "NULL ORDER BY created DESC, id DESC LIMIT 1", runs_of(h), cond);
     return newest_pass(h, sql, p, 3, "machine", machine, summary, doc, err);
 }
 
@@ -1177,8 +1227,8 @@ int gv_history_good_image(struct gv_history *h, const char *image, json_t **summ
     memset(&w, 0, sizeof w);
     where_image(&w, image);
     char sql[2048];
-    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE verdict = 'pass'%s ORDER BY created DESC, "
-             "id DESC LIMIT 1", runs_of(h), w.sql);
+    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE verdict = 'pass' AND experiment IS NULL%s "
+             "ORDER BY created DESC, id DESC LIMIT 1", runs_of(h), w.sql);
     return newest_pass(h, sql, w.p, w.np, "image", image, summary, doc, err);
 }
 

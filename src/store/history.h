@@ -14,7 +14,7 @@
 
 #include "base/err.h"
 
-#define GV_HISTORY_SCHEMA_VERSION 2 /* 2: the image columns */
+#define GV_HISTORY_SCHEMA_VERSION 3 /* 2: the image columns; 3: experiment */
 #define GV_MATRIX_SCHEMA "gpuvet.matrix"
 #define GV_MATRIX_SCHEMA_VERSION 1
 #define GV_HISTORY_RUN_SCHEMA "gpuvet.history-run"
@@ -76,7 +76,15 @@ struct gv_run_cols {
     char image_tags[2048];      /* every name of the manifest, a JSON array of strings */
     char stack_key[900];        /* the matrix row: gpu_model|arch|kernel|driver|rocm|cuda|torch,
                                  * and |image digest for an image's run */
+    char experiment[40];        /* "" an ordinary run; "ab:a", "ab:b": a side of an experiment
+                                 * (the document's "experiment"), never a last good run */
 };
+
+/* Marks doc as one side of an experiment before it is recorded ("experiment":
+ * {"kind": "ab", "side": "b"}): the history keeps it (column experiment) and
+ * gv_history_good never picks it. kind and side: [a-z0-9_-], 1 to 16 each. */
+int gv_history_mark_experiment(json_t *doc, const char *kind, const char *side,
+                               struct gv_err *err);
 
 /* Fills cols from a gpuvet document of any known schema (gpuvet.snapshot,
  * gpuvet.results, gpuvet.capture, and generically anything with schema,
@@ -112,13 +120,14 @@ int gv_history_list(struct gv_history *h, const struct gv_history_filter *f, jso
 /* One run: its summary and (when doc != NULL) the full document. GV_E_NOTFOUND. */
 int gv_history_show(struct gv_history *h, int64_t run, json_t **summary, json_t **doc,
                     struct gv_err *err);
-/* The newest run of machine (hostname or machine id; NULL: ident's) that passed.
- * GV_E_NOTFOUND when there is none. */
+/* The newest run of machine (hostname or machine id; NULL: ident's) that passed
+ * and is no side of an experiment. GV_E_NOTFOUND when there is none. */
 int gv_history_good(struct gv_history *h, const char *machine,
                     const struct gv_history_ident *ident, json_t **summary, json_t **doc,
                     struct gv_err *err);
 /* The newest run of image (as the filter's image: a digest, a prefix of its hex,
- * or the tag asked for) that passed: the last good of an image, as of a machine.
+ * or the tag asked for) that passed, no side of an experiment: the last good of
+ * an image, as of a machine.
  * GV_E_NOTFOUND when there is none. */
 int gv_history_good_image(struct gv_history *h, const char *image, json_t **summary,
                           json_t **doc, struct gv_err *err);

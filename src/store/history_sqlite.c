@@ -277,9 +277,13 @@ static const char schema_v2[] =
     "CREATE INDEX IF NOT EXISTS runs_image_config ON runs(image_config_digest, created)"
     " WHERE image_config_digest IS NOT NULL;";
 
+/* Version 3: which runs are sides of an experiment ("ab:b"), NULL for an
+ * ordinary run; a last good run is never one. */
+static const char schema_v3[] = "ALTER TABLE runs ADD COLUMN experiment TEXT;";
+
 static const char *sq_schema_step(int v)
 {
-    return v == 1 ? schema_v1 : v == 2 ? schema_v2 : NULL;
+    return v == 1 ? schema_v1 : v == 2 ? schema_v2 : v == 3 ? schema_v3 : NULL;
 }
 
 static int sq_lock_schema(void *conn, struct gv_err *err)

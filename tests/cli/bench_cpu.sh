@@ -37,7 +37,21 @@ assert [b["dtype"] for b in d["best"]] == ["f64", "f32"], d["best"]
 for k in ("timer", "statistic", "checks", "bytes"):
     assert d["method"][k], k
 assert "before" in d["conditions"] and "after" in d["conditions"]
+# whether the machine was busy: the fields exist, whatever the load (never a timing assertion)
+ml = d["machine_load"]
+for k in ("cpus", "load1_before", "load1_after", "steal_fraction", "max_spread", "max_spread_id",
+          "busy", "why"):
+    assert k in ml, k
+assert isinstance(ml["busy"], bool) and isinstance(ml["why"], list) and ml["busy"] == bool(ml["why"]), ml
+assert ml["cpus"] >= 1 and ml["max_spread_id"] in ids, ml
 PY
+# the text: a CPU GEMM in a unit that fits (never 0.00 TFLOP/s), a busy machine said
+! grep -q " 0.00 TFLOP/s" "$T/out.txt" || { cat "$T/out.txt"; fail "a CPU GEMM printed as 0.00 TFLOP/s"; }
+if python3 -c "import json,sys; sys.exit(0 if json.load(open('$T/b.json'))['machine_load']['busy'] else 1)"; then
+    grep -q "warning: the machine was busy" "$T/out.txt" || fail "a busy machine not said in the text"
+else
+    ! grep -q "machine was busy" "$T/out.txt" || fail "busy said of a machine judged quiet"
+fi
 
 # --only selects by id; a pattern that selects nothing is an error, not a pass
 "$GPUVET" bench --device cpu --quick --only 'memory.tri*' --no-snapshot --json >"$T/only.json" ||

@@ -131,9 +131,12 @@ static void test_package_transaction(void)
     T_CHECK(argv_has(inst, "--allow-downgrades"));
     /* no separate removal command anywhere: never remove-then-install */
     T_CHECK(cmd_with(s2, "remove") == NULL && cmd_with(s2, "purge") == NULL);
+    /* held: what the transaction puts back; never a package that did not change */
     const json_t *hold = cmd_with(step(plan, 3), "hold");
     T_CHECK(hold && argv_has(hold, "libamdhip64-5") && argv_has(hold, "librocblas0") &&
-            argv_has(hold, "rocminfo"));
+            !argv_has(hold, "rocminfo"));
+    T_EQ_STR(json_string_value(json_object_get(plan, "status")), "complete");
+    T_EQ_INT(json_array_size(json_object_get(plan, "not_rolled_back")), 0);
     T_CHECK(step(plan, 6) == NULL); /* no driver change */
     const json_t *ver = cmd_with(step(plan, 7), "verify");
     T_CHECK(ver && argv_has(ver, "/var/lib/gpuvet/base.json"));
@@ -149,6 +152,72 @@ static void test_package_transaction(void)
     snprintf(cmd, sizeof cmd, "command -v shellcheck >/dev/null && shellcheck -s bash %s", path);
     T_EQ_INT(system(cmd), 0);
     free(sh);
+    json_decref(plan);
+    json_decref(base);
+    json_decref(cur);
+}
+
+static json_t *other_pkg(const char *name, const char *ver)
+{
+    json_t *p = pkg(name, ver);
+    json_object_set_new(p, "gpu", json_false());
+    return p;
+}
+
+/* Issue 36: diff showed python3-torch 1.13 -> 2.6 and the plan said "complete" with no
+ * package step, holding a package that had not changed. The distribution's PyTorch goes
+ * back in the transaction; every other difference is listed with why, and the plan is
+ * "partial", never complete; only what changed is held. */
+static void test_says_what_it_leaves(void)
+{
+    json_t *base = snap(json_pack("[o,o,o,o,o]", other_pkg("python3-torch", "1.13.1+dfsg-4"),
+                                  other_pkg("libtorch1.13", "1.13.1+dfsg-4"),
+                                  pkg("rocminfo", "5.7.1-1"), other_pkg("zlib1g", "1:1.2.13-1"),
+                                  other_pkg("libgone1", "1.0-1")));
+    json_t *cur = snap(json_pack("[o,o,o,o,o]", other_pkg("python3-torch", "2.6.0+dfsg-7"),
+                                 other_pkg("libtorch2.6", "2.6.0+dfsg-7"),
+                                 pkg("rocminfo", "5.7.1-1"), other_pkg("zlib1g", "1:1.3-1"),
+                                 other_pkg("libnew2", "2.0-1")));
+    struct gv_plan_opts o = {.baseline_path = "/b.json", .root = "/", .check_availability = 0};
+    json_t *plan = NULL;
+    struct gv_err err = {0};
+    T_EQ_INT(gv_plan_rollback(base, cur, &o, &plan, &err), 0);
+    const json_t *inst = cmd_with(step(plan, 2), "install");
+    T_CHECK(inst && argv_has(inst, "python3-torch=1.13.1+dfsg-4") &&
+            argv_has(inst, "libtorch1.13=1.13.1+dfsg-4") && argv_has(inst, "libtorch2.6-"));
+    T_CHECK(inst && !argv_has(inst, "zlib1g=1:1.2.13-1") && !argv_has(inst, "rocminfo=5.7.1-1"));
+    const json_t *hold = cmd_with(step(plan, 3), "hold");
+    T_CHECK(hold && argv_has(hold, "python3-torch") && !argv_has(hold, "rocminfo"));
+    T_CHECK(!json_is_true(json_object_get(plan, "complete")));
+    T_EQ_STR(json_string_value(json_object_get(plan, "status")), "partial");
+    const json_t *left = json_object_get(plan, "not_rolled_back");
+    T_EQ_INT(json_array_size(left), 3); /* zlib1g changed, libgone1 removed, libnew2 added */
+    int seen = 0;
+    size_t i;
+    json_t *d;
+    json_array_foreach(left, i, d) {
+        const char *sub = json_string_value(json_object_get(d, "subject"));
+        const char *b = json_string_value(json_object_get(d, "before"));
+        const char *a = json_string_value(json_object_get(d, "after"));
+        T_CHECK(strstr(json_string_value(json_object_get(d, "why")), "outside the GPU stack"));
+        if (!strcmp(sub, "zlib1g")) {
+            seen |= 1;
+            T_CHECK(b && a && !strcmp(b, "1:1.2.13-1") && !strcmp(a, "1:1.3-1"));
+        } else if (!strcmp(sub, "libgone1")) {
+            seen |= 2;
+            T_CHECK(b && !a);
+        } else if (!strcmp(sub, "libnew2")) {
+            seen |= 4;
+            T_CHECK(!b && a);
+        }
+    }
+    T_EQ_INT(seen, 7);
+    char *sh = gv_plan_render_sh(plan), *md = gv_plan_render_md(plan);
+    T_CHECK(sh && strstr(sh, "# PARTIAL: 3 differences are not rolled back") &&
+            strstr(sh, "#   zlib1g 1:1.2.13-1 -> 1:1.3-1"));
+    T_CHECK(md && strstr(md, "Status: **partial") && !strstr(md, "**complete**"));
+    free(sh);
+    free(md);
     json_decref(plan);
     json_decref(base);
     json_decref(cur);
@@ -246,6 +315,7 @@ int main(void)
     T_RUN(test_validation);
     T_RUN(test_quoting);
     T_RUN(test_package_transaction);
+    T_RUN(test_says_what_it_leaves);
     T_RUN(test_refuses_bad_names);
     T_RUN(test_container_stops);
     T_RUN(test_wheels_and_files);
