@@ -234,6 +234,9 @@ int cli_record_wanted(int flag);
 void cli_record_set_db(const char *db);
 int cli_record(const struct json_t *doc, const char *source);
 int cli_record_file(const char *path);
+/* The same for side "a" or "b" of an ab experiment: recorded as one, which
+ * `history good` and `plan rollback --to last-good` pass over. */
+int cli_record_file_side(const char *path, const char *side);
 int cli_record_file_into(struct gv_history *h, const char *path,
                          const struct gv_history_ident *id);
 int cli_history_open(const char *db, int create, struct gv_history **h);

@@ -392,7 +392,7 @@ int cmd_ab(int argc, char **argv)
         struct cli_compare_opts co = {.a = fa, .b = fb, .junit = junit, .json = out.json,
                                       .output = out.output};
         rc = cli_compare_files(&co);
-        if (record && (cli_record_file(fa) | cli_record_file(fb)) && !rc)
+        if (record && (cli_record_file_side(fa, "a") | cli_record_file_side(fb, "b")) && !rc)
             rc = GV_EXIT_ERROR;
     }
     free(a.lib_path);

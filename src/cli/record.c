@@ -80,13 +80,16 @@ int cli_record(const json_t *doc, const char *source)
     return rc;
 }
 
-int cli_record_file_into(struct gv_history *h, const char *path,
-                         const struct gv_history_ident *id)
+/* side: NULL, or the side ("a", "b") of an ab experiment the file is */
+static int record_file_as(struct gv_history *h, const char *path,
+                          const struct gv_history_ident *id, const char *side)
 {
     struct gv_err err = {0};
     json_t *doc = NULL;
-    if (gv_cap_load_document(path, (size_t)1 << 31, &doc, &err)) {
+    if (gv_cap_load_document(path, (size_t)1 << 31, &doc, &err) ||
+        (side && gv_history_mark_experiment(doc, "ab", side, &err))) {
         fprintf(stderr, "gpuvet: error: %s\n", err.msg);
+        json_decref(doc);
         return GV_EXIT_ERROR;
     }
     char src[PATH_MAX];
@@ -96,7 +99,13 @@ int cli_record_file_into(struct gv_history *h, const char *path,
     return rc;
 }
 
-int cli_record_file(const char *path)
+int cli_record_file_into(struct gv_history *h, const char *path,
+                         const struct gv_history_ident *id)
+{
+    return record_file_as(h, path, id, NULL);
+}
+
+int cli_record_file_side(const char *path, const char *side)
 {
     struct gv_history *h = NULL;
     if (cli_history_open(record_db, 1, &h)) {
@@ -105,10 +114,12 @@ int cli_record_file(const char *path)
     }
     struct gv_history_ident id;
     gv_history_this_machine(&id);
-    int rc = cli_record_file_into(h, path, &id);
+    int rc = record_file_as(h, path, &id, side);
     gv_history_close(h);
     return rc;
 }
+
+int cli_record_file(const char *path) { return cli_record_file_side(path, NULL); }
 
 static const char *str_or(const json_t *o, const char *key, const char *dflt)
 {

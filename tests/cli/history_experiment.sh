@@ -2,7 +2,7 @@
 # `--to last-good` must not pick side B of an `ab` experiment (issue 36, item 7): the
 # history records which runs are sides of an experiment (column experiment, schema
 # version 3, from the document's "experiment") and `history good` (what plan rollback
-# --to last-good reads) skips them. A version 2 database (before the column) is still
+# --to last-good reads) skips them; `gpuvet ab --record` marks its two sides so. A version 2 database (before the column) is still
 # read as it is, and migrated when a run is recorded into it, its runs kept.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -80,4 +80,23 @@ cols = [r[1] for r in c.execute("PRAGMA table_info(runs)")]
 assert "experiment" in cols, cols
 assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 4
 PY
+# the real thing: ab --record into an empty database leaves no good run to roll back to
+export GPUVET_DB=$T/ab.db
+"$GPUVET" ab --a device=cpu --b device=cpu:emulate=tf32 --only 'gemm.f32.64x*' --record \
+    >"$T/ab.out" 2>&1 || [[ $? == 1 ]] || fail "ab --record: $(cat "$T/ab.out")"
+"$GPUVET" history list --json >"$T/ablist.json"
+python3 - "$T/ablist.json" <<'PY' || fail "ab --record did not mark its sides: $(cat "$T/ablist.json")"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+sides = sorted(r.get("experiment") or "none" for r in runs)
+assert sides == ["ab:a", "ab:b"], sides
+PY
+if "$GPUVET" history good --json >"$T/abgood.json" 2>"$T/abgood.err"; then
+    python3 - "$T/abgood.json" <<'PY' || fail "history good picked a side of ab: $(cat "$T/abgood.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+run = d.get("run", d)
+assert not run or run.get("experiment") is None, run
+PY
+fi
 echo ok
