@@ -3,9 +3,11 @@
  * gv_judge_env_causes). Expected sentences written here by hand from the brief
  * of issue 35 ("B flushes subnormals to zero (FTZ/DAZ); A does not"). */
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "capture/judge.h"
+#include "check/compare.h"
 #include "kb/fpmode.h"
 #include "t.h"
 
@@ -87,10 +89,33 @@ static void judge_causes(void)
     json_decref(old);
 }
 
+/* compare of two result files: one cause of its own, the sentence as its note,
+ * and no leaf causes for the mode's fields */
+static void result_causes(void)
+{
+    json_t *a = dev("{\"ftz\": \"off\", \"daz\": \"off\", \"probed\": \"x\"}");
+    json_t *b = dev("{\"ftz\": \"on\", \"daz\": \"on\", \"probed\": \"y\"}");
+    struct gv_cmp_cause *c = NULL;
+    size_t n = 0;
+    gv_compare_stack_causes(a, b, NULL, NULL, &c, &n);
+    T_EQ_INT(n, 1);
+    if (n == 1) {
+        T_EQ_STR(c[0].kind, "device");
+        T_EQ_STR(c[0].name, "fp_mode");
+        T_EQ_STR(c[0].before, "ftz off, daz off");
+        T_EQ_STR(c[0].after, "ftz on, daz on");
+        T_EQ_STR(c[0].note, "B flushes subnormals to zero (FTZ/DAZ); A does not");
+    }
+    free(c);
+    json_decref(a);
+    json_decref(b);
+}
+
 int main(void)
 {
     T_RUN(reading);
     T_RUN(causes);
     T_RUN(judge_causes);
+    T_RUN(result_causes);
     return t_done();
 }
