@@ -1,7 +1,12 @@
 # bisect's replays (docs/capture.md): one recorded op, or a stretch of them,
-# fed the recorded inputs, on this environment's device, and the same in float64
-# on the CPU as the referee. What a capture names is resolved by
-# gpuvet_capture_load's rules only (op_of, torch_enum).
+# fed the recorded inputs, on this environment's device, or in float64 on the
+# CPU by the referee ("mode": "referee": a worker of its own that gpuvet starts
+# clean, see referee_open; never in the environment judged, whose floating-point
+# mode would leak into it). What a capture names is resolved
+# by gpuvet_capture_load's rules only (op_of, torch_enum). fp_mode: the
+# floating-point mode a process computes in, as its results show it.
+import struct
+
 from gpuvet_capture_load import op_of, torch_enum
 from gpuvet_capture_schema import op_writes, schema_facts
 from gpuvet_capture_tensors import dtype_name, tensor_bytes
@@ -98,51 +103,41 @@ def run_chained(torch, func, op, live, device):
     return out
 
 
-def replay_reply(torch, outs, ref_outs, note, ref_note):
-    """A replay's reply: each output's bytes here, then the referee's (when there is one)."""
+def replay_reply(torch, outs, note):
+    """A replay's reply: each output's dtype, shape and bytes."""
     specs, blobs = [], []
-    for k, o in enumerate(outs):
+    for o in outs:
         b = tensor_bytes(torch, o)
-        spec = {"dtype": dtype_name(torch, o.dtype), "shape": list(o.shape), "nbytes": len(b)}
+        specs.append({"dtype": dtype_name(torch, o.dtype), "shape": list(o.shape),
+                      "nbytes": len(b)})
         blobs.append(b)
-        if ref_outs is not None:
-            rb = tensor_bytes(torch, ref_outs[k])
-            spec["ref"] = {"dtype": dtype_name(torch, ref_outs[k].dtype), "nbytes": len(rb)}
-            blobs.append(rb)
-        specs.append(spec)
-    return ({"ok": True, "outputs": specs, "impl": ", ".join(note), "referee": ref_note},
+    return ({"ok": True, "outputs": specs, "impl": ", ".join(note)},
             b"".join(bytes(b) for b in blobs))
 
 
 def replay_span(worker, req, payload):
     """A stretch of A's ops run one after another on this device, each fed what
     the ones before it computed here (A's recorded values only for what comes
-    from outside the stretch), and the same chain in float64 on the CPU; replies
-    with the values of the ids asked for (B's, then the referee's, per id)."""
+    from outside the stretch); or, by the referee, the same chain in float64 on
+    the CPU. Replies with the values of the ids asked for."""
     torch = worker.torch
     note = []
     try:
         ext = load_tensors(worker, req, payload)
         funcs = [op_of(torch, op["name"]) for op in req["ops"]]
-        live = {k: t.clone() for k, t in ext.items()}
-        ref = {k: to_f64(torch, t) for k, t in ext.items()}
+        referee = req.get("mode") == "referee"
+        live = {k: to_f64(torch, t) if referee else t.clone() for k, t in ext.items()}
+        dev = torch.device("cpu") if referee else worker.dev
 
         def chain():
             for func, op in zip(funcs, req["ops"]):
-                run_chained(torch, func, op, live, worker.dev)
+                run_chained(torch, func, op, live, dev)
             return [live[k] for k in req["want"]]
 
         with torch.no_grad():
-            outs = worker.run_case({"op": "replay", "id": "span"}, note, chain)
-        ref_note = ""
-        try:
-            with torch.no_grad():
-                for func, op in zip(funcs, req["ops"]):
-                    run_chained(torch, func, op, ref, torch.device("cpu"))
-            ref_outs = [ref[k] for k in req["want"]]
-        except Exception as e:
-            ref_outs, ref_note = None, "no float64 referee: " + err_text(e)
-        return replay_reply(torch, outs, ref_outs, note, ref_note)
+            outs = chain() if referee else worker.run_case({"op": "replay", "id": "span"},
+                                                           note, chain)
+        return replay_reply(torch, outs, note)
     except Unsupported as e:
         return {"ok": False, "status": "unsupported", "error": str(e)}, b""
     except KeyError as e:
@@ -153,8 +148,8 @@ def replay_span(worker, req, payload):
 
 
 def replay_op(worker, req, payload):
-    """One recorded op on this device, and in float64 on the CPU; replies with
-    both outputs' bytes (B's first, then the referee's, per output)."""
+    """One recorded op on this device, or, by the referee, in float64 on the CPU;
+    replies with its outputs' bytes."""
     torch = worker.torch
     note = []
     try:
@@ -165,20 +160,83 @@ def replay_op(worker, req, payload):
         args = decode(torch, req["args"], tensors, worker.dev)
         kwargs = decode(torch, req.get("kwargs") or {}, tensors, worker.dev)
         with torch.no_grad():
-            out = worker.run_case({"op": "replay", "id": req["name"]}, note,
-                                  lambda: func(*args, **kwargs))
-        outs = flat_outputs(torch, out)
-        ref_outs, ref_note = None, ""
-        try:
-            with torch.no_grad():
-                r = func(*to_f64(torch, args), **to_f64(torch, kwargs))
-            ref_outs = flat_outputs(torch, r)
-            if len(ref_outs) != len(outs):
-                ref_outs, ref_note = None, "the float64 call gave another number of outputs"
-        except Exception as e:
-            ref_outs, ref_note = None, "no float64 referee: " + err_text(e)
-        return replay_reply(torch, outs, ref_outs, note, ref_note)
+            if req.get("mode") == "referee":
+                out = func(*to_f64(torch, args), **to_f64(torch, kwargs))
+            else:
+                out = worker.run_case({"op": "replay", "id": req["name"]}, note,
+                                      lambda: func(*args, **kwargs))
+        return replay_reply(torch, flat_outputs(torch, out), note)
     except Unsupported as e:
         return {"ok": False, "status": "unsupported", "error": str(e)}, b""
     except Exception as e:
         return worker.failure(e), b""
+
+
+# ---------------------------------------------------------------- floating-point mode
+
+# Past ATen's grain size (32768 elements): an element-wise op over this many runs
+# on the thread pool, so the pool's threads show their mode too (each inherits
+# MXCSR from the thread that created it, not from a later set_flush_denormal).
+FP_PROBE_N = 1 << 18
+
+
+def subnormals(torch, bits, n):
+    """n float32 values with the bit pattern bits (a subnormal when below 1 << 23),
+    made from bytes: converting a double to float32 could itself be flushed."""
+    return torch.frombuffer(bytearray(struct.pack("<I", bits) * n), dtype=torch.float32)
+
+
+def seen(flushed, n):
+    return "off" if flushed == 0 else "on" if flushed == n else "some threads"
+
+
+def fp_mode(torch, pool=True):
+    """FTZ: a float32 product below the normal range (2^-70 * 2^-70) comes out as
+    zero; DAZ: a subnormal float32 input (2^-139) reads as zero (widened to
+    float64, where it is normal). On the calling thread (one element) and, with
+    pool, over FP_PROBE_N elements (the thread pool: not at open, where the
+    probe would create the pool before the user's code sets its mode); "on",
+    "off" or "some threads"."""
+    try:
+        flushed = [0, 0]
+        sizes = (1, FP_PROBE_N) if pool else (1,)
+        for n in sizes:
+            big = torch.full((n,), 2.0 ** -70, dtype=torch.float32)
+            flushed[0] += int(((big * big) == 0).sum())
+            flushed[1] += int((subnormals(torch, 0x400, n).double() == 0).sum())
+        mode = {"ftz": seen(flushed[0], sum(sizes)), "daz": seen(flushed[1], sum(sizes)),
+                "probed": "calling thread and thread pool" if pool else "calling thread"}
+        getter = getattr(torch, "is_flush_denormal", None)  # no release has one yet
+        if callable(getter):
+            mode["torch_flush_denormal"] = bool(getter())
+        return mode
+    except Exception as e:
+        return {"error": err_text(e)}
+
+
+def referee_open(worker, req):
+    """The referee's start (gpuvet started this interpreter with -I -S, a scrubbed
+    environment and no preloads): torch on the CPU, req["threads"] threads,
+    flush-denormal off, then the canary gpuvet checks against values it computes
+    itself. Canary: req["n"] float32 subnormals of bit patterns (i % 1000) + 1,
+    widened to float64 and summed (DAZ would read them as zero); and n float32
+    products 2^-70 * 2^-70 = 2^-140, widened and summed (FTZ would flush them),
+    both large enough for the thread pool. Replies the sums as float.hex()."""
+    r = worker.open({"device": "cpu"})
+    if not r.get("ok"):
+        return r
+    torch = worker.torch
+    try:
+        torch.set_num_threads(int(req["threads"]))
+        flush = torch.set_flush_denormal(False)
+        n = int(req["n"])
+        with torch.no_grad():
+            x = (torch.arange(n, dtype=torch.int32) % 1000 + 1).view(torch.float32)
+            daz_sum = float(x.double().sum())
+            big = torch.full((n,), 2.0 ** -70, dtype=torch.float32)
+            ftz_sum = float((big * big).double().sum())
+        return {"ok": True, "describe": worker.describe(), "threads": torch.get_num_threads(),
+                "set_flush_denormal": bool(flush), "daz_sum": daz_sum.hex(),
+                "ftz_sum": ftz_sum.hex(), "fp_mode": fp_mode(torch)}
+    except Exception as e:
+        return worker.failure(e)

@@ -16,6 +16,7 @@
 #                     {"op": "run", "case": CASE, "inputs": [{"dtype", "count"}],
 #                      "out": {"dtype", "count"}, "nbytes": N} + the inputs' bytes
 #                     {"op": "describe"}
+#                     {"op": "referee_open", "threads": N, "n": N} (bisect's referee)
 #   worker -> gpuvet: {"ok": true, ...} [+ payload] or
 #                     {"ok": false, "status": "unsupported" | "error" | "device" |
 #                      "oom" | kind of open failure, "error": "why"}
@@ -301,7 +302,7 @@ class Worker(object):
                                  % (sys.executable, torch.__version__, self.dev, msg, hint)}
         self.defaults = self.flags_now()
         self.open_seconds = time.perf_counter() - t0
-        return {"ok": True, "describe": self.describe()}
+        return {"ok": True, "describe": self.describe(pool=False)}
 
     def getflag(self, path):
         """A torch flag by dotted path, or None when this torch has no such flag."""
@@ -359,7 +360,7 @@ class Worker(object):
             out["CPU_CAPABILITY"] = m.group(1)
         return out
 
-    def describe(self):
+    def describe(self, pool=True):
         torch = self.torch
         t = {"version": torch.__version__, "cuda": torch.version.cuda,
              "hip": getattr(torch.version, "hip", None),
@@ -375,6 +376,7 @@ class Worker(object):
         if cudnn is not None:
             t["cudnn"] = cudnn
         d = {"backend": "torch", "device": str(self.dev), "torch": t,
+             "fp_mode": gpuvet_capture_replay.fp_mode(torch, pool),
              "python": {"executable": sys.executable, "version": sys.version.split()[0],
                         "prefix": sys.prefix},
              "mapped_files": read_maps()}
@@ -932,6 +934,8 @@ class Worker(object):
             elif op == "replay":
                 hdr, out = gpuvet_capture_replay.replay_op(self, req, payload)
                 self.chan.send(hdr, out)
+            elif op == "referee_open":
+                self.chan.send(gpuvet_capture_replay.referee_open(self, req))
             elif op == "replay_span":
                 hdr, out = gpuvet_capture_replay.replay_span(self, req, payload)
                 self.chan.send(hdr, out)

@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/utf8.h"
 #include "base/json.h"
+#include "base/sha256.h"
+#include "base/utf8.h"
 #include "capture/capture.h"
 #include "capture/judge.h"
 #include "dev/torch/torch.h"
@@ -106,7 +107,7 @@ static int read_inputs(const struct gv_cap *a, const json_t *op, struct inputs *
 
 /* Classifies B's output of one slot against A's, with the referee when there is one. */
 static enum verdict judge_slot(const char *dtype, const void *xa, const void *xb, size_t nbytes,
-                               const json_t *ref, const void *rdata, json_t *e)
+                               const json_t *ref, size_t rbytes, const void *rdata, json_t *e)
 {
     struct gv_tdiff d;
     gv_judge_bytes(dtype, xa, xb, nbytes, &d);
@@ -117,11 +118,17 @@ static enum verdict judge_slot(const char *dtype, const void *xa, const void *xb
         return V_IDENTICAL;
     int fmt;
     gv_cap_dtype_size(dtype, &fmt);
-    if (!ref || fmt < 0 || strcmp(str(ref, "dtype"), "float64") != 0)
-        return V_DIFFERENT; /* no float64 referee: different, accuracy unknown */
     size_t count = d.count;
-    double ea = gv_judge_error(dtype, xa, rdata, count);
-    double eb = gv_judge_error(dtype, xb, rdata, count);
+    if (!ref || fmt < 0 || strcmp(str(ref, "dtype"), "float64") != 0 ||
+        rbytes != count * sizeof(double))
+        return V_DIFFERENT; /* no float64 referee: different, accuracy unknown */
+    double *truth = malloc(rbytes ? rbytes : 1); /* aligned: the reply packs outputs */
+    if (!truth)
+        return V_DIFFERENT;
+    memcpy(truth, rdata, rbytes);
+    double ea = gv_judge_error(dtype, xa, truth, count);
+    double eb = gv_judge_error(dtype, xb, truth, count);
+    free(truth);
     double u = gv_fp_unit_roundoff((enum gv_dtype)fmt);
     json_object_set_new(e, "error_a", num(ea));
     json_object_set_new(e, "error_b", num(eb));
@@ -141,19 +148,78 @@ static enum verdict worse_of(enum verdict a, enum verdict b)
     return rank[b] > rank[a] ? b : a;
 }
 
-/* Sends req (with in's tensors) to the worker and judges the values it returns
- * against A's tensors ids, one slot each, into e ("impl_b", "referee",
- * "outputs", "why"). */
-static enum verdict ask_and_judge(const struct gv_cap *a, struct gv_device *dev, json_t *req,
-                                  const struct inputs *in, const json_t *ids, json_t *e)
+/* One request to a worker and its reply; rc, with why in err. */
+static int ask(struct gv_device *dev, json_t *req, const struct inputs *in,
+               struct gv_torch_reply *r, void **data, size_t *len, struct gv_err *err)
+{
+    int rc = gv_torch_request(dev, req, in->parts, (int)in->n, err);
+    if (!rc)
+        rc = gv_torch_reply_next(dev, REPLAY_TIMEOUT_MS, MAX_REPLY, data, len, r, err);
+    return rc;
+}
+
+/* The referee's float64 values of a request's outputs: their specs ("dtype",
+ * "nbytes") and bytes; specs NULL when there are none to trust. */
+struct refvals {
+    const json_t *specs;
+    const char *data;
+    size_t len;
+    struct gv_torch_reply r;
+    void *buf;
+};
+
+static void refvals_free(struct refvals *v)
+{
+    gv_torch_reply_free(&v->r);
+    free(v->buf);
+}
+
+/* The same request, "mode": "referee", to the referee's own worker (NULL: none
+ * to trust): its n outputs into v, or why not into e ("referee"). */
+static void ask_referee(struct gv_device *ref, json_t *req, const struct inputs *in, size_t n,
+                        struct refvals *v, json_t *e)
+{
+    memset(v, 0, sizeof *v);
+    if (!ref) {
+        json_object_set_new(e, "referee", json_string("no trustworthy referee (see the "
+                                                      "report's \"referee\")"));
+        return;
+    }
+    json_t *rq = json_deep_copy(req);
+    json_object_set_new(rq, "mode", json_string("referee"));
+    struct gv_err err = {0};
+    int rc = ask(ref, rq, in, &v->r, &v->buf, &v->len, &err);
+    json_decref(rq);
+    const json_t *specs = rc ? NULL : json_object_get(v->r.doc, "outputs");
+    size_t total = 0, k;
+    json_t *s;
+    json_array_foreach(specs, k, s) total += (size_t)json_integer_value(json_object_get(s, "nbytes"));
+    if (rc || !v->r.ok)
+        json_object_set_new(e, "referee", json_sprintf("no float64 referee: %s",
+                                                       rc ? err.msg : v->r.error));
+    else if (json_array_size(specs) != n || total != v->len)
+        json_object_set_new(e, "referee", json_sprintf("no float64 referee: the float64 call "
+                                                       "gave %zu outputs, %zu here",
+                                                       json_array_size(specs), n));
+    else {
+        v->specs = specs;
+        v->data = v->buf;
+    }
+}
+
+/* Sends req (with in's tensors) to the worker of the environment judged, the
+ * same to the referee, and judges the values the first returns against A's
+ * tensors ids, one slot each, with the referee's, into e ("impl_b",
+ * "referee", "outputs", "why"). */
+static enum verdict ask_and_judge(const struct gv_cap *a, struct gv_device *dev,
+                                  struct gv_device *ref, json_t *req, const struct inputs *in,
+                                  const json_t *ids, json_t *e)
 {
     struct gv_err err = {0};
-    int rc = gv_torch_request(dev, req, in->parts, (int)in->n, &err);
     struct gv_torch_reply r = {0};
     void *data = NULL;
     size_t len = 0;
-    if (!rc)
-        rc = gv_torch_reply_next(dev, REPLAY_TIMEOUT_MS, MAX_REPLY, &data, &len, &r, &err);
+    int rc = ask(dev, req, in, &r, &data, &len, &err);
     if (rc || !r.ok) {
         enum verdict v = rc || strcmp(r.status, "unsupported") ? V_FAILED : V_SKIPPED;
         json_object_set_new(e, "why", json_string(rc ? err.msg : r.error));
@@ -162,11 +228,11 @@ static enum verdict ask_and_judge(const struct gv_cap *a, struct gv_device *dev,
         return v;
     }
     json_object_set_new(e, "impl_b", json_string(r.impl));
-    if (json_string_value(json_object_get(r.doc, "referee"))[0])
-        json_object_set(e, "referee", json_object_get(r.doc, "referee"));
     const json_t *outs = json_object_get(r.doc, "outputs");
+    struct refvals rv;
+    ask_referee(ref, req, in, json_array_size(outs), &rv, e);
     json_t *slots = json_array();
-    size_t off = 0;
+    size_t off = 0, roff = 0;
     enum verdict v = V_IDENTICAL;
     if (json_array_size(outs) != json_array_size(ids)) {
         v = V_FAILED;
@@ -174,15 +240,21 @@ static enum verdict ask_and_judge(const struct gv_cap *a, struct gv_device *dev,
                                                    json_array_size(outs), json_array_size(ids)));
     }
     for (size_t k = 0; k < json_array_size(outs) && v != V_FAILED; k++) {
-        const json_t *o = json_array_get(outs, k), *ref = json_object_get(o, "ref");
+        const json_t *o = json_array_get(outs, k), *rs = json_array_get(rv.specs, k);
         size_t nb = (size_t)json_integer_value(json_object_get(o, "nbytes"));
-        size_t rb = ref ? (size_t)json_integer_value(json_object_get(ref, "nbytes")) : 0;
+        size_t rb = rs ? (size_t)json_integer_value(json_object_get(rs, "nbytes")) : 0;
+        const char *rdata = rs ? rv.data + roff : NULL;
         int64_t id = json_integer_value(json_array_get(ids, k));
         json_t *se = json_pack("{s:I}", "a_tensor", (json_int_t)id);
         void *xa = NULL;
         size_t na = 0;
         struct gv_err re = {0};
-        if (off + nb + rb > len) {
+        if (rs) { /* the referee's value, by digest: the same whatever the environment judged */
+            char hex[65];
+            gv_sha256_buf_hex(rdata, rb, hex);
+            json_object_set_new(se, "referee_sha256", json_string(hex));
+        }
+        if (off + nb > len) {
             v = V_FAILED;
             json_object_set_new(e, "why", json_string("the replay's reply is shorter than it says"));
         } else if (gv_cap_read(a, id, &xa, &na, &re)) {
@@ -194,14 +266,16 @@ static enum verdict ask_and_judge(const struct gv_cap *a, struct gv_device *dev,
                                                         str(o, "dtype"), nb,
                                                         str(gv_cap_tensor(a, id), "dtype"), na));
         } else {
-            v = worse_of(v, judge_slot(str(o, "dtype"), xa, (const char *)data + off, nb, ref,
-                                       ref ? (const char *)data + off + nb : NULL, se));
+            v = worse_of(v, judge_slot(str(o, "dtype"), xa, (const char *)data + off, nb, rs,
+                                       rb, rdata, se));
         }
         free(xa);
-        off += nb + rb;
+        off += nb;
+        roff += rb;
         json_array_append_new(slots, se);
     }
     json_object_set_new(e, "outputs", slots);
+    refvals_free(&rv);
     gv_torch_reply_free(&r);
     free(data);
     return v;
@@ -226,7 +300,8 @@ static int is_operator(const json_t *op, json_t *e)
 }
 
 /* One op replayed: its record in the report. */
-static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, enum verdict *v)
+static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev,
+                      struct gv_device *ref, enum verdict *v)
 {
     const json_t *op = json_array_get(a->ops, i);
     json_t *e = json_pack("{s:I, s:s, s:s}", "op", (json_int_t)i, "name", str(op, "name"),
@@ -250,7 +325,7 @@ static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, e
                             "args", json_object_get(op, "args"), "kwargs",
                             json_object_get(op, "kwargs"), "tensors", in.specs);
     json_t *ids = gv_judge_tensor_ids(json_object_get(op, "outputs"));
-    *v = ask_and_judge(a, dev, req, &in, ids, e);
+    *v = ask_and_judge(a, dev, ref, req, &in, ids, e);
     json_decref(ids);
     json_decref(req);
     inputs_free(&in);
@@ -266,6 +341,7 @@ static json_t *replay(const struct gv_cap *a, size_t i, struct gv_device *dev, e
 struct walk {
     const struct gv_cap *a;
     struct gv_device *dev;
+    struct gv_device *ref; /* the referee's worker, NULL when none can be trusted */
     json_t **entry;        /* per op: its record, once decided */
     enum verdict *verdict; /* per op */
     long *last_read;       /* per tensor: the last op that reads it, -1 if none */
@@ -331,6 +407,8 @@ static int walk_init(struct walk *w, const struct gv_cap *a, struct gv_device *d
 
 static void walk_free(struct walk *w)
 {
+    gv_torch_referee_close(w->ref);
+    w->ref = NULL;
     free(w->entry);
     free(w->verdict);
     free(w->last_read);
@@ -423,7 +501,7 @@ static enum verdict replay_span(struct walk *w, size_t s, size_t e, const char *
     } else {
         json_t *req = json_pack("{s:s, s:O, s:O, s:O}", "op", "replay_span", "ops", calls,
                                 "tensors", in.specs, "want", want);
-        v = ask_and_judge(w->a, w->dev, req, &in, want, span);
+        v = ask_and_judge(w->a, w->dev, w->ref, req, &in, want, span);
         json_decref(req);
         w->replays++;
     }
@@ -438,7 +516,7 @@ static enum verdict replay_span(struct walk *w, size_t s, size_t e, const char *
 
 static void decide_op(struct walk *w, size_t i)
 {
-    w->entry[i] = replay(w->a, i, w->dev, &w->verdict[i]);
+    w->entry[i] = replay(w->a, i, w->dev, w->ref, &w->verdict[i]);
     w->replays++;
 }
 
@@ -575,6 +653,35 @@ static json_t *call_changes(const struct gv_cap *a, const struct gv_cap *b)
     return out;
 }
 
+/* The environment judged, as its worker describes itself now (its
+ * floating-point mode included); NULL when it cannot say. */
+static json_t *describe_here(struct gv_device *dev)
+{
+    json_t *req = json_pack("{s:s}", "op", "describe");
+    struct inputs none = {0};
+    struct gv_torch_reply r = {0};
+    struct gv_err err = {0};
+    void *data = NULL;
+    size_t len = 0;
+    json_t *d = NULL;
+    if (!ask(dev, req, &none, &r, &data, &len, &err) && r.ok && json_is_object(r.describe))
+        d = json_incref(r.describe);
+    gv_torch_reply_free(&r);
+    free(data);
+    json_decref(req);
+    return d;
+}
+
+/* The referee's facts in d: "referee", and "cannot_judge" when it is not
+ * trusted (no op is then judged more or less accurate). */
+static void note_referee(json_t *d, json_t *facts)
+{
+    if (!json_is_true(json_object_get(facts, "trusted")))
+        json_object_set_new(d, "cannot_judge", json_sprintf("no trustworthy referee: %s",
+                                                            str(facts, "why")));
+    json_object_set_new(d, "referee", facts);
+}
+
 int gv_capture_bisect(const struct gv_cap *a, const struct gv_cap *b, struct gv_device *dev,
                       int by_module, json_t **doc, struct gv_err *err)
 {
@@ -583,9 +690,19 @@ int gv_capture_bisect(const struct gv_cap *a, const struct gv_cap *b, struct gv_
     if (by_module < 0)
         by_module = n > GV_CAP_BISECT_MODULES_ABOVE;
     struct walk w;
-    if (walk_init(&w, a, dev)) {
+    json_t *facts = NULL;
+    int own = gv_judge_fp_default(); /* before anything is judged here */
+    if (walk_init(&w, a, dev) || gv_torch_referee_open(dev, &w.ref, &facts, err)) {
         walk_free(&w);
+        json_decref(facts);
         return gv_err_set(err, GV_E_NOMEM, "bisect: out of memory for %zu ops", n);
+    }
+    if (!own && w.ref) {
+        gv_torch_referee_close(w.ref);
+        w.ref = NULL;
+        json_object_set_new(facts, "trusted", json_false());
+        json_object_set_new(facts, "why", json_string("gpuvet itself computes with subnormals "
+                                                      "flushed to zero, and cannot reset it"));
     }
     if (by_module)
         walk_range(&w, 0, n, 0);
@@ -614,6 +731,11 @@ int gv_capture_bisect(const struct gv_cap *a, const struct gv_cap *b, struct gv_
         json_object_set_new(s, verdict_names[k], json_integer((json_int_t)count[k]));
     json_object_set_new(d, "summary", s);
     json_object_set_new(d, "strategy", json_string(by_module ? "modules" : "ops"));
+    note_referee(d, facts);
+    json_t *here = describe_here(dev);
+    json_object_set_new(d, "causes", gv_judge_env_causes(json_object_get(a->header, "device"),
+                                                         here));
+    json_decref(here);
     json_object_set_new(d, "replays", json_integer((json_int_t)w.replays));
     if (by_module)
         json_object_set(d, "spans", w.spans);

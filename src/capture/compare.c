@@ -254,6 +254,8 @@ int gv_capture_compare(const struct gv_cap *a, const struct gv_cap *b, json_t **
     json_object_set_new(d, "ops", ops);
     json_object_set_new(d, "only_before", only_a);
     json_object_set_new(d, "only_after", only_b);
+    json_object_set_new(d, "causes", gv_judge_env_causes(json_object_get(a->header, "device"),
+                                                         json_object_get(b->header, "device")));
     json_object_set_new(d, "flagged", json_boolean(beyond || json_array_size(only_a) ||
                                                    json_array_size(only_b) ||
                                                    fo.worst == GV_JUDGE_BEYOND_NOISE));

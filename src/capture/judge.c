@@ -1,11 +1,13 @@
 /* Tensor differences in units of the format (see judge.h). */
 #include "capture/judge.h"
 
+#include <fenv.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "capture/capture.h"
+#include "kb/fpmode.h"
 #include "num/fp.h"
 
 static const char *const status_names[] = {"identical", "rounding", "beyond_rounding",
@@ -204,4 +206,30 @@ int gv_judge_outputs(const struct gv_cap *a, const json_t *outs_a, const struct 
         o->list = NULL;
     }
     return rc;
+}
+
+json_t *gv_judge_env_causes(const json_t *dev_a, const json_t *dev_b)
+{
+    json_t *out = json_array();
+    struct kb_fp_mode ma, mb;
+    char text[160];
+    kb_fp_mode_read(dev_a, &ma);
+    kb_fp_mode_read(dev_b, &mb);
+    if (kb_fp_mode_cause(&ma, &mb, text, sizeof text)) {
+        json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "kind", "device",
+                              "name", "fp_mode", "text", text, "ftz_a", kb_flush_name(ma.ftz),
+                              "daz_a", kb_flush_name(ma.daz), "ftz_b", kb_flush_name(mb.ftz),
+                              "daz_b", kb_flush_name(mb.daz), "mechanism",
+                              kb_fp_mode_fact()->text, "source", kb_fp_mode_fact()->source);
+        json_array_append_new(out, c);
+    }
+    return out;
+}
+
+int gv_judge_fp_default(void)
+{
+    fesetenv(FE_DFL_ENV);
+    volatile float tiny = 0x1p-70f, sub = 0x1p-139f;
+    float product = tiny * tiny;
+    return product != 0.0f && (double)sub == 0x1p-139;
 }

@@ -47,4 +47,18 @@ struct gv_judge_outputs {
 int gv_judge_outputs(const struct gv_cap *a, const json_t *outs_a, const struct gv_cap *b,
                      const json_t *outs_b, struct gv_judge_outputs *o, struct gv_err *err);
 
+/* Puts this process's floating-point environment back to the default
+ * (fesetenv(FE_DFL_ENV): a library loaded into gpuvet, LD_PRELOAD included, may
+ * have set flush-to-zero or denormals-are-zero) and proves it: 1 when a float32
+ * product below the normal range stays subnormal and a subnormal reads as
+ * itself, 0 when not (nothing judged here could then be trusted). */
+int gv_judge_fp_default(void);
+
+/* What differs between the environments of two torch device descriptions
+ * (capture headers' "device") that changes numerics by itself: today the
+ * floating-point mode (fp_mode, kb/fpmode.h), as [{kind: "device", name:
+ * "fp_mode", text: "B flushes subnormals to zero (FTZ/DAZ); A does not",
+ * ftz_a, daz_a, ftz_b, daz_b, mechanism, source}]; [] when nothing. */
+json_t *gv_judge_env_causes(const json_t *dev_a, const json_t *dev_b);
+
 #endif

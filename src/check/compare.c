@@ -9,6 +9,7 @@
 #include "base/sha256.h"
 #include "num/fp.h"
 #include "base/json.h"
+#include "kb/fpmode.h"
 
 static const char *const change_names[GV_CH_COUNT] = {
     "identical",     "noise",          "improved",      "degraded",
@@ -387,8 +388,8 @@ static void leaf_causes(const char *kind, const char *prefix, const json_t *a, c
     const char *leaf = strrchr(prefix, '.') ? strrchr(prefix, '.') + 1 : prefix;
     size_t ll = strlen(leaf);
     if (!strcmp(leaf, "pid") || !strcmp(leaf, "seconds") || !strcmp(leaf, "created") ||
-        (ll > 8 && !strcmp(leaf + ll - 8, "_seconds")))
-        return;
+        (ll > 8 && !strcmp(leaf + ll - 8, "_seconds")) || !strcmp(prefix, "fp_mode"))
+        return; /* fp_mode: one cause of its own (fp_mode_cause) */
     if ((is_lib_array(a) || is_lib_array(b)) && (!a || json_is_array(a)) &&
         (!b || json_is_array(b))) {
         json_t *empty = json_array();
@@ -463,10 +464,26 @@ static void drop_device_echoes(struct gv_cmp_cause *causes, size_t *n)
     *n = w;
 }
 
+/* A process that flushes subnormals where the other does not (kb/fpmode.h):
+ * one cause, "device" "fp_mode", its sentence as the note. */
+static void fp_mode_cause(const json_t *dev_a, const json_t *dev_b, struct gv_compare *o)
+{
+    struct kb_fp_mode ma, mb;
+    char text[160], x[64], y[64];
+    kb_fp_mode_read(dev_a, &ma);
+    kb_fp_mode_read(dev_b, &mb);
+    if (!kb_fp_mode_cause(&ma, &mb, text, sizeof text))
+        return;
+    snprintf(x, sizeof x, "ftz %s, daz %s", kb_flush_name(ma.ftz), kb_flush_name(ma.daz));
+    snprintf(y, sizeof y, "ftz %s, daz %s", kb_flush_name(mb.ftz), kb_flush_name(mb.daz));
+    add_cause(o, "device", "fp_mode", x, y, text);
+}
+
 static void find_causes(const struct gv_results *a, const struct gv_results *b,
                         struct gv_compare *o)
 {
     leaf_causes("device", "", a->device, b->device, o, 0);
+    fp_mode_cause(a->device, b->device, o);
     route_causes(o);
     env_causes(a->snapshot, b->snapshot, o);
     lib_causes(a->snapshot, b->snapshot, o);
@@ -484,6 +501,7 @@ void gv_compare_stack_causes(const json_t *dev_a, const json_t *dev_b, const jso
     memset(&o, 0, sizeof o);
     if (dev_a || dev_b)
         leaf_causes("device", "", dev_a, dev_b, &o, 0);
+    fp_mode_cause(dev_a, dev_b, &o);
     env_causes(snap_a, snap_b, &o);
     lib_causes(snap_a, snap_b, &o);
     const json_t *ma = json_object_get(json_object_get(snap_a, "drivers"), "modules");

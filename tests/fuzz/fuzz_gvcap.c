@@ -7,7 +7,8 @@
  * operator methods (what bisect may send to the worker), and gv_escape (the
  * one escaper of document text in messages) writes, within its buffer, valid
  * UTF-8 with no control byte and no hidden code point (C1, U+2028/9, the bidi
- * overrides and isolates). */
+ * overrides and isolates); the header device's floating-point mode reads as one
+ * of its four values and is never a cause against itself. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 
 #include "base/utf8.h"
 #include "capture/gvcap.h"
+#include "capture/judge.h"
+#include "kb/fpmode.h"
 
 /* The op-name grammar, written again from its definition in gvcap.h. */
 static int ident(const char *s, size_t n)
@@ -80,6 +83,20 @@ static void check_op_name(const char *name)
     }
 }
 
+/* The device's floating-point mode (kb/fpmode.h): each flag one of the four
+ * values, and no environment is a cause of its own difference. */
+static void check_fp_mode(const json_t *device)
+{
+    struct kb_fp_mode m;
+    kb_fp_mode_read(device, &m);
+    if ((unsigned)m.ftz > KB_FLUSH_SOME || (unsigned)m.daz > KB_FLUSH_SOME)
+        abort();
+    json_t *c = gv_judge_env_causes(device, device);
+    if (json_array_size(c))
+        abort();
+    json_decref(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -113,6 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         json_array_foreach(json_object_get(idx, "ops"), i, t)
             check_op_name(json_string_value(json_object_get(t, "name")));
+        check_fp_mode(json_object_get(json_object_get(idx, "header"), "device"));
     } else if (!err.msg[0]) {
         abort();
     }

@@ -1,6 +1,7 @@
 /* gv_backend_torch: the suite through the user's own PyTorch (see torch.h). */
 #include "dev/torch/torch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 #include "dev/gpu.h"
 #include "dev/torch/torch_proc.h"
 #include "kb/kb.h"
+
+extern char **environ;
 
 struct gv_device {
     char torch_dev[32];      /* "cpu" or "cuda:N", as the worker is asked */
@@ -20,6 +23,8 @@ struct gv_device {
     int restarts;
     char last_restart[1024];
     double timeout;          /* seconds a case may compute before the worker is killed */
+    int referee;             /* bisect's referee: started clean, its canary checked */
+    json_t *canary;          /* the referee's last canary: what it gave, what was expected */
 };
 
 /* ---------- libraries ---------- */
@@ -94,14 +99,76 @@ static int map_open_failure(const char *status)
     return GV_E_LIB; /* no-torch, import-*, cpu-build, wrong-build */
 }
 
+/* ---------- the referee ---------- */
+
+/* Its canary: CANARY_N float32 values k * 2^-149 (k = i % 1000 + 1, subnormal),
+ * widened and summed in float64 by a multithreaded ATen op, and as many products
+ * 2^-70 * 2^-70 = 2^-140 summed the same way. Every partial sum is a multiple of
+ * 2^-149 below 2^53 of them, so each sum is exact in any order: a referee that
+ * reads subnormal inputs as zero (DAZ) or flushes subnormal results (FTZ), on
+ * any of its threads, gives less. */
+#define CANARY_N (1 << 20)
+
+static double canary_daz_sum(void)
+{
+    double full = CANARY_N / 1000, rest = CANARY_N % 1000;
+    return ldexp(full * 500500.0 + rest * (rest + 1) / 2, -149);
+}
+
+/* The canary's verdict into why ("" when it holds); its values into d->canary. */
+static void check_canary(struct gv_device *d, const json_t *doc, char *why, size_t n)
+{
+    const char *daz = json_string_value(json_object_get(doc, "daz_sum"));
+    const char *ftz = json_string_value(json_object_get(doc, "ftz_sum"));
+    double got_daz = daz ? strtod(daz, NULL) : NAN, got_ftz = ftz ? strtod(ftz, NULL) : NAN;
+    double want_daz = canary_daz_sum(), want_ftz = ldexp(CANARY_N, -140);
+    json_int_t threads = json_integer_value(json_object_get(doc, "threads"));
+    json_decref(d->canary);
+    d->canary = json_pack("{s:i, s:I, s:I, s:f, s:f, s:f, s:f}", "elements", CANARY_N,
+                          "threads_asked", (json_int_t)GV_TORCH_REFEREE_THREADS, "threads",
+                          threads, "subnormal_sum", isfinite(got_daz) ? got_daz : -1.0,
+                          "subnormal_sum_expected", want_daz, "product_sum",
+                          isfinite(got_ftz) ? got_ftz : -1.0, "product_sum_expected", want_ftz);
+    json_object_set(d->canary, "fp_mode", json_object_get(doc, "fp_mode"));
+    why[0] = '\0';
+    if (got_daz != want_daz)
+        snprintf(why, n, "float32 subnormals widened to float64 and summed on %lld threads "
+                 "gave %.17g, not %.17g: subnormal inputs read as zero (DAZ)",
+                 (long long)threads, got_daz, want_daz);
+    else if (got_ftz != want_ftz)
+        snprintf(why, n, "float32 products 2^-70 * 2^-70 summed in float64 on %lld threads "
+                 "gave %.17g, not %.17g: subnormal results flushed to zero (FTZ)",
+                 (long long)threads, got_ftz, want_ftz);
+    else if (threads != GV_TORCH_REFEREE_THREADS)
+        snprintf(why, n, "asked for %d threads, it runs %lld", GV_TORCH_REFEREE_THREADS,
+                 (long long)threads);
+}
+
+/* The check of an open reply: a referee's canary must hold (GV_E_DEVICE when
+ * not, with why). */
+static int open_reply(struct gv_device *d, struct gv_torch_reply *r, struct gv_err *err)
+{
+    if (!d->referee)
+        return GV_OK;
+    char why[512];
+    check_canary(d, r->doc, why, sizeof why);
+    return why[0] ? gv_err_set(err, GV_E_DEVICE, "%s", why) : GV_OK;
+}
+
 static int start(struct gv_device *d, struct gv_err *err)
 {
-    int rc = gv_torch_proc_start(&d->p, d->python, d->root, err);
+    int rc = d->referee ? gv_torch_proc_start_clean(&d->p, d->python, d->root,
+                                                    GV_TORCH_REFEREE_THREADS, err)
+                        : gv_torch_proc_start(&d->p, d->python, d->root, err);
     if (rc)
         return rc;
     json_t *req = json_object();
-    json_object_set_new(req, "op", json_string("open"));
+    json_object_set_new(req, "op", json_string(d->referee ? "referee_open" : "open"));
     json_object_set_new(req, "device", json_string(d->torch_dev));
+    if (d->referee) {
+        json_object_set_new(req, "threads", json_integer(GV_TORCH_REFEREE_THREADS));
+        json_object_set_new(req, "n", json_integer(CANARY_N));
+    }
     rc = gv_torch_send(&d->p, req, NULL, 0, err);
     json_decref(req);
     struct gv_torch_reply r = {0};
@@ -112,8 +179,10 @@ static int start(struct gv_device *d, struct gv_err *err)
         gv_torch_proc_stop(&d->p);
         return rc;
     }
-    if (!r.ok) {
-        rc = gv_err_set(err, map_open_failure(r.status), "%s", r.error[0] ? r.error : r.status);
+    if (!r.ok || open_reply(d, &r, err)) {
+        rc = r.ok ? err->code
+                  : gv_err_set(err, map_open_failure(r.status), "%s",
+                               r.error[0] ? r.error : r.status);
         gv_torch_reply_free(&r);
         gv_torch_proc_stop(&d->p);
         return rc;
@@ -197,7 +266,74 @@ static void close_dev(struct gv_device *d)
     gv_torch_proc_stop(&d->p);
     json_decref(d->desc);
     json_decref(d->libs);
+    json_decref(d->canary);
     free(d);
+}
+
+/* The names (never the values) of our variables the referee does without that
+ * are known to change numerics or kernels (kb's table) or to load code. */
+static json_t *dropped_variables(void)
+{
+    json_t *out = json_array();
+    for (size_t i = 0; environ && environ[i]; i++) {
+        char name[128];
+        size_t n = strcspn(environ[i], "=");
+        if (n >= sizeof name)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)n, environ[i]);
+        const struct kb_env *e = kb_env(name);
+        if (!strcmp(name, "LD_PRELOAD") || !strncmp(name, "PYTHON", 6) ||
+            (e && (e->kind == KB_ENV_NUMERICS || e->kind == KB_ENV_KERNELS)))
+            json_array_append_new(out, json_string(name));
+    }
+    return out;
+}
+
+int gv_torch_referee_open(const struct gv_device *b, struct gv_device **ref, json_t **facts,
+                          struct gv_err *err)
+{
+    *ref = NULL;
+    struct gv_device *d = calloc(1, sizeof *d);
+    *facts = json_object();
+    if (!d || !*facts) {
+        free(d);
+        return gv_err_set(err, GV_E_NOMEM, "the referee");
+    }
+    snprintf(d->torch_dev, sizeof d->torch_dev, "cpu");
+    snprintf(d->python, sizeof d->python, "%s", b->python);
+    snprintf(d->root, sizeof d->root, "%s", b->root);
+    d->p.pid = -1;
+    d->p.fd = d->p.out = -1;
+    d->libs = json_array();
+    d->timeout = b->timeout;
+    d->referee = 1;
+    struct gv_err e = {0};
+    int rc = start(d, &e);
+    json_object_set_new(*facts, "trusted", json_boolean(!rc));
+    if (rc)
+        json_object_set_new(*facts, "why", json_string(e.msg));
+    json_object_set_new(*facts, "interpreter", json_string(d->python));
+    if (d->root[0])
+        json_object_set_new(*facts, "python_root", json_string(d->root));
+    json_object_set_new(*facts, "start", json_string("python -I -S, site-packages as plain "
+                                                     "directories, environment scrubbed"));
+    json_object_set_new(*facts, "threads", json_integer(GV_TORCH_REFEREE_THREADS));
+    json_object_set_new(*facts, "dropped_variables", dropped_variables());
+    if (d->canary)
+        json_object_set(*facts, "canary", d->canary);
+    if (d->desc)
+        json_object_set(*facts, "torch", json_object_get(d->desc, "torch"));
+    if (rc) {
+        close_dev(d);
+        return GV_OK;
+    }
+    *ref = d;
+    return GV_OK;
+}
+
+void gv_torch_referee_close(struct gv_device *ref)
+{
+    close_dev(ref);
 }
 
 static json_t *describe(struct gv_device *d)

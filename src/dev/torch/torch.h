@@ -37,6 +37,20 @@ int gv_torch_request(struct gv_device *dev, json_t *req, const struct gv_torch_p
 int gv_torch_reply_next(struct gv_device *dev, int timeout_ms, size_t max, void **payload,
                         size_t *len, struct gv_torch_reply *r, struct gv_err *err);
 
+/* bisect's float64 referee (docs/capture.md, "The referee"): a worker of b's
+ * interpreter (in b's root), started clean (gv_torch_proc_start_clean), on the
+ * CPU with GV_TORCH_REFEREE_THREADS threads and flush-denormal off, trusted
+ * only when its canary (float32 subnormals and subnormal products summed in
+ * float64 by a multithreaded ATen op) gives the sums computed here exactly.
+ * *ref is a torch device for gv_torch_request/gv_torch_reply_next (a worker
+ * that dies is started again, canary and all), or NULL when it cannot be
+ * trusted. *facts (owned): {trusted, why, interpreter, start, threads,
+ * dropped_variables, canary, torch}. Fails only when out of memory. */
+#define GV_TORCH_REFEREE_THREADS 4
+int gv_torch_referee_open(const struct gv_device *b, struct gv_device **ref, json_t **facts,
+                          struct gv_err *err);
+void gv_torch_referee_close(struct gv_device *ref);
+
 /* "libcublas.so.13.1.0.3" -> "13.1.0.3", "libtorch_cpu.so.2.6" -> "2.6"; "" when the
  * file name carries no version. */
 void gv_torch_file_version(const char *filename, char *out, size_t n);

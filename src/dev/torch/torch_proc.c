@@ -72,6 +72,28 @@ static const char boot[] =
     "import " WORKER_MODULE "\n"
     WORKER_MODULE ".main(fd, sent.blobs)\n";
 
+/* Run before the boot code for bisect's referee (python -I -S): the
+ * interpreter's own site-packages (of its prefix, a venv's with its base when
+ * its pyvenv.cfg includes the system's, and the user's) appended to sys.path as
+ * plain directories: their .pth files, sitecustomize and usercustomize are not
+ * run. */
+static const char boot_site[] =
+    "import os, site, sys\n"
+    "def _gv_site_dirs():\n"
+    "    pre, exe = [sys.prefix], os.path.dirname(os.path.abspath(sys.executable))\n"
+    "    for cfg in (os.path.join(exe, 'pyvenv.cfg'), os.path.join(os.path.dirname(exe), 'pyvenv.cfg')):\n"
+    "        if os.path.isfile(cfg):\n"
+    "            conf = dict((k.strip().lower(), v.strip().lower()) for k, _, v in\n"
+    "                        (l.partition('=') for l in open(cfg, encoding='utf-8', errors='replace')))\n"
+    "            pre = [os.path.dirname(cfg)]\n"
+    "            if conf.get('include-system-site-packages') == 'true':\n"
+    "                pre.append(sys.base_prefix)\n"
+    "            break\n"
+    "    return site.getsitepackages(pre) + [site.getusersitepackages()]\n"
+    "for _d in _gv_site_dirs():\n"
+    "    if os.path.isdir(_d) and _d not in sys.path:\n"
+    "        sys.path.append(_d)\n";
+
 /* Append to buf at *at (buf NULL: only count): v as k bytes little-endian; n bytes. */
 static void put_le(unsigned char *buf, size_t *at, uint64_t v, int k)
 {
@@ -142,7 +164,7 @@ struct launch {
     int host_driver;             /* binds under HOST_DRIVER_DIR: prepend it to LD_LIBRARY_PATH */
     int userns;                  /* not root: a user namespace first */
     char uid_map[64], gid_map[64];
-    char *argv[4];
+    char *argv[6];
     char **envp;
     int sock, out;
 };
@@ -388,6 +410,23 @@ static void env_free(char **env)
     free(env);
 }
 
+/* The end of a child's environment: FD_VAR added at env[k] (room for it was
+ * counted), img freed; NULL (err set) when anything failed or bad. */
+static char **env_end(char **env, size_t k, int bad, int fd, char *img, struct gv_err *err)
+{
+    char var[64];
+    snprintf(var, sizeof var, FD_VAR "=%d", fd);
+    if (!bad)
+        bad = env_add(env, &k, var);
+    free(img);
+    if (bad) {
+        env_free(env);
+        gv_err_set(err, GV_E_NOMEM, "the worker's environment");
+        return NULL;
+    }
+    return env;
+}
+
 /* The image's Env (ENV_FILE_VAR's file: NUL-separated NAME=VALUE) instead of ours,
  * with ours passed_into_image and, with host_driver, LD_LIBRARY_PATH led by
  * HOST_DRIVER_DIR; without ENV_FILE_VAR ours. Never FD_VAR from either. */
@@ -424,16 +463,39 @@ static char **child_env(int fd, int host_driver, struct gv_err *err)
         snprintf(var, sizeof var, "LD_LIBRARY_PATH=%.*s", PATH_MAX, ld);
         bad = env_add(env, &k, var);
     }
-    snprintf(var, sizeof var, FD_VAR "=%d", fd);
+    return env_end(env, k, bad, fd, img, err);
+}
+
+/* The referee's environment: nothing of ours but HOME; a fixed PATH, the C
+ * locale and thread count, inside an image the image's own LD_LIBRARY_PATH (its
+ * libraries are part of its interpreter); no LD_PRELOAD, no PYTHON*, no BLAS,
+ * OpenMP or ATen variables (python -I ignores PYTHON* anyway). */
+static char **clean_env(int fd, int threads, struct gv_err *err)
+{
+    const char *file = getenv(ENV_FILE_VAR), *home = getenv("HOME"), *ld = NULL;
+    char *img = NULL;
+    size_t len = 0, k = 0;
+    if (file && *file && gv_read_file(file, 1u << 20, &img, &len, err) != GV_OK)
+        return NULL;
+    for (size_t at = 0; img && at < len; at += strlen(img + at) + 1)
+        if (sets(img + at, "LD_LIBRARY_PATH"))
+            ld = img + at;
+    char **env = calloc(8, sizeof *env);
+    char var[PATH_MAX + 64];
+    int bad = !env;
+    if (!bad && ld && strlen(ld) < sizeof var)
+        bad = env_add(env, &k, ld);
+    if (!bad && home && strlen(home) < PATH_MAX) {
+        snprintf(var, sizeof var, "HOME=%s", home);
+        bad = env_add(env, &k, var);
+    }
+    if (!bad)
+        bad = env_add(env, &k, "PATH=/usr/local/bin:/usr/bin:/bin") ||
+              env_add(env, &k, "LC_ALL=C");
+    snprintf(var, sizeof var, "OMP_NUM_THREADS=%d", threads);
     if (!bad)
         bad = env_add(env, &k, var);
-    free(img);
-    if (bad) {
-        env_free(env);
-        gv_err_set(err, GV_E_NOMEM, "the worker's environment");
-        return NULL;
-    }
-    return env;
+    return env_end(env, k, bad, fd, img, err);
 }
 
 void gv_torch_proc_stop(struct gv_torch_proc *p)
@@ -624,8 +686,30 @@ int gv_torch_recv_any(struct gv_torch_proc *p, int timeout_ms, size_t max, void 
     return GV_OK;
 }
 
-int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char *root,
-                        struct gv_err *err)
+/* Sets l's command line: python -c BOOT, or (clean) python -I -S -c with
+ * boot_site first (*code, malloc'ed, to free). */
+static int plan_argv(struct launch *l, int clean, char **code)
+{
+    int i = 0;
+    *code = NULL;
+    l->argv[i++] = l->exe;
+    if (clean) {
+        size_t n = strlen(boot_site), m = strlen(boot);
+        if (!(*code = malloc(n + m + 1)))
+            return -1;
+        memcpy(*code, boot_site, n);
+        memcpy(*code + n, boot, m + 1);
+        l->argv[i++] = (char *)"-I";
+        l->argv[i++] = (char *)"-S";
+    }
+    l->argv[i++] = (char *)"-c";
+    l->argv[i++] = *code ? *code : (char *)boot;
+    l->argv[i] = NULL;
+    return 0;
+}
+
+static int start_proc(struct gv_torch_proc *p, const char *python, const char *root,
+                      int clean_threads, struct gv_err *err)
 {
     p->pid = -1;
     p->fd = p->out = -1;
@@ -652,11 +736,13 @@ int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char 
     }
     p->out = memfd_create("gpuvet-torch-output", MFD_CLOEXEC);
     struct gv_err env_err = {0};
-    l->envp = child_env(sv[1], l->host_driver, &env_err);
-    l->argv[0] = l->exe;
-    l->argv[1] = (char *)"-c";
-    l->argv[2] = (char *)boot;
-    l->argv[3] = NULL;
+    l->envp = clean_threads > 0 ? clean_env(sv[1], clean_threads, &env_err)
+                                : child_env(sv[1], l->host_driver, &env_err);
+    char *code = NULL;
+    if (plan_argv(l, clean_threads > 0, &code)) {
+        env_free(l->envp);
+        l->envp = NULL;
+    }
     l->sock = sv[1];
     l->out = p->out;
     pid_t pid = p->out >= 0 && l->envp ? fork() : -1;
@@ -666,6 +752,7 @@ int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char 
     close(sv[1]);
     int no_env = !l->envp;
     env_free(l->envp);
+    free(code);
     free(l);
     p->fd = sv[0];
     if (no_env) {
@@ -694,4 +781,16 @@ int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char 
         return gv_err_set(err, GV_E_LIB, "%s: the worker script did not start", p->python);
     }
     return GV_OK;
+}
+
+int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char *root,
+                        struct gv_err *err)
+{
+    return start_proc(p, python, root, 0, err);
+}
+
+int gv_torch_proc_start_clean(struct gv_torch_proc *p, const char *python, const char *root,
+                              int threads, struct gv_err *err)
+{
+    return start_proc(p, python, root, threads > 0 ? threads : 1, err);
 }

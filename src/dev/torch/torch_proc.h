@@ -24,6 +24,14 @@ struct gv_torch_proc {
  * nonsense (the message quotes its last output lines). */
 int gv_torch_proc_start(struct gv_torch_proc *p, const char *python, const char *root,
                         struct gv_err *err);
+/* The same interpreter started clean, for bisect's float64 referee
+ * (docs/capture.md, "The referee"): python -I -S (no sitecustomize,
+ * usercustomize, .pth file or PYTHON* variable), the interpreter's own
+ * site-packages put on sys.path as plain directories, and an environment of
+ * HOME, a fixed PATH, LC_ALL=C, OMP_NUM_THREADS=threads (inside an image also
+ * the image's LD_LIBRARY_PATH): nothing else of ours, no LD_PRELOAD. */
+int gv_torch_proc_start_clean(struct gv_torch_proc *p, const char *python, const char *root,
+                              int threads, struct gv_err *err);
 void gv_torch_proc_stop(struct gv_torch_proc *p);
 
 /* Sends hdr (nbytes is set to the payload's total) and the payload parts. */
