@@ -433,6 +433,8 @@ static void print_bisect(const json_t *d)
     cli_capture_print_outputs(json_object_get(d, "outputs"));
     if (json_object_get(d, "model_run_note"))
         printf("model run here: %s\n", json_string_value(json_object_get(d, "model_run_note")));
+    json_array_foreach(json_object_get(d, "causes"), si, sp)
+        printf("cause: %s\n", json_string_value(json_object_get(sp, "text")));
     printf("\n");
     cli_verdict_print(d); /* the words the report page opens with */
 }
@@ -623,8 +625,9 @@ static int bisect(int argc, char **argv)
         return rc;
     }
     int flagged = json_is_true(json_object_get(d, "flagged"));
+    int cannot = json_object_get(d, "cannot_judge") != NULL; /* no trustworthy referee */
     json_decref(d);
-    return flagged ? GV_EXIT_FINDINGS : GV_EXIT_OK;
+    return cannot ? GV_EXIT_ERROR : flagged ? GV_EXIT_FINDINGS : GV_EXIT_OK;
 }
 
 int cmd_torch(int argc, char **argv)

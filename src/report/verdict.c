@@ -130,6 +130,12 @@ static void bisect(const json_t *d, struct gv_doc_verdict *v)
 {
     size_t nc = json_array_size(gv_jarr(d, "culprits")), ncall = json_array_size(gv_jarr(d, "call_changes"));
     v->status = json_is_true(json_object_get(d, "flagged"));
+    if (gv_jstr(d, "cannot_judge")) { /* the referee failed its canary: nothing judged */
+        v->status = 1;
+        snprintf(v->head, sizeof v->head, "cannot judge (the command exits 3)");
+        snprintf(v->why, sizeof v->why, "%s", gv_jstr(d, "cannot_judge"));
+        return;
+    }
     if (!nc && !ncall) {
         snprintf(v->head, sizeof v->head, "no op is less accurate here, and no call changed");
     } else {

@@ -57,7 +57,9 @@ printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$T/libthreads.so" "$HOST_PY" >
 chmod +x fastpy
 rc=0
 "$GPUVET" torch bisect a.gvcap --python "$T/fastpy" --device cpu -o bad.json >bad.txt 2>&1 || rc=$?
-[[ $rc == 0 || $rc == 1 || $rc == 2 ]] || fail "bisect with a flushing interpreter exited $rc: $(cat bad.txt)"
+[[ $rc == 3 ]] || fail "bisect with a flushing interpreter exited $rc, not 3 (cannot judge): $(cat bad.txt)"
+grep -q "^cannot judge (the command exits 3): no trustworthy referee: " bad.txt ||
+    fail "bisect's text does not say it cannot judge: $(tail -3 bad.txt)"
 python3 - bad.json <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
