@@ -89,7 +89,11 @@ static const char boot_site[] =
     "            if conf.get('include-system-site-packages') == 'true':\n"
     "                pre.append(sys.base_prefix)\n"
     "            break\n"
-    "    return site.getsitepackages(pre) + [site.getusersitepackages()]\n"
+    "    v, out = 'python%d.%d' % sys.version_info[:2], []\n"
+    "    for p in pre:\n" /* Debian's site.getsitepackages names only dist-packages */
+    "        out += [os.path.join(p, 'lib', v, 'site-packages'),\n"
+    "                os.path.join(p, 'lib64', v, 'site-packages')]\n"
+    "    return out + site.getsitepackages(pre) + [site.getusersitepackages()]\n"
     "for _d in _gv_site_dirs():\n"
     "    if os.path.isdir(_d) and _d not in sys.path:\n"
     "        sys.path.append(_d)\n";
