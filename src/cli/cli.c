@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/fs.h"
 #include "base/json.h"
 #include "base/utf8.h"
 #include "dev/kind.h"
@@ -299,6 +300,24 @@ void cli_verdict_print(const json_t *doc)
            v.why[0] ? ": " : "", v.why);
 }
 
+/* An image's config Env (GPUVET_PYTHON_ENV_FILE: NUL-separated NAME=VALUE, written
+ * by image_cli.c) as a NULL-terminated array over *data; NULL when there is none. */
+static char **image_env(char **data)
+{
+    const char *file = getenv("GPUVET_PYTHON_ENV_FILE");
+    size_t len = 0, n = 0;
+    struct gv_err e = {0};
+    *data = NULL;
+    if (!file || !*file || gv_read_file(file, 1u << 20, data, &len, &e) != GV_OK)
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        n += (*data)[i] == '\0';
+    char **env = calloc(n + 2, sizeof *env);
+    for (size_t i = 0, k = 0; env && i < len; i += strlen(*data + i) + 1)
+        env[k++] = *data + i;
+    return env;
+}
+
 void cli_choose_python(const char *python, const char *python_root, int want_gpu, char *note,
                        size_t notesz)
 {
@@ -315,8 +334,13 @@ void cli_choose_python(const char *python, const char *python_root, int want_gpu
         return;
     const char *root = python_root ? python_root : "/";
     int live = !strcmp(root, "/"); /* a root's interpreters are found without this process's PATH */
-    struct gv_probe_ctx ctx = {.root = root, .live = live, .envp = live ? environ : NULL};
+    char *envdata = NULL;
+    char **ienv = live ? NULL : image_env(&envdata); /* an image: its own PATH finds its Python */
+    struct gv_probe_ctx ctx = {.root = root, .live = live, .envp = live ? environ : ienv,
+                               .envp_of_root = ienv != NULL};
     json_t *py = gv_probe_python(&ctx);
+    free(ienv);
+    free(envdata);
     char path[4096], why[1024];
     gv_pick_torch_python(py, want_gpu, path, sizeof path, why, sizeof why);
     json_decref(py);
