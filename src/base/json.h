@@ -17,10 +17,10 @@ json_t *gv_section_missing(const char *source, const char *reason);
 /* Set obj[key] = string, skipping when val is NULL (means "absent"). */
 void gv_json_set_str(json_t *obj, const char *key, const char *val);
 
-/* Serialise (indented, keys in insertion order) and write atomically. */
 /* obj[key] = the current UTC time, "2026-11-29T21:30:00Z". */
 void gv_json_set_utc_now(json_t *obj, const char *key);
 
+/* Serialise (indented, keys in insertion order) and write atomically. */
 int gv_json_write_file(const char *path, const json_t *doc, struct gv_err *err);
 /* Serialise to a malloc'ed string (indent 2, trailing newline). */
 char *gv_json_dump(const json_t *doc);

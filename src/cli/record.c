@@ -86,8 +86,11 @@ static int record_file_as(struct gv_history *h, const char *path,
 {
     struct gv_err err = {0};
     json_t *doc = NULL;
+    /* a side of ab: the mark goes into ab's own result file too, so that the file is
+     * the document recorded (importing it again finds the run) */
     if (gv_cap_load_document(path, (size_t)1 << 31, &doc, &err) ||
-        (side && gv_history_mark_experiment(doc, "ab", side, &err))) {
+        (side && (gv_history_mark_experiment(doc, "ab", side, &err) ||
+                  gv_json_write_file(path, doc, &err)))) {
         fprintf(stderr, "gpuvet: error: %s\n", err.msg);
         json_decref(doc);
         return GV_EXIT_ERROR;
