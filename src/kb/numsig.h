@@ -29,7 +29,7 @@ size_t kb_numsig_match(const struct kb_numsig_case *c, const struct kb_numsig **
 /* One run judged alone (gpuvet check, no before-file): the effective bits a
  * correct implementation keeps against the fp64 reference, to stand for
  * bits_before: the precision p of the narrower of the compute and output
- * formats (unit roundoff 2^-p; numerics-methods.md §6: the error of a correct
+ * formats (unit roundoff 2^-p; docs/facts/numerics-methods.md §6: the error of a correct
  * result is a few units of that roundoff). The inputs are exact in their own
  * format (the reference is computed from them), so the input format does not
  * lower it. 0 when a format is unknown. */
