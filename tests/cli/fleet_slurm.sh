@@ -69,6 +69,18 @@ is_drained() { # NODE
     st=$(slurm_node_field "$1" State)
     [[ $st == *DRAIN* ]] || fail "$1 is $st, expected DRAIN"
 }
+not_running_prolog() { ! pgrep -f "$GV_SRC/contrib/slurm/prolog.sh" >/dev/null; }
+# Waits until CMD succeeds, polling; the deadline (120 s) guards against a hang on a loaded
+# machine and is no timing assertion. Slurm answers srun as soon as one node's Prolog
+# fails: the others' Prologs may still be starting.
+eventually() { # WHAT CMD...
+    local what=$1 deadline=$((SECONDS + 120))
+    shift
+    until ("$@") >/dev/null 2>&1; do
+        ((SECONDS < deadline)) || fail "$what (waited 120 s)"
+        sleep 0.5
+    done
+}
 node_reason() { # NODE: the Reason without Slurm's " [user@time]" suffix
     scontrol -o show node "$1" | sed -n 's/.*Reason=\(.*\) \[[^]]*\].*/\1/p'
 }
@@ -95,15 +107,19 @@ for n in n1 n2 n3 n4; do not_drained $n; done
 
 echo "== 2. the Prolog's decisions: n1 keep, n2 drain, n3 cannot assess, n4 past its time"
 echo mixed >"$tmp/mode"
-write_gpuvet_conf "$tmp/stub-gate" "$tmp/ref-%n.json" 3
+# n4's gate is killed after GPUVET_TIMEOUT; 15 s leaves the other stubs room on a loaded
+# machine (a stub past it would be "cannot assess", and n2 would not drain).
+write_gpuvet_conf "$tmp/stub-gate" "$tmp/ref-%n.json" 15
 rm -f "$tmp"/gate.n*
 rc=0
 timeout 300 srun -N 4 -t 5 true >"$tmp/srun4.out" 2>&1 || rc=$?
 ((rc != 0)) || fail "srun -N 4 succeeded although n2's Prolog said drain"
 for n in n1 n2 n3 n4; do
-    [[ -s $tmp/gate.$n ]] || fail "the Prolog did not run the gate on $n: $(cat "$tmp/srun4.out")"
+    eventually "the Prolog did not run the gate on $n: $(cat "$tmp/srun4.out")" test -s "$tmp/gate.$n"
 done
-is_drained n2
+eventually "n2 never became DRAIN" is_drained n2
+# Every Prolog has ended (n4's by its timeout) before the health checks below.
+eventually "a Prolog never ended" not_running_prolog
 reason=$(node_reason n2)
 echo "n2: $reason"
 [[ $reason == "gpuvet: drain: gemm.f32 _digest_ -> other _(touch "* ]] || fail "n2's reason: '$reason'"
@@ -182,7 +198,8 @@ write_gpuvet_conf "$GPUVET" "$tmp/ref-%n.json" 55
 rc=0
 timeout 300 srun -N 2 -w n1,n2 -t 5 true >"$tmp/srun-gate.out" 2>&1 || rc=$?
 ((rc != 0)) || fail "srun on n1,n2 succeeded although n2's gate should say drain"
-is_drained n2
+eventually "n2 never became DRAIN" is_drained n2
+eventually "a Prolog never ended" not_running_prolog
 reason=$(node_reason n2)
 echo "n2: $reason"
 [[ $reason == "gpuvet: drain:"*"stack drift"* ]] || fail "n2's reason is not the gate's stack drift: '$reason'"
