@@ -98,6 +98,8 @@ int gv_mma_model_check(const struct gv_mma_model *m, struct gv_err *err)
                           m->in_frac_bits, f.frac);
     if (m->block < 1 || m->block > (1 << 20))
         return gv_err_set(err, GV_E_USAGE, "mma model: block %d is not 1..%d", m->block, 1 << 20);
+    if (m->chunk < 0 || m->chunk > (1 << 20))
+        return gv_err_set(err, GV_E_USAGE, "mma model: chunk %d is not 0..%d", m->chunk, 1 << 20);
     if (m->extra_bits < -1 || m->extra_bits > 40)
         return gv_err_set(err, GV_E_USAGE, "mma model: extra_bits %d is not -1..40",
                           m->extra_bits);
@@ -370,14 +372,13 @@ static struct xv input_of(const struct gv_mma_model *m, const struct fmt *in, do
     return split(round_double(x, in));
 }
 
-/* The accumulator after all blocks; *special when an input is inf or NaN. */
-static double dot_core(const struct gv_mma_model *m, const struct fmt *acc, double c,
-                       const struct xv *a, const struct xv *b, long k, struct term *t,
-                       int *special)
+/* c plus the products k0..k1-1 in blocks; *special when an input is inf or NaN. */
+static double dot_blocks(const struct gv_mma_model *m, const struct fmt *acc, double c,
+                         const struct xv *a, const struct xv *b, long k0, long k1,
+                         struct term *t, int *special)
 {
-    *special = 0;
-    for (long k0 = 0; k0 < k; k0 += m->block) {
-        long kn = k - k0 < m->block ? k - k0 : m->block;
+    for (; k0 < k1; k0 += m->block) {
+        long kn = k1 - k0 < m->block ? k1 - k0 : m->block;
         int nt = 0;
         for (long i = k0; i < k0 + kn; i++) {
             if (a[i].e == XV_SPECIAL || b[i].e == XV_SPECIAL) {
@@ -394,6 +395,32 @@ static double dot_core(const struct gv_mma_model *m, const struct fmt *acc, doub
         c = block_fma(m, acc, c, t, nt);
     }
     return c;
+}
+
+/* The accumulator after all blocks (and chunks); *special when an input is
+ * inf or NaN. */
+static double dot_core(const struct gv_mma_model *m, const struct fmt *acc, double c,
+                       const struct xv *a, const struct xv *b, long k, struct term *t,
+                       int *special)
+{
+    *special = 0;
+    if (m->chunk <= 0 || k <= m->chunk)
+        return dot_blocks(m, acc, c, a, b, 0, k, t, special);
+    double total = 0;
+    for (long k0 = 0; k0 < k && !*special; k0 += m->chunk) {
+        long k1 = k - k0 < m->chunk ? k : k0 + m->chunk;
+        double part = dot_blocks(m, acc, k0 ? 0.0 : c, a, b, k0, k1, t, special);
+        if (!k0 || !isfinite(total) || !isfinite(part)) {
+            total = k0 ? total + part : part;
+            continue;
+        }
+        struct xv pv = split(part);
+        int nt = 0;
+        if (pv.m)
+            t[++nt] = (struct term){(uint64_t)(pv.m < 0 ? -pv.m : pv.m), pv.e, pv.m < 0};
+        total = block_fma(m, acc, total, t, nt);
+    }
+    return *special ? NAN : total;
 }
 
 /* Inputs with inf or NaN: IEEE arithmetic in double is enough to say which

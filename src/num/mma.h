@@ -15,8 +15,9 @@
  *   5. the final accumulator is rounded to the output format with out_round.
  *
  * Integer arithmetic on an exponent grid (no long double), so the results are
- * the same on every machine. Not modelled: summation trees across blocks
- * other than one block after the other, split-K. */
+ * the same on every machine. Chunks (step 2 per chunk, the chunk sums then
+ * added in order) are the "chunks of C, combined sequentially" the probe's
+ * order trees show. Not modelled: other trees across blocks. */
 #ifndef GV_NUM_MMA_H
 #define GV_NUM_MMA_H
 
@@ -37,6 +38,9 @@ struct gv_mma_model {
     enum gv_mma_round in_round;
     int in_flush;       /* subnormal inputs flushed to zero */
     int block;          /* products joined with the accumulator in one block FMA (>= 1) */
+    int chunk;          /* 0: one chain of blocks over K; else K cut into chunks of this
+                         * many products, each summed from zero in blocks, the chunk sums
+                         * then added one after the other (a block of one term each) */
     int extra_bits;     /* alignment bits beyond acc_frac_bits; -1: exact alignment */
     int prod_round;     /* products rounded to the accumulator (acc_round) before joining */
     enum gv_dtype acc;  /* F32 or F16: the accumulator's exponent range */

@@ -102,8 +102,10 @@ void gv_tree_free(struct gv_tree *t);
 void gv_tree_summary(const struct gv_tree *t, char *out, size_t n);
 /* Canonical nested form, "((0 1) 2)"; truncated with "..." past n bytes. */
 void gv_tree_canon(const struct gv_tree *t, char *out, size_t n);
-/* Largest number of children of one node, minus one: the number of terms
- * added to a partial sum by one rounding (1 for binary additions). */
+/* The most products one rounding adds (the block of a block FMA; 1 for
+ * binary additions): the leaves of a node that joins them to a partial sum,
+ * or all the leaves of a first node of more than two (a block that started
+ * from zero: ((0 1 .. 15) 16 .. 31) and (0 1 .. 15) are both 16). */
 int gv_tree_max_fused(const struct gv_tree *t);
 /* sha256 of the canonical form (full, never truncated). */
 void gv_tree_hash(const struct gv_tree *t, char hex[65]);

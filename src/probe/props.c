@@ -338,10 +338,19 @@ static void judge_sumbits(struct pctx *c, const struct pb *b, const struct b1 *p
 
 /* ---------- batch 2: rounding, extra bits, products ---------- */
 
+#define GV_EXTRA_MAX 8 /* extra alignment bits told apart (issue 35: at least 8) */
+
+/* The value of property name in props, "" when absent. */
+static const char *prop_text(const json_t *props, const char *name)
+{
+    const char *v = json_string_value(json_object_get(json_object_get(props, name), "value"));
+    return v ? v : "";
+}
+
 struct b2 {
     int in_pos[2], in_neg[2], in_tie[2];
     int s_pos, s_neg, s_tie;
-    int x1, x2;
+    int xz[GV_EXTRA_MAX + 1], xr[GV_EXTRA_MAX + 1]; /* extra-bit tests n = 1..8 */
     int pr1, pr2;
     int in_q, h;
 };
@@ -359,6 +368,30 @@ static const char *mode_of(int up, int neg_away, int tie_up)
     if (up == 1 && neg_away == 0)
         return "up";
     return "undetermined";
+}
+
+/* The extra-bit tests, n = 1..GV_EXTRA_MAX, with h = S*2^-(q+1) half a unit of
+ * the sum's last kept bit (HPEC 2025's F1, generalised): the exact sum is
+ * S + 2^-q S in the first form, just above a tie in the second, and the result
+ * is exact (first) or rounds up (second) only when the terms are aligned with
+ * at least n bits beyond the sum's q before they are added:
+ *   xz (truncating sums): S, h, h*(1-2^-(n-1)), S*2^-(q+n)   (n = 1: S, h, h)
+ *   xr (nearest sums):    S, h, S*2^-(q+n)                   (n = 1: S, h, h)
+ * A test whose values the input format cannot write is not asked (-1). */
+static void plan_extra(const struct pctx *c, struct pb *b, struct b2 *p)
+{
+    double S = c->S, h = S * ldexp(1.0, -(c->qsum + 1));
+    for (int n = 1; n <= GV_EXTRA_MAX; n++) {
+        double tiny = S * ldexp(1.0, -(c->qsum + n));
+        if (n == 1) {
+            double x[3] = {S, h, h};
+            p->xz[1] = p->xr[1] = add_products(c, b, x, 3);
+            continue;
+        }
+        double z[4] = {S, h, h * (1 - ldexp(1.0, -(n - 1))), tiny}, r[3] = {S, h, tiny};
+        p->xz[n] = add_products(c, b, z, 4);
+        p->xr[n] = add_products(c, b, r, 3);
+    }
 }
 
 static void plan_b2(const struct pctx *c, struct pb *b, struct b2 *p)
@@ -383,11 +416,7 @@ static void plan_b2(const struct pctx *c, struct pb *b, struct b2 *p)
         p->s_pos = add_products(c, b, pos, 2);
         p->s_neg = add_products(c, b, neg, 2);
         p->s_tie = add_products(c, b, tie, 2);
-        double x1[3] = {S, S * ldexp(1.0, -(q + 1)), S * ldexp(1.0, -(q + 1))};
-        double x2[4] = {S, S * ldexp(1.0, -(q + 1)), S * ldexp(1.0, -(q + 2)),
-                        S * ldexp(1.0, -(q + 2))};
-        p->x1 = add_products(c, b, x1, 3);
-        p->x2 = add_products(c, b, x2, 4);
+        plan_extra(c, b, p);
         int h = (q + 2) / 2; /* 2h >= q+1: x^2 needs more bits than a sum keeps */
         if (!c->sum && c->qin >= h && h + 2 <= q + 1) {
             double x = 1 + ldexp(1.0, -h);
@@ -463,23 +492,52 @@ static void judge_sum_round(struct pctx *c, const struct pb *b, const struct b2 
     json_object_set_new(c->props, "sum_rounding", pr);
 }
 
-static void judge_extra(struct pctx *c, const struct pb *b, const struct b2 *p)
+/* The number of extra alignment bits: the largest n whose test (plan_extra, in
+ * the form for the sum rounding measured) gives the exact sum, every smaller n
+ * passing too. */
+static void judge_extra(struct pctx *c, const struct pb *b, const struct b2 *p, const char *mode)
 {
     json_t *pr = prop_new("undetermined",
-                          "S + two halves of the last kept unit (S*2^-(q+1) twice), then S + "
-                          "S*2^-(q+1) + two quarters: exact only when the terms are added "
-                          "together with 1 (2) bits beyond the sum's precision (HPEC 2025, F1)");
-    if (p->x1 >= 0 && p->x2 >= 0) {
-        double S = c->S, ex = S * (1 + ldexp(1.0, -c->qsum));
-        double r1 = res(b, p->x1), r2 = res(b, p->x2);
-        obs_probe(pr, &b->q[p->x1], c->sum, r1, ex, r1 == ex ? "exact" : NULL);
-        obs_probe(pr, &b->q[p->x2], c->sum, r2, ex, r2 == ex ? "exact" : NULL);
-        if (r1 == S && r2 == S)
-            set_value(pr, "0");
-        else if (r1 == ex && r2 == S)
-            set_value(pr, "1");
-        else if (r1 == ex && r2 == ex)
-            set_value(pr, ">=2");
+                          "S with h = S*2^-(q+1) (half the last kept unit) and terms down to "
+                          "S*2^-(q+n), n = 1..8, whose sum is exact (or above a tie) only when "
+                          "they are aligned with n bits beyond the sum's q before the addition "
+                          "(HPEC 2025, F1, generalised)");
+    int trunc = !strcmp(mode, "toward-zero"), near = !strncmp(mode, "nearest", 7);
+    if (!trunc && !near) {
+        obs(pr, "the sum rounding is %s: the tests need toward-zero or nearest", mode);
+        json_object_set_new(c->props, "extra_bits", pr);
+        return;
+    }
+    double S = c->S, ex = S * (1 + ldexp(1.0, -c->qsum));
+    int passed = 0, failed = 0, unasked = 0, mixed = 0;
+    for (int n = 1; n <= GV_EXTRA_MAX; n++) {
+        int q = trunc ? p->xz[n] : p->xr[n];
+        if (q < 0) {
+            unasked = n;
+            break;
+        }
+        double r = res(b, q);
+        obs_probe(pr, &b->q[q], c->sum, r, ex, r == ex ? "exact" : NULL);
+        if (r == ex && !failed)
+            passed = n;
+        else if (r == ex)
+            mixed = 1;
+        else if (r == S)
+            failed = failed ? failed : n;
+        else
+            mixed = 1;
+    }
+    char v[16];
+    if (mixed)
+        obs(pr, "the tests do not fail from one n on: no single number of bits explains them");
+    else if (failed || passed == GV_EXTRA_MAX) {
+        snprintf(v, sizeof v, failed ? "%d" : ">=%d", passed);
+        set_value(pr, v);
+    } else if (unasked > 1) {
+        obs(pr, "the %s inputs cannot write the test for %d bits", gv_dtype_name(c->x->p->in),
+            unasked);
+        snprintf(v, sizeof v, ">=%d", passed);
+        set_value(pr, v);
     } else {
         obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
     }
@@ -802,7 +860,7 @@ static int order(struct pctx *c, int *fused, int *fused_seen, json_t *fpr)
             obs(pr, "tree: %s", canon);
             obs(pr, "tree sha256: %s", hex);
             int f = gv_tree_max_fused(&t);
-            obs(fpr, "K=%d: at most %d term%s joined a partial sum in one rounding", ks[i], f,
+            obs(fpr, "K=%d: at most %d product%s added in one rounding", ks[i], f,
                 f == 1 ? "" : "s");
             if (*fused_seen && *fused != f)
                 *fused = -1;
@@ -851,14 +909,15 @@ int gv_probe_props(struct px *x, json_t *props, struct gv_err *err)
         if (!rc) {
             judge_in_round(&c, b, &p2);
             judge_sum_round(&c, b, &p2);
-            judge_extra(&c, b, &p2);
+            judge_extra(&c, b, &p2, prop_text(props, "sum_rounding"));
             judge_products(&c, b, &p2);
         }
     }
     free(b);
     json_t *fpr = prop_new("undetermined",
-                           "the most terms that one node of the recovered summation trees joins "
-                           "to a partial sum (1: one addition per rounding)");
+                           "the most products that one rounding adds in the recovered summation "
+                           "trees: the leaves a node joins to a partial sum, or all the leaves of "
+                           "a first node of more than two (1: one addition per rounding)");
     int fused = 0, seen = 0;
     if (!rc)
         rc = order(&c, &fused, &seen, fpr);

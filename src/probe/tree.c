@@ -365,11 +365,21 @@ void gv_tree_hash(const struct gv_tree *t, char hex[65])
 
 int gv_tree_max_fused(const struct gv_tree *t)
 {
-    int m = 0;
-    for (int i = t->n; i < t->nnodes; i++)
-        if (t->nodes[i].nchild - 1 > m && t->nodes[i].size > 0)
-            m = t->nodes[i].nchild - 1;
-    return m;
+    int joined = 0, bottom = 0; /* leaves joining a partial sum; leaves of a first node */
+    for (int i = t->n; i < t->nnodes; i++) {
+        const struct gv_tree_node *nd = &t->nodes[i];
+        int leaves = 0;
+        for (int c = 0; c < nd->nchild; c++)
+            leaves += t->nodes[nd->child[c]].leaf >= 0;
+        if (leaves < nd->nchild && leaves > joined)
+            joined = leaves;
+        else if (leaves == nd->nchild && leaves > bottom)
+            bottom = leaves;
+    }
+    /* a first node of two leaves is one addition (0 + p0 was exact); of b > 2
+     * leaves, a block of b products that started from zero */
+    int first = bottom > 2 ? bottom : bottom > 0 ? 1 : 0;
+    return joined > first ? joined : first;
 }
 
 /* ---------- summary ---------- */

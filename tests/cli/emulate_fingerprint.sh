@@ -57,7 +57,23 @@ json.dump(doc([prec("f64", "f64", "f64", "f64", **plain(52, 52, "rounded")),
                prec("f16acc16", "f16", "f16", "f16", **plain(10, 10, "fma")),
                prec("bf16.out16", "bf16", "f32", "bf16", **plain(7, 7, "exact", ">=2"))]),
           open(f"{t}/fp_plain.json", "w"))
-bad = doc([prec("f32", "f32", "f32", "f32", **dict(block, extra_bits="7"))])
+bad = doc([prec("f32", "f32", "f32", "f32", **dict(block, extra_bits="9"))])
+# extra alignment bits the probe must find again exactly (issue 35: up to 8),
+# with sums truncated or rounded to nearest, in blocks of 16 and 8
+for name, extra, blk, rnd in (("x0", "0", "16", "toward-zero"), ("x3", "3", "16", "toward-zero"),
+                              ("x6", "6", "8", "nearest-even"), ("x8", ">=8", "16", "toward-zero")):
+    props = dict(block, extra_bits=extra, fused_terms=blk, sum_rounding=rnd,
+                 input_mantissa_bits="23", input_rounding="not applicable")
+    json.dump(doc([prec("f32", "f32", "f32", "f32", **props)]), open(f"{t}/fp_{name}.json", "w"))
+# a summation tree per K (order.kN), as cuBLAS shows on an H100: the probe of
+# the emulation must recover each tree again
+orders = {"order.k16": "sequential, 16 terms per rounding",
+          "order.k64": "chunks of 16 (sequential, 16 terms per rounding), combined sequentially",
+          "order.k256": "chunks of 32 (sequential, 8 terms per rounding), combined sequentially"}
+props = dict(block, extra_bits="3", fused_terms="undetermined", input_mantissa_bits="23",
+             input_rounding="not applicable", **orders)
+json.dump(doc([prec("f32", "f32", "f32", "f32", **props)]), open(f"{t}/fp_orders.json", "w"))
+json.dump(orders, open(f"{t}/orders.json", "w"))
 json.dump(bad, open(f"{t}/fp_bad.json", "w"))
 PY
 
@@ -143,6 +159,31 @@ got = {k: p[k]["value"] for k in ("input_mantissa_bits", "input_rounding", "fuse
                                   "extra_bits", "sum_mantissa_bits", "sum_rounding")}
 want = {"input_mantissa_bits": "10", "input_rounding": "toward-zero", "fused_terms": "4",
         "extra_bits": "0", "sum_mantissa_bits": "23", "sum_rounding": "toward-zero"}
+if got != want:
+    print(f"got {got}"); sys.exit(1)
+PY
+
+# Extra alignment bits and block sizes found again exactly: the emulations
+# written above (x8: 8 taken for ">=8", then every test up to 8 passes again).
+for x in x0:0:16 x3:3:16 x6:6:8 x8:'>=8':16; do
+    IFS=: read -r name extra blk <<<"$x"
+    "$GPUVET" probe --device "cpu:emulate=$T/fp_$name.json,route=hand" --dtype f32 --json \
+        -o "$T/re_$name.json" > /dev/null 2>&1 || fail "probe of emulation $name exit $?"
+    got=$(json_get "$T/re_$name.json" '[p for r in d["routes"] for p in r["precisions"] if p["precision"] == "f32"][0]["properties"]["extra_bits"]["value"]')
+    [ "$got" = "$extra" ] || fail "emulation $name: the probe found extra_bits $got, not $extra"
+    got=$(json_get "$T/re_$name.json" '[p for r in d["routes"] for p in r["precisions"] if p["precision"] == "f32"][0]["properties"]["fused_terms"]["value"]')
+    [ "$got" = "$blk" ] || fail "emulation $name: the probe found fused_terms $got, not $blk"
+done
+
+"$GPUVET" probe --device "cpu:emulate=$T/fp_orders.json,route=hand" --dtype f32 --json \
+    -o "$T/re_orders.json" > /dev/null 2>&1 || fail "probe of emulation orders exit $?"
+python3 - "$T" <<'PY' || fail "the probe of the emulation does not recover its trees"
+import json, sys
+t = sys.argv[1]
+want = json.load(open(f"{t}/orders.json"))
+p = [p for r in json.load(open(f"{t}/re_orders.json"))["routes"] for p in r["precisions"]
+     if p["precision"] == "f32"][0]["properties"]
+got = {k: p[k]["value"] for k in want}
 if got != want:
     print(f"got {got}"); sys.exit(1)
 PY

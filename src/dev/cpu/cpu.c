@@ -571,8 +571,8 @@ static int run_gemm(const struct gv_device *d, const struct gv_case *c,
         const struct gv_fpmodel_entry *e =
             gv_fpmodel_find(d->fp, c->in_dtype, c->compute_dtype, c->out_dtype);
         long batch = c->batch > 0 ? c->batch : 1;
-        int rc = gv_mma_gemm(&e->m, &in[0], &in[1], out, batch, c->m, c->n, c->k, d->nthreads,
-                             err);
+        int rc = gv_mma_gemm(gv_fpmodel_model_for(e, c->k), &in[0], &in[1], out, batch, c->m,
+                             c->n, c->k, d->nthreads, err);
         return rc ? gv_err_prefix(err, "%s", c->id) : GV_OK;
     }
     if (c->in_dtype == GV_F64)

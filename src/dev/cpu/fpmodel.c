@@ -3,6 +3,7 @@
  * schema name and version are probe.h's (GV_PROBE_SCHEMA, which this room may
  * not include). docs/probe.md, "Emulating a fingerprint", says how each
  * property maps to a parameter and which defaults are taken. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,18 @@ static int formats_ok(enum gv_dtype in, enum gv_dtype compute, enum gv_dtype out
     return GV_OK;
 }
 
+/* extra_bits as the probe writes it: "0".."8" -> the number, ">=N" -> N,
+ * "undetermined" -> -1; anything else -2. */
+static int extra_of(const char *v)
+{
+    const char *d = !strncmp(v, ">=", 2) ? v + 2 : v;
+    if (!strcmp(v, "undetermined"))
+        return -1;
+    if (d[0] < '0' || d[0] > '8' || d[1])
+        return -2;
+    return d[0] - '0';
+}
+
 struct measured {
     int in_bits, sum_bits, block, in_flush, out_flush, in_round, sum_round;
     int in_nearest, sum_nearest;
@@ -212,17 +225,14 @@ static int read_props(const json_t *props, enum gv_dtype in, const char *where,
         rc = prop_value(props, "product_rounding", &ms->products, where, err);
     if (rc)
         return rc;
-    static const char *const extras[] = {"0", "1", ">=2", "undetermined"};
+    if (extra_of(ms->extra) < -1)
+        return gv_err_set(err, GV_E_FORMAT,
+                          "%s.extra_bits.value: \"%s\" is not 0 to 8, >=N (N 0 to 8) or "
+                          "undetermined",
+                          where, ms->extra);
     static const char *const prods[] = {"exact", "rounded", "fma", "not applicable",
                                         "undetermined"};
     int ok = 0;
-    for (size_t i = 0; i < 4; i++)
-        ok |= !strcmp(ms->extra, extras[i]);
-    if (!ok)
-        return gv_err_set(err, GV_E_FORMAT,
-                          "%s.extra_bits.value: \"%s\" is not 0, 1, >=2 or undetermined", where,
-                          ms->extra);
-    ok = 0;
     for (size_t i = 0; i < 5; i++)
         ok |= !strcmp(ms->products, prods[i]);
     if (!ok)
@@ -304,14 +314,13 @@ static void set_blocks(const struct measured *ms, struct gv_mma_model *m, char *
         m->extra_bits = -1;
         note(as, an, "extra_bits %s not used: with one product per rounding each addition is "
              "taken as exact, rounded once", ms->extra);
-    } else if (!strcmp(ms->extra, ">=2")) {
-        m->extra_bits = 2;
-        note(as, an, "extra_bits \">=2\": 2 taken");
     } else if (undetermined(ms->extra)) {
         m->extra_bits = -1;
         note(as, an, "extra_bits undetermined: exact alignment taken");
     } else {
-        m->extra_bits = ms->extra[0] - '0';
+        m->extra_bits = extra_of(ms->extra);
+        if (ms->extra[0] == '>')
+            note(as, an, "extra_bits \"%s\": %d taken", ms->extra, m->extra_bits);
     }
     m->prod_round = !strcmp(ms->products, "rounded");
     if (undetermined(ms->products))
@@ -354,6 +363,84 @@ static int dtype_at(const json_t *p, const char *key, enum gv_dtype *t, const ch
     return GV_OK;
 }
 
+/* The block and chunk of an order.kN summary (src/probe/tree.c): "sequential"
+ * (1, 0), "sequential, B terms per rounding" (B, 0), "chunks of C (INNER),
+ * combined sequentially" (INNER's block, C). 0 for any other tree. */
+static int parse_order(const char *v, int *block, int *chunk)
+{
+    int c = 0, used = 0;
+    *chunk = 0;
+    if (sscanf(v, "chunks of %d (%n", &c, &used) == 1 && used > 0 && c > 0 && c <= (1 << 20)) {
+        const char *tail = strstr(v, "), combined sequentially");
+        if (!tail || tail[strlen("), combined sequentially")])
+            return 0;
+        char inner[96];
+        size_t n = (size_t)(tail - (v + used));
+        if (n >= sizeof inner)
+            return 0;
+        memcpy(inner, v + used, n);
+        inner[n] = 0;
+        *chunk = c;
+        return parse_order(inner, block, &(int){0}) && strncmp(inner, "chunks", 6);
+    }
+    if (!strcmp(v, "sequential")) {
+        *block = 1;
+        return 1;
+    }
+    int b = 0;
+    used = 0;
+    if (sscanf(v, "sequential, %d terms per rounding%n", &b, &used) == 1 && !v[used] && b > 0 &&
+        b <= (1 << 20)) {
+        *block = b;
+        return 1;
+    }
+    return 0;
+}
+
+/* The models at each K whose tree the probe recovered (order.kN). */
+static void read_orders(const json_t *props, struct gv_fpmodel_entry *e)
+{
+    const char *key;
+    const json_t *v;
+    const char *extra = json_string_value(json_object_get(json_object_get(props, "extra_bits"),
+                                                          "value"));
+    int xb = extra ? extra_of(extra) : -1;
+    json_object_foreach((json_t *)props, key, v) {
+        int k = 0, used = 0, block, chunk;
+        const char *val = json_string_value(json_object_get(v, "value"));
+        if (e->nbyk >= GV_FPMODEL_ORDERS || !val || sscanf(key, "order.k%d%n", &k, &used) != 1 ||
+            key[used] || k < 1 || k > (1 << 20))
+            continue;
+        if (!parse_order(val, &block, &chunk)) {
+            note(e->assumed, sizeof e->assumed, "%s \"%.60s\" not modelled: fused_terms used "
+                 "there", key, val);
+            continue;
+        }
+        struct gv_fpmodel_order *o = &e->byk[e->nbyk++];
+        o->k = k;
+        o->m = e->m;
+        o->m.block = block;
+        o->m.chunk = chunk >= k ? 0 : chunk;
+        o->m.extra_bits = block == 1 ? -1 : xb < -1 ? -1 : xb;
+    }
+}
+
+const struct gv_mma_model *gv_fpmodel_model_for(const struct gv_fpmodel_entry *e, long k)
+{
+    const struct gv_mma_model *best = &e->m;
+    double d = 1e300, lk = log2((double)(k > 0 ? k : 1));
+    int best_k = 0;
+    for (int i = 0; i < e->nbyk; i++) {
+        double di = fabs(log2((double)e->byk[i].k) - lk);
+        if (di < d || (di == d && e->byk[i].k < best_k)) {
+            d = di;
+            best_k = e->byk[i].k;
+            best = &e->byk[i].m;
+        }
+    }
+    return best;
+}
+
 /* One element of precisions[]: a model added when it is a probed GEMM. */
 static int read_precision(const json_t *p, const char *where, struct gv_fpmodel *fm,
                           struct gv_err *err)
@@ -391,6 +478,7 @@ static int read_precision(const json_t *p, const char *where, struct gv_fpmodel 
     }
     if (rc)
         return rc;
+    read_orders(json_object_get(p, "properties"), &e);
     if (gv_fpmodel_find(fm, e.in, e.compute, e.out))
         return gv_err_set(err, GV_E_FORMAT, "%s: a second precision %s->%s->%s", where,
                           gv_dtype_name(e.in), gv_dtype_name(e.compute), gv_dtype_name(e.out));
@@ -520,6 +608,7 @@ json_t *gv_mma_model_json(const struct gv_mma_model *m)
     json_object_set_new(o, "in_round", json_string(gv_mma_round_name(m->in_round)));
     json_object_set_new(o, "in_subnormals", json_string(m->in_flush ? "flushed" : "kept"));
     json_object_set_new(o, "block", json_integer(m->block));
+    json_object_set_new(o, "chunk", json_integer(m->chunk));
     json_object_set_new(o, "extra_bits", json_integer(m->extra_bits));
     json_object_set_new(o, "products", json_string(m->prod_round ? "rounded" : "exact"));
     json_object_set_new(o, "acc", json_string(gv_dtype_name(m->acc)));
@@ -560,6 +649,16 @@ json_t *gv_fpmodel_json(const struct gv_fpmodel *fm, const char *file)
         json_object_set_new(x, "precision", json_string(e->precision));
         json_object_set_new(x, "compute", json_string(gv_dtype_name(e->compute)));
         json_object_set_new(x, "parameters", gv_mma_model_json(&e->m));
+        json_t *by = json_array();
+        for (int j = 0; j < e->nbyk; j++) {
+            json_t *bk = json_object();
+            json_object_set_new(bk, "k", json_integer(e->byk[j].k));
+            json_object_set_new(bk, "block", json_integer(e->byk[j].m.block));
+            json_object_set_new(bk, "chunk", json_integer(e->byk[j].m.chunk));
+            json_object_set_new(bk, "extra_bits", json_integer(e->byk[j].m.extra_bits));
+            json_array_append_new(by, bk);
+        }
+        json_object_set_new(x, "by_k", by);
         json_object_set_new(x, "assumptions", notes_json(e->assumed));
         json_array_append_new(ms, x);
     }

@@ -16,10 +16,21 @@
 #define GV_FPMODEL_MAX_BYTES ((size_t)4 << 20)
 #define GV_FPMODEL_MAX 16
 
+#define GV_FPMODEL_ORDERS 8
+
+/* The model at one K the probe recovered the summation tree for (order.kN):
+ * its block and chunks as that tree shows them. */
+struct gv_fpmodel_order {
+    int k;
+    struct gv_mma_model m;
+};
+
 struct gv_fpmodel_entry {
     char precision[24];
     enum gv_dtype in, compute, out;
-    struct gv_mma_model m;
+    struct gv_mma_model m;       /* from the properties alone (fused_terms) */
+    struct gv_fpmodel_order byk[GV_FPMODEL_ORDERS];
+    int nbyk;
     char assumed[768]; /* "; "-separated: each default taken and why */
 };
 
@@ -54,6 +65,11 @@ int gv_fpmodel_load(const char *path, const char *route, struct gv_fpmodel *fm,
 /* The model for a GEMM of these formats, NULL when the fingerprint has none. */
 const struct gv_fpmodel_entry *gv_fpmodel_find(const struct gv_fpmodel *fm, enum gv_dtype in,
                                                enum gv_dtype compute, enum gv_dtype out);
+
+/* The model for a GEMM of inner dimension k: the one of the order.kN tree
+ * nearest k (in log2; ties: the smaller N), else e->m. Libraries choose other
+ * kernels for other shapes: an approximation, measured by test_emulate_share. */
+const struct gv_mma_model *gv_fpmodel_model_for(const struct gv_fpmodel_entry *e, long k);
 
 /* Every parameter of a model, as JSON (for device descriptions). */
 json_t *gv_mma_model_json(const struct gv_mma_model *m);
