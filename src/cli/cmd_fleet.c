@@ -17,7 +17,7 @@
 static const char usage[] =
     "usage: gpuvet fleet run     [--tier prolog|drain|burnin|standard] [--device D]\n"
     "                            [--repeat K] [--hot DURATION] [--only PATTERN]\n"
-    "                            [--dir DIR] [--json]\n"
+    "                            [--dir DIR] [--record [--db URL]] [--json]\n"
     "       gpuvet fleet compare DIR|FILE... [--json] [-o FILE] [--write-reference REF.json]\n"
     "       gpuvet fleet gate    --tier prolog|drain|burnin [--reference REF.json]\n"
     "                            [--device D] [--repeat K] [--hot DURATION]\n"
@@ -59,6 +59,8 @@ static const char usage[] =
     "                        --write-reference): the majority's digests per group\n"
     "      --history         gate: also against this machine's last passing run in\n"
     "                        the history database ($GPUVET_DB or --db URL)\n"
+    "      --record          run: also record this node's document in the history\n"
+    "                        database ($GPUVET_DB or --db URL; docs/history.md)\n"
     CLI_HELP_JSON
     CLI_HELP_OUTPUT
     "  -h, --help            this help\n"
@@ -72,7 +74,7 @@ static const char usage[] =
 struct fleet_opts {
     const char *sub, *device, *only, *dir, *reference, *db;
     struct cli_out out;
-    int tier, repeat, history;
+    int tier, repeat, history, record;
     double hot;
 };
 
@@ -95,7 +97,8 @@ static int parse_args(int argc, char **argv, struct fleet_opts *o)
         {"repeat", required_argument, 0, 'k'},    {"hot", required_argument, 0, 'H'},
         {"only", required_argument, 0, 'O'},      {"dir", required_argument, 0, 'D'},
         {"reference", required_argument, 0, 'R'}, {"history", no_argument, 0, 'y'},
-        {"db", required_argument, 0, 'Q'},        CLI_OUT_OPTIONS,
+        {"db", required_argument, 0, 'Q'},        {"record", no_argument, 0, 'r'},
+        CLI_OUT_OPTIONS,
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     const char *cmd = !strcmp(o->sub, "gate") ? "fleet gate" : "fleet run";
     char *end;
@@ -125,7 +128,11 @@ static int parse_args(int argc, char **argv, struct fleet_opts *o)
         case 'D': o->dir = optarg; break;
         case 'R': o->reference = optarg; break;
         case 'y': o->history = 1; break;
-        case 'Q': o->db = optarg, o->history = 1; break;
+        case 'Q': /* gate: the history to read; run: the one to record into */
+            o->db = optarg;
+            *(strcmp(o->sub, "gate") ? &o->record : &o->history) = 1;
+            break;
+        case 'r': o->record = 1; break;
         case 'h': return -1;
         default: return GV_EXIT_USAGE;
         }
@@ -281,6 +288,16 @@ static enum gv_fleet_gather start_gather(const struct gv_fleet_rank *r)
     return GV_GATHER_DIR;
 }
 
+/* --record: this node's document into the history (named by its file in --dir). */
+static int record_node(const struct fleet_opts *o, const struct gv_fleet_rank *r,
+                       const json_t *node)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/nodes/%s.r%d.json", o->dir ? o->dir : "", r->node, r->rank);
+    cli_record_set_db(o->db);
+    return cli_record(node, o->dir ? path : NULL);
+}
+
 static int fleet_run(struct fleet_opts *o)
 {
     struct gv_fleet_rank r;
@@ -297,6 +314,7 @@ static int fleet_run(struct fleet_opts *o)
     enum gv_fleet_gather mode = o->dir ? start_gather(&r) : GV_GATHER_DIR;
     json_t *node = NULL;
     struct gv_fleet_outputs outs = {0};
+    int recorded = GV_EXIT_OK;
     int rc = run_node(o, &r, budget_env(), &node, &outs);
     if (!rc) {
         if (o->dir && outs.n && gv_fleet_dir_write_outputs(o->dir, r.node, r.rank, &outs, &err))
@@ -306,6 +324,8 @@ static int fleet_run(struct fleet_opts *o)
         say_node(&r, node);
         if (o->out.json)
             cli_emit_json(node, NULL);
+        if (!rc && cli_record_wanted(o->record)) /* each rank records its own */
+            recorded = record_node(o, &r, node);
     }
     gv_fleet_outputs_free(&outs);
     if (mode == GV_GATHER_MPI) { /* the others wait in the gather: always take part */
@@ -315,7 +335,7 @@ static int fleet_run(struct fleet_opts *o)
         rc = node_exit(node);
     }
     json_decref(node);
-    return rc;
+    return rc ? rc : recorded;
 }
 
 /* ---------- gate ---------- */
@@ -394,6 +414,10 @@ static int last_good(const char *db, json_t **good, char *what, size_t whatsz,
         return err->code;
     struct gv_history_ident id;
     gv_history_this_machine(&id);
+    struct gv_fleet_rank r;
+    struct gv_err rerr = {0};
+    if (!gv_fleet_rank_find(&r, &rerr)) /* fleet runs are recorded under their node's name */
+        snprintf(id.hostname, sizeof id.hostname, "%s", r.node);
     json_t *s = NULL;
     int rc = gv_history_good(h, NULL, &id, &s, good, err);
     if (rc == GV_OK)

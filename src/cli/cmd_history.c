@@ -1,8 +1,10 @@
 /* gpuvet history: the runs recorded in the history database. */
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/fs.h"
 #include "base/json.h"
@@ -15,7 +17,8 @@ static const char usage[] =
     "       gpuvet history show ID [--document]\n"
     "       gpuvet history diff ID ID\n"
     "       gpuvet history good [--machine M | --image I]\n"
-    "       gpuvet history import [--machine M] FILE...\n"
+    "       gpuvet history import [--machine M] FILE|FLEET-DIR...\n"
+    "       gpuvet history fleet [--machine NODE] [--since DATE] [--limit N]\n"
     "       gpuvet history check\n"
     "       (each also takes --db URL, --json and -o FILE)\n"
     "\n"
@@ -35,17 +38,22 @@ static const char usage[] =
     "            --image I: the newest run of that image that passed\n"
     "  import    record existing result, snapshot and capture files; their machine is\n"
     "            this one unless --machine M names it (a file from another machine)\n"
+    "            (a fleet directory: DIR/nodes/*.json and DIR/fleet.json)\n"
+    "  fleet     the fleet over time: the recorded fleet comparisons, newest first,\n"
+    "            with their groups and odd nodes, and per node its recorded runs\n"
+    "            (stack digest, verdict, its class when odd); gpuvet.fleet-history\n"
     "  check     the database's integrity check\n"
     "\n"
     "      --db URL      a SQLite file, or postgresql://user@host/db for a team; default\n"
     "                    $GPUVET_DB, else $XDG_DATA_HOME/gpuvet/history.db\n"
     "                    (~/.local/share/gpuvet/history.db)\n"
-    "      --machine M   only this machine (hostname or machine id)\n"
+    "      --machine M   only this machine (hostname or machine id; fleet: node name)\n"
     "      --image I     only this image: its manifest or config digest (sha256:HEX, or\n"
     "                    12 or more of HEX's first digits), or the tag asked for\n"
-    "      --kind K      list: only snapshot, check, capture, probe or bench runs\n"
-    "      --since DATE  list: runs made on or after DATE (2026-11-30 or ISO-8601)\n"
-    "      --limit N     list: at most N runs\n"
+    "      --kind K      list: only snapshot, check, capture, probe, bench, fleet-node\n"
+    "                    or fleet runs\n"
+    "      --since DATE  list, fleet: runs made on or after DATE (2026-11-30 or ISO-8601)\n"
+    "      --limit N     list: at most N runs; fleet: at most N comparisons\n"
     CLI_HELP_JSON
     CLI_HELP_OUTPUT
     "  -h, --help        this help\n"
@@ -126,7 +134,7 @@ static void image_text(const json_t *r, char *out, size_t n)
 
 static void print_runs(const json_t *runs)
 {
-    printf("%s%6s  %-20s  %-20s  %-8s  %-26s  %-18s  %-26s  %-7s  %s%s\n", cli_bold(), "run",
+    printf("%s%6s  %-20s  %-20s  %-10s  %-26s  %-18s  %-26s  %-7s  %s%s\n", cli_bold(), "run",
            "created", "machine", "kind", "gpu", "torch", "image", "verdict", "cases", cli_reset());
     size_t i;
     json_t *r;
@@ -138,7 +146,7 @@ static void print_runs(const json_t *runs)
             snprintf(cases, sizeof cases, "%lld/%lld passed", i_of(r, "passed"), i_of(r, "cases"));
         char image[96];
         image_text(r, image, sizeof image);
-        printf("%6lld  %-20s  %-20.20s  %-8s  %-26.26s  %-18.18s  %-26.26s  %s%-7s%s  %s\n",
+        printf("%6lld  %-20s  %-20.20s  %-10s  %-26.26s  %-18.18s  %-26.26s  %s%-7s%s  %s\n",
                i_of(r, "id"), s_or(r, "created", "-"), s_or(r, "hostname", "?"),
                s_or(r, "kind", "?"), s_or(r, "gpu_model", "-"), s_or(r, "torch", "-"), image, col,
                v, cli_reset(), cases);
@@ -152,7 +160,8 @@ static const char *const shown[] = {
     "gpu_model", "gpu_arch", "gpu_count", "kernel", "driver", "rocm", "cuda", "torch",
     "torch_build", "device", "suite", "verdict", "cases", "passed", "failed", "errors",
     "skipped", "worst_case", "worst_bits_lost", "image_manifest_digest", "image_config_digest",
-    "image_tag", "image_tags", "gpuvet_version"};
+    "image_tag", "image_tags", "fleet_job", "stack_digest", "fleet_nodes", "fleet_odd",
+    "node_class", "gpuvet_version"};
 #define NSHOWN (sizeof shown / sizeof shown[0])
 
 static void tags_text(const json_t *tags, char *out, size_t n)
@@ -399,6 +408,105 @@ static int do_diff(struct gv_history *h, const struct hopts *o, int argc, char *
     return changes ? GV_EXIT_FINDINGS : GV_EXIT_OK;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The node documents of DIR/nodes: regular files (links passed over) named
+ * *.json, not starting with '.', in name order; *n of them, each malloc'd. */
+static char **node_files(const char *dir, size_t *n)
+{
+    char nodes[PATH_MAX];
+    snprintf(nodes, sizeof nodes, "%s/nodes", dir);
+    *n = 0;
+    DIR *d = opendir(nodes);
+    if (!d)
+        return NULL;
+    char **list = NULL;
+    size_t cap = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        char path[PATH_MAX];
+        struct stat st;
+        if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json") ||
+            (size_t)snprintf(path, sizeof path, "%s/%s", nodes, e->d_name) >= sizeof path ||
+            lstat(path, &st) || !S_ISREG(st.st_mode))
+            continue;
+        if (*n == cap) {
+            char **l = realloc(list, (cap = cap ? cap * 2 : 16) * sizeof *l);
+            if (!l)
+                break;
+            list = l;
+        }
+        list[(*n)++] = strdup(path);
+    }
+    closedir(d);
+    if (*n)
+        qsort(list, *n, sizeof *list, by_name);
+    return list;
+}
+
+/* DIR/fleet.json, marked with its nodes' job when it has none (docs/history.md). */
+static int import_fleet_doc(struct gv_history *h, const char *path, const char *job,
+                            const struct gv_history_ident *id)
+{
+    json_t *doc = NULL;
+    struct gv_err err = {0};
+    int64_t run = 0;
+    int is_new = 0;
+    char src[PATH_MAX], real[PATH_MAX];
+    snprintf(src, sizeof src, "%s", realpath(path, real) ? real : path);
+    if (gv_json_read_file(path, (size_t)256 << 20, &doc, &err) ||
+        (!json_object_get(doc, "job") && gv_history_mark_fleet_job(doc, job, &err)) ||
+        gv_history_record(h, doc, src, id, &run, &is_new, &err)) {
+        fprintf(stderr, "gpuvet: error: %s: not recorded: %s\n", path, err.msg);
+        json_decref(doc);
+        return GV_EXIT_ERROR;
+    }
+    fprintf(stderr, "gpuvet: %s: %s as run %lld in %s\n", src,
+            is_new ? "recorded" : "already recorded", (long long)run, gv_history_name(h));
+    json_decref(doc);
+    return GV_EXIT_OK;
+}
+
+/* A fleet directory: every node document, then the comparison; returns the
+ * number not recorded, *count the number tried. */
+static int import_fleet_dir(struct gv_history *h, const char *dir,
+                            const struct gv_history_ident *id, int *count)
+{
+    size_t n = 0;
+    char **files = node_files(dir, &n), job[160] = "";
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *doc = NULL;
+        struct gv_err err = {0};
+        if (!job[0] && !gv_json_read_file(files[i], (size_t)16 << 20, &doc, &err))
+            snprintf(job, sizeof job, "%s", json_string_value(json_object_get(doc, "job"))
+                                                ? json_string_value(json_object_get(doc, "job"))
+                                                : "");
+        json_decref(doc);
+        bad += cli_record_file_into(h, files[i], id) != GV_EXIT_OK;
+        free(files[i]);
+    }
+    free(files);
+    char fleet[PATH_MAX];
+    snprintf(fleet, sizeof fleet, "%s/fleet.json", dir);
+    struct stat st;
+    *count = (int)n;
+    if (!lstat(fleet, &st) && S_ISREG(st.st_mode)) {
+        bad += import_fleet_doc(h, fleet, job, id) != GV_EXIT_OK;
+        ++*count;
+    }
+    if (!*count) {
+        fprintf(stderr, "gpuvet: error: %s: a directory without nodes/*.json or fleet.json\n",
+                dir);
+        *count = 1;
+        return 1;
+    }
+    return bad;
+}
+
 static int do_import(struct gv_history *h, const struct hopts *o, int argc, char **argv)
 {
     if (argc < 1)
@@ -409,12 +517,88 @@ static int do_import(struct gv_history *h, const struct hopts *o, int argc, char
         memset(&id, 0, sizeof id);
         snprintf(id.hostname, sizeof id.hostname, "%s", o->machine);
     }
-    int bad = 0;
-    for (int i = 0; i < argc; i++)
-        bad += cli_record_file_into(h, argv[i], &id) != GV_EXIT_OK;
+    int bad = 0, files = 0;
+    for (int i = 0; i < argc; i++) {
+        int n = 1;
+        if (gv_is_dir(argv[i]))
+            bad += import_fleet_dir(h, argv[i], &id, &n);
+        else
+            bad += cli_record_file_into(h, argv[i], &id) != GV_EXIT_OK;
+        files += n;
+    }
     if (bad)
-        fprintf(stderr, "gpuvet history: %d of %d file(s) not recorded\n", bad, argc);
+        fprintf(stderr, "gpuvet history: %d of %d file(s) not recorded\n", bad, files);
     return bad ? GV_EXIT_ERROR : GV_EXIT_OK;
+}
+
+/* ---------- history fleet ---------- */
+
+static void print_round(const json_t *r)
+{
+    const char *v = s_or(r, "verdict", "-");
+    printf("  run %-6lld %s  job %-12s %s%-4s%s %lld node(s)", i_of(r, "run"), s_or(r, "time", "?"),
+           s_or(r, "job", "-"), !strcmp(v, "pass") ? cli_green() : cli_red(), v, cli_reset(),
+           i_of(r, "nodes"));
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(r, "odd"), i, e)
+        printf("%s %s %s", i ? "," : "; odd:", s_or(e, "node", "?"), s_or(e, "class", "?"));
+    if (i_of(r, "missing"))
+        printf("; %lld rank(s) missing", i_of(r, "missing"));
+    printf("\n");
+    json_array_foreach(json_object_get(r, "groups"), i, e)
+        printf("      %s, driver %s, stack %.19s: %lld node(s)\n",
+               s_or(e, "gpu_model", "hardware unknown"), s_or(e, "driver", "?"),
+               s_or(e, "stack_digest", "-"), i_of(e, "nodes"));
+}
+
+static void print_node(const json_t *n)
+{
+    const json_t *runs = json_object_get(n, "runs");
+    printf("  %s%s%s: %zu run(s), odd in %lld of them", cli_bold(), s_or(n, "node", "?"), cli_reset(),
+           json_array_size(runs), i_of(n, "odd_runs"));
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(n, "classes"), i, e)
+        printf("%s%s", i ? ", " : " (", json_string_value(e));
+    printf("%s\n", json_array_size(json_object_get(n, "classes")) ? ")" : "");
+    json_array_foreach(json_object_get(n, "stack_changes"), i, e)
+        printf("      stack changed %s: %.19s… → %.19s…\n", s_or(e, "time", "?"),
+               s_or(e, "from", "?"), s_or(e, "to", "?"));
+    json_array_foreach(runs, i, e) {
+        const char *cls = s_or(e, "class", NULL);
+        printf("      %s  job %-12s %-4s  %.19s  %s\n", s_or(e, "time", "?"), s_or(e, "job", "-"),
+               s_or(e, "verdict", "-"), s_or(e, "stack_digest", "-"),
+               cls ? cls : json_is_null(json_object_get(e, "round")) ? "(not compared)" : "ok");
+    }
+}
+
+static int do_fleet(struct gv_history *h, const struct hopts *o)
+{
+    char since[32];
+    if (o->since && cli_parse_since(o->since, since, sizeof since))
+        return cli_usage("history", "--since takes a date (2026-11-30) or an ISO-8601 UTC time, "
+                         "not '%s'", o->since);
+    struct gv_history_filter f = {.machine = o->machine, .since = o->since ? since : NULL,
+                                  .limit = o->limit};
+    json_t *doc = NULL;
+    struct gv_err err = {0};
+    if (gv_history_fleet(h, &f, &doc, &err))
+        return cli_fail(&err);
+    int rc = !cli_out_text(&o->out) || o->out.output ? cli_put_doc("history", doc, &o->out)
+                                                      : GV_EXIT_OK;
+    if (!rc && cli_out_text(&o->out)) {
+        const json_t *rounds = json_object_get(doc, "rounds"), *e;
+        size_t i;
+        printf("%sfleet comparisons%s (%zu, newest first)\n", cli_bold(), cli_reset(),
+               json_array_size(rounds));
+        json_array_foreach(rounds, i, e) print_round(e);
+        printf("\n%snodes%s (%zu)\n", cli_bold(), cli_reset(),
+               json_array_size(json_object_get(doc, "nodes")));
+        json_array_foreach(json_object_get(doc, "nodes"), i, e) print_node(e);
+    }
+    json_decref(doc);
+    return rc;
 }
 
 static int do_check(struct gv_history *h, const struct hopts *o)
@@ -437,16 +621,16 @@ static int do_check(struct gv_history *h, const struct hopts *o)
 int cmd_history(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-        return argc < 2 ? cli_usage("history", "list, show, diff, good, import or check?")
+        return argc < 2 ? cli_usage("history", "list, show, diff, good, import, fleet or check?")
                         : cli_help(usage);
     const char *sub = argv[1];
-    static const char *const subs[] = {"list", "show", "diff", "good", "import", "check"};
+    static const char *const subs[] = {"list", "show", "diff", "good", "import", "fleet", "check"};
     int known = 0;
-    for (size_t i = 0; i < 6; i++)
+    for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
         known |= !strcmp(sub, subs[i]);
     if (!known)
         return cli_usage("history", "unknown subcommand '%s' (list, show, diff, good, import, "
-                         "check)", sub);
+                         "fleet, check)", sub);
     struct hopts o = {0};
     char **args = NULL;
     int nargs = 0;
@@ -455,7 +639,8 @@ int cmd_history(int argc, char **argv)
         return cli_help(usage);
     if (rc)
         return rc;
-    if ((!strcmp(sub, "list") || !strcmp(sub, "good") || !strcmp(sub, "check")) && nargs)
+    if ((!strcmp(sub, "list") || !strcmp(sub, "good") || !strcmp(sub, "check") ||
+         !strcmp(sub, "fleet")) && nargs)
         return cli_usage("history", "%s: unexpected argument '%s'", sub, args[0]);
     struct gv_history *h = NULL;
     if (cli_history_open(o.db, !strcmp(sub, "import"), &h))
@@ -470,6 +655,8 @@ int cmd_history(int argc, char **argv)
         rc = do_good(h, &o);
     else if (!strcmp(sub, "import"))
         rc = do_import(h, &o, nargs, args);
+    else if (!strcmp(sub, "fleet"))
+        rc = do_fleet(h, &o);
     else
         rc = do_check(h, &o);
     gv_history_close(h);

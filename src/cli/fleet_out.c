@@ -10,9 +10,11 @@
 #include "cli/cli.h"
 #include "fleet/fleet.h"
 #include "report/verdict.h"
+#include "store/history.h"
 
 static const char compare_usage[] =
     "usage: gpuvet fleet compare DIR|FILE... [--json] [-o FILE] [--write-reference REF.json]\n"
+    "                            [--record] [--db URL]\n"
     "\n"
     "Compare the node documents of a fleet run (DIR/nodes/NODE.rRANK.json of a gathered\n"
     "directory, or node documents named one by one). Nodes are grouped by the hardware\n"
@@ -27,6 +29,9 @@ static const char compare_usage[] =
     CLI_HELP_OUTPUT
     "      --write-reference REF  write the majority per group (gpuvet.fleet.reference)\n"
     "                        for 'gpuvet fleet gate --reference REF'\n"
+    "      --record          also record the fleet document, with its nodes' job, in the\n"
+    "                        history database ($GPUVET_DB; docs/history.md)\n"
+    "      --db URL          record it in this database (a path or postgresql://...)\n"
     "  -h, --help            this help\n"
     "\n"
     "Exit status: 0 no odd node, 1 at least one odd or missing node, 2 usage error,\n"
@@ -137,12 +142,15 @@ struct compare_opts {
     const char *reference;
     char **ops; /* the directories or node documents */
     int nops;
+    int record;
 };
 
 static int parse(int argc, char **argv, struct compare_opts *o)
 {
     static const struct option opts[] = {CLI_OUT_OPTIONS,
                                          {"write-reference", required_argument, 0, 'R'},
+                                         {"record", no_argument, 0, 'r'},
+                                         {"db", required_argument, 0, 'Q'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     struct cli_args a = CLI_ARGS("fleet compare", argc, argv, "o:h", opts);
@@ -151,6 +159,8 @@ static int parse(int argc, char **argv, struct compare_opts *o)
             continue;
         switch (c) {
         case 'R': o->reference = a.arg; break;
+        case 'r': o->record = 1; break;
+        case 'Q': cli_record_set_db(a.arg), o->record = 1; break;
         case 'h': return cli_help(compare_usage) - 1;
         default: return GV_EXIT_USAGE;
         }
@@ -192,9 +202,14 @@ int cli_fleet_compare(int argc, char **argv)
         json_decref(nodes);
         return cli_fail(&err);
     }
+    /* --record: the comparison carries its nodes' job (one run, one job: gv_fleet_load) */
+    o.record = cli_record_wanted(o.record);
+    if (o.record && gv_history_mark_fleet_job(fleet, sget(json_array_get(nodes, 0), "job"), &err))
+        fprintf(stderr, "gpuvet fleet compare: %s\n", err.msg);
     if (cli_out_text(&o.out))
         print_fleet(fleet);
     rc = cli_put_doc("fleet compare", fleet, &o.out);
+    int recorded = rc || !o.record ? GV_EXIT_OK : cli_record(fleet, o.out.output);
     if (!rc && o.reference)
         rc = write_reference(o.reference, fleet, nodes);
     const json_t *s = json_object_get(fleet, "summary");
@@ -203,5 +218,5 @@ int cli_fleet_compare(int argc, char **argv)
         rc = GV_EXIT_FINDINGS;
     json_decref(fleet);
     json_decref(nodes);
-    return rc;
+    return rc ? rc : recorded;
 }

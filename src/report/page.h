@@ -37,6 +37,10 @@ void gv_page_note(struct gv_page *p, const char *fmt, ...) __attribute__((format
 void gv_page_table(struct gv_page *p, const char *caption, const char *const *heads, size_t n);
 void gv_page_table_end(struct gv_page *p);
 
+/* A history database's URL with any password replaced by *** (r_matrix.c): a
+ * page is a file people pass around. */
+void gv_page_db_name(const char *db, char *out, size_t n);
+
 /* ---------- figures (svg.c) ---------- */
 
 extern const char gv_svg_defs[]; /* shared markers and patterns, once per page */
@@ -88,6 +92,7 @@ int gv_render_bench(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_verify(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_bench_compare(struct gv_page *p, const json_t *doc, struct gv_err *err);
 int gv_render_fleet(struct gv_page *p, const json_t *doc, struct gv_err *err);
+int gv_render_fleet_history(struct gv_page *p, const json_t *doc, struct gv_err *err);
 
 /* Parts shared by renderers: the stack at a glance of a snapshot document
  * (a results file's embedded one too), and a device description. */

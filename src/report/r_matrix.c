@@ -47,7 +47,7 @@ static void timeline(struct gv_page *p, const json_t *row)
 
 /* The database URL with any password replaced (the matrix command removes it
  * already; a page is a file people pass around, so make sure). */
-static void db_without_password(const char *db, char *out, size_t n)
+void gv_page_db_name(const char *db, char *out, size_t n)
 {
     snprintf(out, n, "%s", db ? db : "");
     char *scheme = strstr(out, "://");
@@ -90,7 +90,7 @@ int gv_render_matrix(struct gv_page *p, const json_t *doc, struct gv_err *err)
     const json_t *f = gv_jobj(doc, "filters");
     gv_buf_add(p->b, "<table class=\"kv\">");
     char db[2048];
-    db_without_password(gv_jstr(doc, "db"), db, sizeof db);
+    gv_page_db_name(gv_jstr(doc, "db"), db, sizeof db);
     gv_page_kv(p, "history", gv_jstr(doc, "db") ? db : NULL);
     gv_page_kv(p, "made", gv_jstr(doc, "generated"));
     gv_page_kv(p, "GPU filter", gv_jstr(f, "gpu") ? gv_jstr(f, "gpu") : "any");

@@ -39,6 +39,7 @@ static const struct renderer {
     {"gpuvet.bench", 1, "Benchmarks", gv_render_bench, NULL},
     {"gpuvet.verify", 1, "Rollback verification", gv_render_verify, NULL},
     {"gpuvet.fleet", 1, "Fleet comparison", gv_render_fleet, NULL},
+    {"gpuvet.fleet-history", 1, "The fleet over time", gv_render_fleet_history, NULL},
 };
 #define NRENDERERS (sizeof renderers / sizeof renderers[0])
 

@@ -264,6 +264,26 @@ static void fleet(const json_t *d, struct gv_doc_verdict *v)
         add(v->why, sizeof v->why, "%s%lld rank%s missing", odd ? "; " : "", miss, plural(miss));
 }
 
+/* history fleet: a record of comparisons (it exits 0), the latest's odd nodes said */
+static void fleet_history(const json_t *d, struct gv_doc_verdict *v)
+{
+    const json_t *rounds = gv_jarr(d, "rounds"), *last = json_array_get(rounds, 0), *o;
+    size_t n = json_array_size(rounds), odd = json_array_size(gv_jarr(last, "odd")), i;
+    v->status = -1;
+    snprintf(v->head, sizeof v->head, "%zu fleet comparison%s", n, plural((long long)n));
+    if (!last)
+        return;
+    add(v->head, sizeof v->head, ", the latest (job %.60s) with %zu odd node%s", str(last, "job"), odd,
+        plural((long long)odd));
+    json_array_foreach(gv_jarr(last, "odd"), i, o) {
+        if (i < FLEET_HEADLINE_NODES)
+            add(v->why, sizeof v->why, "%s%s %s", i ? ", " : "", str(o, "node"),
+                gv_fleet_class_words(str(o, "class")));
+    }
+    if (odd > FLEET_HEADLINE_NODES)
+        add(v->why, sizeof v->why, ", and %zu more", odd - FLEET_HEADLINE_NODES);
+}
+
 /* doctor: "N errors, M warnings, K info" (cmd_doctor.c); 1 on an error */
 static void doctor(const json_t *d, struct gv_doc_verdict *v)
 {
@@ -324,6 +344,7 @@ static const struct {
     {"gpuvet.bisect", NULL, bisect, NULL},
     {"gpuvet.capture-compare", NULL, capture_compare, NULL},
     {"gpuvet.fleet", NULL, fleet, NULL},
+    {"gpuvet.fleet-history", NULL, fleet_history, NULL},
     {"gpuvet.doctor", NULL, doctor, NULL},
     {"gpuvet.diff", NULL, diff, NULL},
     {"gpuvet.verify", NULL, verify, NULL},

@@ -167,7 +167,8 @@ static const char *kind_of(const char *schema)
     static const char *const known[][2] = {
         {"gpuvet.snapshot", "snapshot"}, {"gpuvet.results", "check"},
         {"gpuvet.capture", "capture"},   {"gpuvet.probe", "probe"},
-        {"gpuvet.bench", "bench"},
+        {"gpuvet.bench", "bench"},       {"gpuvet.fleet.node", "fleet-node"},
+        {"gpuvet.fleet", "fleet"},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (!strcmp(schema, known[i][0]))
@@ -329,18 +330,25 @@ static long long int_at(const json_t *o, const char *key)
 /* Bits lost by a case: the precision it promises (the narrower of its compute
  * and output formats, from their unit roundoff: a TF32 GEMM into f32 promises
  * 11 bits, not 24) minus the effective bits measured. */
+double gv_hist_bits_lost(double effective_bits, int tc, int to)
+{
+    if (to < 0)
+        return -1;
+    double p = -log2(gv_fp_unit_roundoff((enum gv_dtype)to));
+    if (tc >= 0 && -log2(gv_fp_unit_roundoff((enum gv_dtype)tc)) < p)
+        p = -log2(gv_fp_unit_roundoff((enum gv_dtype)tc));
+    double lost = p - effective_bits;
+    return isfinite(lost) ? (lost > 0 ? lost : 0) : -1;
+}
+
 static double bits_lost(const json_t *cs)
 {
     const json_t *eb = gv_json_path(cs, "metrics.effective_bits");
     const char *co = str_at(cs, "compute_dtype"), *out = str_at(cs, "out_dtype");
     int tc = co ? gv_dtype_from_name(co) : -1, to = out ? gv_dtype_from_name(out) : -1;
-    if (!json_is_number(eb) || to < 0)
+    if (!json_is_number(eb))
         return -1;
-    double p = -log2(gv_fp_unit_roundoff((enum gv_dtype)to));
-    if (tc >= 0 && -log2(gv_fp_unit_roundoff((enum gv_dtype)tc)) < p)
-        p = -log2(gv_fp_unit_roundoff((enum gv_dtype)tc));
-    double lost = p - json_number_value(eb);
-    return isfinite(lost) ? (lost > 0 ? lost : 0) : -1;
+    return gv_hist_bits_lost(json_number_value(eb), tc, to);
 }
 
 static void from_cases(const json_t *cases, struct gv_run_cols *c)
@@ -392,9 +400,11 @@ static void make_keys(struct gv_run_cols *c)
         snprintf(c->machine_key, sizeof c->machine_key, "unknown");
     snprintf(c->stack_key, sizeof c->stack_key, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
              c->gpu_model, c->gpu_arch, c->kernel, c->driver, c->rocm, c->cuda, c->torch);
-    if (image_key(c)[0]) { /* an image is a stack of its own: its own rows */
+    /* an image is a stack of its own, and so is a fleet node's stack digest: own rows */
+    const char *own = image_key(c)[0] ? image_key(c) : c->stack_digest;
+    if (own[0]) {
         size_t len = strlen(c->stack_key);
-        snprintf(c->stack_key + len, sizeof c->stack_key - len, "\x1f%s", image_key(c));
+        snprintf(c->stack_key + len, sizeof c->stack_key - len, "\x1f%s", own);
     }
 }
 
@@ -442,6 +452,7 @@ int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
 {
     memset(c, 0, sizeof *c);
     c->worst_bits_lost = -1;
+    c->fleet_nodes = c->fleet_odd = -1;
     if (!json_is_object(doc))
         return gv_err_set(err, GV_E_FORMAT, "%s: not a JSON object", what);
     const char *schema = str_at(doc, "schema");
@@ -459,6 +470,17 @@ int gv_history_extract(const json_t *doc, const struct gv_history_ident *ident,
     const json_t *top = json_is_object(head) ? head : doc;
     put(c->gpuvet_version, sizeof c->gpuvet_version, str_at(top, "gpuvet_version"));
     put(c->created, sizeof c->created, str_at(top, "created"));
+    if (!strncmp(c->kind, "fleet", 5)) { /* a node or a comparison: its own fields */
+        int frc = gv_hist_fleet_cols(doc, c, what, err);
+        if (frc)
+            return frc;
+        if (!strcmp(c->kind, "fleet") && ident) { /* the comparison: where it was made */
+            put(c->hostname, sizeof c->hostname, ident->hostname);
+            put(c->machine_id, sizeof c->machine_id, ident->machine_id);
+        }
+        make_keys(c);
+        return GV_OK;
+    }
     from_snapshot(gv_history_doc_snapshot(doc), c);
     from_image(gv_history_doc_snapshot(doc), c);
     const json_t *dev = json_object_get(top, "device");
@@ -588,6 +610,7 @@ static int migrate_once(struct gv_history *h, struct gv_err *err)
     for (int step = v + 1; !rc && step <= GV_HISTORY_SCHEMA_VERSION; step++) {
         int there = step == 2   ? h->ops->has_column(h->conn, "runs", "image_manifest_digest", err)
                     : step == 3 ? h->ops->has_column(h->conn, "runs", "experiment", err)
+                    : step == 4 ? h->ops->has_column(h->conn, "runs", "fleet_job", err)
                                 : 0;
         if (there < 0)
             rc = there;
@@ -703,6 +726,13 @@ static struct gv_hv I(long long i)
     return v;
 }
 
+/* A count, NULL when negative (not a run of that kind). */
+static struct gv_hv N(long long i)
+{
+    struct gv_hv v = {.type = i >= 0 ? GV_HV_INT : GV_HV_NULL, .i = i};
+    return v;
+}
+
 static struct gv_hv R(double d)
 {
     struct gv_hv v = {.type = d >= 0 ? GV_HV_REAL : GV_HV_NULL, .d = d};
@@ -722,8 +752,10 @@ static const char insert_run[] =
     " recorded, source, hostname, machine_id, machine_key, gpu_ids, gpu_model, gpu_arch,"
     " gpu_count, kernel, driver, rocm, cuda, torch, torch_build, device, suite, verdict,"
     " cases, passed, failed, errors, skipped, worst_case, worst_bits_lost, stack_key,"
-    " image_manifest_digest, image_config_digest, image_tag, image_tags, experiment)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " image_manifest_digest, image_config_digest, image_tag, image_tags, experiment,"
+    " fleet_job, stack_digest, fleet_nodes, fleet_odd)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+    "?,?,?,?)"
     " ON CONFLICT (run_key) DO NOTHING RETURNING id";
 
 struct packed {
@@ -764,8 +796,9 @@ static void unpack_free(struct packed *p)
     free(p->z);
 }
 
-static int record_once(struct gv_history *h, const struct gv_run_cols *c, const char *source,
-                       const struct packed *p, int64_t *run, int *is_new, struct gv_err *err)
+static int record_once(struct gv_history *h, const json_t *doc, const struct gv_run_cols *c,
+                       const char *source, const struct packed *p, int64_t *run, int *is_new,
+                       struct gv_err *err)
 {
     int rc = h->in_bulk ? GV_OK : h->ops->begin(h->conn, err);
     if (rc)
@@ -782,7 +815,8 @@ static int record_once(struct gv_history *h, const struct gv_run_cols *c, const 
         T(c->suite), T(c->verdict), I(c->cases), I(c->passed), I(c->failed), I(c->errors),
         I(c->skipped), T(c->worst_case), R(c->worst_bits_lost), T(c->stack_key),
         T(c->image_manifest_digest), T(c->image_config_digest), T(c->image_tag),
-        T(c->image_tags), T(c->experiment)};
+        T(c->image_tags), T(c->experiment), T(c->fleet_job), T(c->stack_digest),
+        N(c->fleet_nodes), N(c->fleet_odd)};
     struct one_int id = {0};
     struct gv_hv k[] = {T(p->sha)};
     /* recorded before? (asked first, so that PostgreSQL's sequence has no gaps) */
@@ -806,6 +840,8 @@ static int record_once(struct gv_history *h, const struct gv_run_cols *c, const 
                             {.type = GV_HV_BLOB, .b = p->z, .n = p->zlen}};
         rc = h->ops->query(h->conn, "INSERT INTO documents (run_id, encoding, bytes, sha256, "
                            "data) VALUES (?,?,?,?,?)", d, 5, NULL, NULL, err);
+        if (!rc && !strcmp(c->kind, "fleet") && c->fleet_job[0])
+            rc = gv_hist_fleet_mark_odd(h, doc, c->fleet_job, err);
         if (!rc)
             gv_test_stop_point("record-doc", h->name);
     }
@@ -838,7 +874,7 @@ int gv_history_record(struct gv_history *h, const json_t *doc, const char *sourc
     double t0 = now_ms();
     int tries = 0;
     for (int attempt = 0; !rc; attempt++) {
-        rc = record_once(h, c, source, &p, run, is_new, err);
+        rc = record_once(h, doc, c, source, &p, run, is_new, err);
         tries = attempt + 1;
         if (!rc || h->in_bulk || !h->ops->retriable(h->conn) || !may_retry(attempt, t0))
             break;
@@ -876,14 +912,17 @@ static const char *const summary_cols[] = {
     "hostname", "machine_id", "gpu_ids", "gpu_model", "gpu_arch", "gpu_count", "kernel",
     "driver", "rocm", "cuda", "torch", "torch_build", "device", "suite", "verdict", "cases",
     "passed", "failed", "errors", "skipped", "worst_case", "worst_bits_lost",
-    "image_manifest_digest", "image_config_digest", "image_tag", "image_tags", "experiment"};
+    "image_manifest_digest", "image_config_digest", "image_tag", "image_tags", "experiment",
+    "fleet_job", "stack_digest", "fleet_nodes", "fleet_odd", "node_class"};
 #define NSUMMARY (sizeof summary_cols / sizeof summary_cols[0])
 #define SUMMARY_SELECT                                                                        \
     "SELECT id, kind, schema, schema_version, gpuvet_version, created, recorded, source,"     \
     " hostname, machine_id, gpu_ids, gpu_model, gpu_arch, gpu_count, kernel, driver, rocm,"   \
     " cuda, torch, torch_build, device, suite, verdict, cases, passed, failed, errors,"       \
     " skipped, worst_case, worst_bits_lost, image_manifest_digest, image_config_digest,"     \
-    " image_tag, image_tags, experiment FROM "
+    " image_tag, image_tags, experiment, fleet_job, stack_digest, fleet_nodes, fleet_odd,"    \
+    " node_class"                                                                             \
+    " FROM "
 
 static json_t *value_json(const struct gv_hv *v)
 {
@@ -935,14 +974,22 @@ static const char *runs_of(const struct gv_history *h)
     " hostname, machine_id, machine_key, gpu_ids, gpu_model, gpu_arch, gpu_count, kernel,"   \
     " driver, rocm, cuda, torch, torch_build, device, suite, verdict, cases, passed, failed," \
     " errors, skipped, worst_case, worst_bits_lost, stack_key"
-    /* versions 1 and 2 had no experiments: every run of theirs is an ordinary one */
-    return h->version >= 3 ? "runs"
+#define NO_FLEET_COLS                                                                         \
+    ", NULL AS fleet_job, NULL AS stack_digest, NULL AS fleet_nodes, NULL AS fleet_odd,"      \
+    " NULL AS node_class"
+    /* versions 1 and 2 had no experiments: every run of theirs is an ordinary one;
+     * before version 4 no run was of the fleet */
+    return h->version >= 4 ? "runs"
+         : h->version == 3
+             ? "(SELECT " RUNS_V1_COLS ", image_manifest_digest, image_config_digest, image_tag,"
+               " image_tags, experiment" NO_FLEET_COLS " FROM runs) runs"
          : h->version == 2
              ? "(SELECT " RUNS_V1_COLS ", image_manifest_digest, image_config_digest, image_tag,"
-               " image_tags, NULL AS experiment FROM runs) runs"
+               " image_tags, NULL AS experiment" NO_FLEET_COLS " FROM runs) runs"
              : "(SELECT " RUNS_V1_COLS ", NULL AS image_manifest_digest, NULL AS "
                "image_config_digest, NULL AS image_tag, NULL AS image_tags, NULL AS experiment"
-               " FROM runs) runs";
+               NO_FLEET_COLS " FROM runs) runs";
+#undef NO_FLEET_COLS
 #undef RUNS_V1_COLS
 }
 
@@ -954,7 +1001,7 @@ static int append_summary(void *ud, int n, const struct gv_hv *v)
 
 /* SQL conditions and their parameters for a filter. */
 struct where {
-    char sql[1024];
+    char sql[4096];
     struct gv_hv p[16];
     int np;
     char buf[6][300];
@@ -1043,7 +1090,7 @@ int gv_history_list(struct gv_history *h, const struct gv_history_filter *f, jso
 {
     struct where w;
     where_of(f, &w);
-    char sql[2048];
+    char sql[4096];
     snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE 1 = 1%s ORDER BY created DESC, id DESC "
              "LIMIT %d", runs_of(h), w.sql, f && f->limit > 0 ? f->limit : 50);
     json_t *a = json_array();
@@ -1154,7 +1201,7 @@ int gv_history_show(struct gv_history *h, int64_t run, json_t **summary, json_t 
 {
     struct gv_hv p[] = {I(run)};
     json_t *s = NULL;
-    char sql[1024];
+    char sql[4096];
     snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE id = ?", runs_of(h));
     int rc = one_summary(h, sql, p, 1, &s, err);
     if (rc == GV_E_NOTFOUND)
@@ -1214,9 +1261,12 @@ int gv_history_good(struct gv_history *h, const char *machine,
         p[2] = T(key);
         machine = ident->hostname;
     }
-    char sql[1024];
+    char sql[4096];
+    /* a fleet comparison is of many machines, an odd node's run no state to go back
+     * to: neither is a machine's last good run */
     snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE %s AND verdict = 'pass' AND experiment IS "
-             "NULL ORDER BY created DESC, id DESC LIMIT 1", runs_of(h), cond);
+             "NULL AND kind <> 'fleet' AND node_class IS NULL ORDER BY created DESC, id DESC "
+             "LIMIT 1", runs_of(h), cond);
     return newest_pass(h, sql, p, 3, "machine", machine, summary, doc, err);
 }
 
@@ -1226,9 +1276,9 @@ int gv_history_good_image(struct gv_history *h, const char *image, json_t **summ
     struct where w;
     memset(&w, 0, sizeof w);
     where_image(&w, image);
-    char sql[2048];
-    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE verdict = 'pass' AND experiment IS NULL%s "
-             "ORDER BY created DESC, id DESC LIMIT 1", runs_of(h), w.sql);
+    char sql[4096];
+    snprintf(sql, sizeof sql, SUMMARY_SELECT "%s WHERE verdict = 'pass' AND experiment IS NULL "
+             "AND kind <> 'fleet'%s ORDER BY created DESC, id DESC LIMIT 1", runs_of(h), w.sql);
     return newest_pass(h, sql, w.p, w.np, "image", image, summary, doc, err);
 }
 
@@ -1337,7 +1387,7 @@ static int matrix_row(struct gv_history *h, const struct mrow *m, const struct w
     p[0] = T(m->stack);
     for (int i = 0; i < w->np; i++)
         p[1 + i] = w->p[i];
-    char sql[2048];
+    char sql[4096];
     /* the image's tag: the newest run's */
     snprintf(sql, sizeof sql, "SELECT gpu_model, gpu_arch, kernel, driver, rocm, cuda, torch, "
              "image_manifest_digest, image_config_digest, image_tag FROM %s WHERE stack_key = ? "
@@ -1377,7 +1427,8 @@ int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, j
 {
     struct where w;
     where_of(f, &w);
-    char sql[2048];
+    where_add(&w, "kind <> 'fleet'"); /* a comparison of many nodes is no stack's run */
+    char sql[4096];
     snprintf(sql, sizeof sql,
              "SELECT stack_key, COUNT(*), COUNT(DISTINCT machine_key),"
              " SUM(CASE WHEN verdict = 'pass' THEN 1 ELSE 0 END),"
@@ -1413,6 +1464,24 @@ int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, j
     }
     *out = doc;
     return GV_OK;
+}
+
+/* ---------- for history_fleet.c ---------- */
+
+int gv_hist_query(struct gv_history *h, const char *sql, const struct gv_hv *p, int np,
+                  gv_hrow_fn fn, void *ud, struct gv_err *err)
+{
+    return h->ops->query(h->conn, sql, p, np, fn, ud, err);
+}
+
+const char *gv_hist_runs(const struct gv_history *h)
+{
+    return runs_of(h);
+}
+
+int gv_hist_load_doc(struct gv_history *h, long long run, json_t **doc, struct gv_err *err)
+{
+    return load_doc(h, run, doc, err);
 }
 
 /* ---------- integrity ---------- */

@@ -14,10 +14,12 @@
 
 #include "base/err.h"
 
-#define GV_HISTORY_SCHEMA_VERSION 3 /* 2: the image columns; 3: experiment */
+#define GV_HISTORY_SCHEMA_VERSION 4 /* 2: the image columns; 3: experiment; 4: the fleet */
 #define GV_MATRIX_SCHEMA "gpuvet.matrix"
 #define GV_MATRIX_SCHEMA_VERSION 1
 #define GV_HISTORY_RUN_SCHEMA "gpuvet.history-run"
+#define GV_FLEET_HISTORY_SCHEMA "gpuvet.fleet-history"
+#define GV_FLEET_HISTORY_SCHEMA_VERSION 1
 
 struct gv_history;
 
@@ -78,6 +80,11 @@ struct gv_run_cols {
                                  * and |image digest for an image's run */
     char experiment[40];        /* "" an ordinary run; "ab:a", "ab:b": a side of an experiment
                                  * (the document's "experiment"), never a last good run */
+    /* the fleet (docs/fleet.md; kinds fleet-node and fleet): "" / -1 for other runs */
+    char fleet_job[136];        /* the launcher's job of a node document and of its comparison */
+    char stack_digest[80];      /* a node document's stack_digest */
+    long long fleet_nodes;      /* fleet: node documents compared (-1: not a fleet run) */
+    long long fleet_odd;        /* fleet: odd nodes (-1: not a fleet run) */
 };
 
 /* Marks doc as one side of an experiment before it is recorded ("experiment":
@@ -85,6 +92,11 @@ struct gv_run_cols {
  * gv_history_good never picks it. kind and side: [a-z0-9_-], 1 to 16 each. */
 int gv_history_mark_experiment(json_t *doc, const char *kind, const char *side,
                                struct gv_err *err);
+
+/* Marks a fleet document (gpuvet.fleet) with the job its nodes ran in ("job"),
+ * so that the history links the comparison to its node runs. job: a line of
+ * text of 1 to 128 bytes without control characters; NULL or "" does nothing. */
+int gv_history_mark_fleet_job(json_t *fleet, const char *job, struct gv_err *err);
 
 /* Fills cols from a gpuvet document of any known schema (gpuvet.snapshot,
  * gpuvet.results, gpuvet.capture, and generically anything with schema,
@@ -134,6 +146,13 @@ int gv_history_good_image(struct gv_history *h, const char *image, json_t **summ
 /* The version matrix document (schema gpuvet.matrix, docs/history.md). */
 int gv_history_matrix(struct gv_history *h, const struct gv_history_filter *f, json_t **doc,
                       struct gv_err *err);
+/* The fleet over time (schema gpuvet.fleet-history, docs/history.md): the recorded
+ * fleet comparisons newest first (f->since, f->limit: default 50) with their
+ * groups and odd nodes, and per node its recorded fleet-node runs with their
+ * class in the comparison of the same job. */
+int gv_history_fleet(struct gv_history *h, const struct gv_history_filter *f, json_t **doc,
+                     struct gv_err *err);
+
 /* PRAGMA integrity_check (SQLite) or the table check (PostgreSQL); problems
  * are GV_E_FORMAT with the first ones in the message. */
 int gv_history_integrity(struct gv_history *h, struct gv_err *err);

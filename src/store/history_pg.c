@@ -328,9 +328,25 @@ static const char schema_v3[] =
     "SET client_min_messages = warning;"
     "ALTER TABLE runs ADD COLUMN IF NOT EXISTS experiment TEXT;";
 
+/* Version 4: the fleet (docs/fleet.md): node runs by their job and stack digest,
+ * fleet comparisons with their node and odd counts. */
+static const char schema_v4[] =
+    "SET client_min_messages = warning;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS fleet_job TEXT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS stack_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS fleet_nodes BIGINT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS fleet_odd BIGINT;"
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS node_class TEXT;"
+    "CREATE INDEX IF NOT EXISTS runs_fleet ON runs(kind, fleet_job, created)"
+    " WHERE fleet_job IS NOT NULL;";
+
 static const char *pg_schema_step(int v)
 {
-    return v == 1 ? schema_v1 : v == 2 ? schema_v2 : v == 3 ? schema_v3 : NULL;
+    return v == 1   ? schema_v1
+         : v == 2 ? schema_v2
+         : v == 3 ? schema_v3
+         : v == 4 ? schema_v4
+                  : NULL;
 }
 
 /* Two gpuvet processes creating the schema at once: the second waits. */

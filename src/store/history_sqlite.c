@@ -281,9 +281,24 @@ static const char schema_v2[] =
  * ordinary run; a last good run is never one. */
 static const char schema_v3[] = "ALTER TABLE runs ADD COLUMN experiment TEXT;";
 
+/* Version 4: the fleet (docs/fleet.md): node runs by their job and stack digest,
+ * fleet comparisons with their node and odd counts. */
+static const char schema_v4[] =
+    "ALTER TABLE runs ADD COLUMN fleet_job TEXT;"
+    "ALTER TABLE runs ADD COLUMN stack_digest TEXT;"
+    "ALTER TABLE runs ADD COLUMN fleet_nodes INTEGER;"
+    "ALTER TABLE runs ADD COLUMN fleet_odd INTEGER;"
+    "ALTER TABLE runs ADD COLUMN node_class TEXT;"
+    "CREATE INDEX IF NOT EXISTS runs_fleet ON runs(kind, fleet_job, created)"
+    " WHERE fleet_job IS NOT NULL;";
+
 static const char *sq_schema_step(int v)
 {
-    return v == 1 ? schema_v1 : v == 2 ? schema_v2 : v == 3 ? schema_v3 : NULL;
+    return v == 1   ? schema_v1
+         : v == 2 ? schema_v2
+         : v == 3 ? schema_v3
+         : v == 4 ? schema_v4
+                  : NULL;
 }
 
 static int sq_lock_schema(void *conn, struct gv_err *err)

@@ -72,10 +72,10 @@ d = json.load(open(sys.argv[1])); d["created"] = "2026-01-05T00:00:00Z"
 json.dump(d, open(sys.argv[2], "w"))
 PY
 GPUVET_DB=$T/v2.db "$GPUVET" history import "$T/later.json" 2>"$T/err" || fail "migration: $(cat "$T/err")"
-python3 - "$T/v2.db" <<'PY' || fail "not migrated to version 3"
+python3 - "$T/v2.db" <<'PY' || fail "not migrated to version 4"
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-assert c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "3"
+assert c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "4"
 cols = [r[1] for r in c.execute("PRAGMA table_info(runs)")]
 assert "experiment" in cols, cols
 assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 4

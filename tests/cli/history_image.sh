@@ -149,7 +149,7 @@ expect_rc 0 "$GPUVET" history good --machine oldhost
 [ "$(version "$T/old.db")" = 1 ] || fail "a reading command changed the schema version"
 # a recording migrates it in place: the old run kept, the new one with its image
 expect_rc 0 "$GPUVET" history import "$T/r1.json"
-[ "$(version "$T/old.db")" = 3 ] || fail "recording did not migrate to version 3: $(version "$T/old.db")"
+[ "$(version "$T/old.db")" = 4 ] || fail "recording did not migrate to version 4: $(version "$T/old.db")"
 expect_rc 0 "$GPUVET" history list --json
 expect_json "$GV_OUT" 'sorted((r["source"].rsplit("/",1)[-1], r["image_tag"]) for r in d["runs"])' \
     "[('old.json', None), ('r1.json', '5.7')]"

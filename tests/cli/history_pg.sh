@@ -12,7 +12,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 gv_workdir T
 export XDG_CACHE_HOME="$T/cache" XDG_DATA_HOME="$T/data"
-unset GPUVET_DB GPUVET_RECORD
+unset GPUVET_DB GPUVET_RECORD GPUVET_FLEET_NODE OMPI_COMM_WORLD_RANK PMIX_RANK
 # shellcheck source=tests/cli/pg_env.bash
 . "$GV_SRC/tests/cli/pg_env.bash"
 at_exit pg_stop
@@ -59,6 +59,23 @@ py 'import json,sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys
     fail "the document did not come back whole from PostgreSQL"
 "$GPUVET" history good --json | py 'import json,sys; sys.exit(json.load(sys.stdin)["run"]["id"] != 1)' || fail "good"
 "$GPUVET" history check > /dev/null || fail "history check on PostgreSQL"
+
+# --- the fleet (docs/history.md, "The fleet"): a node document recorded under its node name,
+# the comparison with its job; the fleet history as SQLite gives it
+SLURM_PROCID=0 SLURM_NTASKS=1 SLURMD_NODENAME=pg-node7 SLURM_JOB_ID=77 \
+    "$GPUVET" fleet run --tier prolog --device cpu --only 'gemm.f32.256*' --dir "$T/fleet" \
+    --record --db "$PG_URL" > /dev/null 2> "$T/err" || fail "fleet run --record: $(cat "$T/err")"
+"$GPUVET" fleet compare "$T/fleet" -o "$T/fleet/fleet.json" --record --db "$PG_URL" > /dev/null 2> "$T/err" ||
+    fail "fleet compare --record: $(cat "$T/err")"
+"$GPUVET" history list --json --kind fleet-node | py 'import json,sys; r=json.load(sys.stdin)["runs"]; sys.exit([(x["hostname"], x["fleet_job"], x["machine_id"]) for x in r] != [("pg-node7", "77", None)])' ||
+    fail "the node run on PostgreSQL: $("$GPUVET" history list --json --kind fleet-node)"
+GPUVET_DB=$T/same.db "$GPUVET" history import "$T/fleet" 2> "$T/err" || fail "fleet import into SQLite: $(cat "$T/err")"
+for db in "$PG_URL" "$T/same.db"; do
+    GPUVET_DB=$db "$GPUVET" history fleet --json |
+        py 'import json,sys; d=json.load(sys.stdin); print([(r["job"], r["nodes"], r["verdict"]) for r in d["rounds"]], [(n["node"], [(r["job"], r["verdict"]) for r in n["runs"]]) for n in d["nodes"]])'
+done > "$T/fleet.out"
+[ "$(sort -u "$T/fleet.out")" = "[('77', 1, 'pass')] [('pg-node7', [('77', 'pass')])]" ] ||
+    fail "history fleet on PostgreSQL and SQLite: $(cat "$T/fleet.out")"
 
 # --- passwords: a socket role with scram-sha-256 password authentication
 SECRET='S3cr3t-Pw_9x'
