@@ -185,7 +185,8 @@ static json_t *hardware_of(const char *spec, const json_t *desc)
     else if (json_is_string(drv))
         snprintf(buf, sizeof buf, "%s", json_string_value(drv));
     gv_json_set_str(h, "driver", buf);
-    json_object_set_new(h, "uuid", json_null());
+    const char *uuid = json_string_value(json_object_get(desc, "uuid"));
+    json_object_set_new(h, "uuid", uuid ? json_string(uuid) : json_null()); /* CPU: none */
     if (json_is_true(json_object_get(desc, "testing_aid")))
         json_object_set_new(h, "testing_aid", json_true());
     json_object_set(h, "description", (json_t *)desc);
