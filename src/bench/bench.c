@@ -152,11 +152,12 @@ static const struct shape cpu_default[] = {{512, 512, 512, "square"}, {1024, 102
 static const enum gv_dtype gpu_types[] = {GV_F64, GV_F32, GV_TF32, GV_F16, GV_BF16, GV_F8E4M3};
 
 static void plan_gemm(struct plan *p, const struct gv_dev_kind *kind, int on_gpu,
-                      enum gv_bench_mode mode, const struct kb_gpu_peak *peak, double l2)
+                      const struct gv_bench_opts *o, const struct kb_gpu_peak *peak, double l2)
 {
     int cpu = !on_gpu;
+    enum gv_bench_mode mode = o->mode;
     const struct gv_bench_route *routes = kind->bench_routes;
-    int nr = (int)kind->n_bench_routes;
+    int nr = o->first_route && kind->n_bench_routes ? 1 : (int)kind->n_bench_routes;
     const enum gv_dtype *types = cpu ? kind->host_types : gpu_types;
     int nt = cpu ? (int)kind->n_host_types : (int)(sizeof gpu_types / sizeof gpu_types[0]);
     struct shape shapes[16];
@@ -700,7 +701,7 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     /* each device array at least 4x the last-level cache (docs/facts/bench-anchors.md §3) */
     if (!cpu && z.stream_bytes < 4 * cache)
         z.stream_bytes = (size_t)(4 * cache);
-    plan_gemm(&all, kind, !cpu, o->mode, peak, cache);
+    plan_gemm(&all, kind, !cpu, o, peak, cache);
     if (kind->bench_parts & GV_BENCH_MEMORY)
         plan_memory(&all, kind->bench_parts & GV_BENCH_RUNTIME, &z, peak);
     if (kind->bench_parts & GV_BENCH_RUNTIME) {
@@ -761,10 +762,13 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     json_object_set_new(doc, "verdicts", verdicts);
     json_object_set_new(doc, "best", best_gemm(results));
     json_object_set_new(cond, "after", be->conditions(d));
-    json_object_set_new(doc, "topology", gv_bench_topology(be, d));
+    if (!o->gemm_only)
+        json_object_set_new(doc, "topology", gv_bench_topology(be, d));
     be->close(d);
     /* collectives open their own contexts on every GPU (after this one is closed) */
-    if (!kind->no_collectives && !fatal)
+    if (o->gemm_only)
+        json_object_set_new(doc, "collectives", json_pack("{s:s}", "skipped", "GEMMs only"));
+    else if (!kind->no_collectives && !fatal)
         run_collectives(o, kind->name, doc, results);
     else
         json_object_set_new(doc, "collectives",
@@ -777,6 +781,44 @@ int gv_bench_run(const struct gv_bench_opts *o, json_t **doc_out, struct gv_err 
     json_object_set_new(doc, "machine_load", gv_bench_load_judge(&load, spread, spread_id));
     json_object_set_new(doc, "seconds", json_real(now() - t0));
     *doc_out = doc;
+    return GV_OK;
+}
+
+/* ---- fleet's short bench ---- */
+
+#define FLEET_SHORT_BUDGET_S 120.0 /* under it: the first route only */
+
+static json_t *figure_of(const json_t *r, double scale, const char *unit)
+{
+    json_t *sp = json_object_get(r, "spread");
+    return json_pack("{s:O,s:s,s:f,s:o}", "id", json_object_get(r, "id"), "unit", unit,
+                     "median", json_number_value(json_object_get(r, "value")) * scale, "spread",
+                     json_is_number(sp) ? json_real(json_number_value(sp)) : json_null());
+}
+
+int gv_bench_figures(const char *device, double budget, json_t **figures, struct gv_err *err)
+{
+    *figures = NULL;
+    struct gv_bench_opts o = {.device = device, .only = "gemm.*", .mode = GV_BENCH_QUICK,
+                              .first_route = budget > 0 && budget < FLEET_SHORT_BUDGET_S,
+                              .gemm_only = 1};
+    json_t *doc = NULL;
+    int rc = gv_bench_run(&o, &doc, err);
+    if (rc)
+        return rc;
+    /* the unit gpuvet bench shows: TFLOP/s on a GPU, GFLOP/s on the host */
+    int host = gv_dev_spec_on_host(json_string_value(json_object_get(doc, "device_spec")));
+    json_t *out = json_array(), *r;
+    size_t i;
+    json_array_foreach(json_object_get(doc, "results"), i, r) {
+        const char *st = json_string_value(json_object_get(r, "status"));
+        const char *unit = json_string_value(json_object_get(r, "unit"));
+        if (!st || strcmp(st, "ok") || !unit || strcmp(unit, "TFLOP/s"))
+            continue;
+        json_array_append_new(out, figure_of(r, host ? 1e3 : 1, host ? "GFLOP/s" : "TFLOP/s"));
+    }
+    json_decref(doc);
+    *figures = out;
     return GV_OK;
 }
 

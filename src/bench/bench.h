@@ -24,6 +24,8 @@ struct gv_bench_opts {
     enum gv_bench_mode mode;
     gv_bench_progress_fn progress;
     void *progress_ctx;
+    int first_route;           /* GEMMs on the kind's first route only (fleet's short bench) */
+    int gemm_only;             /* no collectives, no topology (fleet's short bench) */
 };
 
 /* Runs the benchmarks; *doc is the gpuvet.bench document without the embedded
@@ -31,6 +33,14 @@ struct gv_bench_opts {
  * a benchmark that cannot run on it is a result with status "unsupported" and
  * its reason; one whose result is wrong has status "failed" and no value. */
 int gv_bench_run(const struct gv_bench_opts *o, json_t **doc, struct gv_err *err);
+
+/* gpuvet fleet run --bench (docs/fleet.md): a short GEMM bench on device (NULL:
+ * as check chooses), quick mode, every precision the device has; where budget
+ * (seconds, 0: none) is under 120, the kind's first route only. *figures is
+ * [{"id", "unit", "median", "spread"}] of the results that ran and were
+ * right: TFLOP/s on a GPU, GFLOP/s on the host. A device that cannot be
+ * opened is an error. Its signature is gv_fleet_bench_fn's (fleet_run.h). */
+int gv_bench_figures(const char *device, double budget, json_t **figures, struct gv_err *err);
 
 /* Statistics of n samples (sorted in place): median, min, max; spread =
  * (max - min) / median. */

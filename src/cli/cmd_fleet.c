@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "bench/bench.h"
 #include "cli/cli.h"
 #include "fleet/fleet_run.h"
 #include "store/history.h"
@@ -17,11 +18,12 @@
 static const char usage[] =
     "usage: gpuvet fleet run     [--tier prolog|drain|burnin|standard] [--device D]\n"
     "                            [--repeat K] [--hot DURATION] [--only PATTERN]\n"
-    "                            [--dir DIR] [--record [--db URL]] [--json]\n"
+    "                            [--bench] [--dir DIR] [--record [--db URL]] [--json]\n"
     "       gpuvet fleet compare DIR|FILE... [--json] [-o FILE] [--write-reference REF.json]\n"
     "       gpuvet fleet gate    --tier prolog|drain|burnin [--reference REF.json]\n"
     "                            [--device D] [--repeat K] [--hot DURATION]\n"
-    "                            [--only PATTERN] [--history [--db URL]] [--json] [-o FILE]\n"
+    "                            [--only PATTERN] [--bench] [--history [--db URL]]\n"
+    "                            [--json] [-o FILE]\n"
     "\n"
     "The same deterministic work on every node of a job, the nodes compared with each\n"
     "other: a node whose stack drifted, a node whose GPU computes other bits than its\n"
@@ -54,6 +56,8 @@ static const char usage[] =
     "      --hot DURATION    keep the device busy with the tier's GEMMs this long\n"
     "                        first (90, 30s, 10m, 1h), then check\n"
     "      --only PATTERN    only the tier's cases whose id matches the glob(s)\n"
+    "      --bench           a short GEMM bench per run (TFLOP/s; GFLOP/s on the CPU),\n"
+    "                        counted in the budget; compare calls a node slow by it\n"
     "      --dir DIR         the shared directory of the job (needed with several ranks)\n"
     "      --reference F     gate: judge against a reference (fleet compare\n"
     "                        --write-reference): the majority's digests per group\n"
@@ -74,7 +78,7 @@ static const char usage[] =
 struct fleet_opts {
     const char *sub, *device, *only, *dir, *reference, *db;
     struct cli_out out;
-    int tier, repeat, history, record;
+    int tier, repeat, history, record, bench;
     double hot;
 };
 
@@ -98,6 +102,7 @@ static int parse_args(int argc, char **argv, struct fleet_opts *o)
         {"only", required_argument, 0, 'O'},      {"dir", required_argument, 0, 'D'},
         {"reference", required_argument, 0, 'R'}, {"history", no_argument, 0, 'y'},
         {"db", required_argument, 0, 'Q'},        {"record", no_argument, 0, 'r'},
+        {"bench", no_argument, 0, 'B'},
         CLI_OUT_OPTIONS,
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     const char *cmd = !strcmp(o->sub, "gate") ? "fleet gate" : "fleet run";
@@ -133,6 +138,7 @@ static int parse_args(int argc, char **argv, struct fleet_opts *o)
             *(strcmp(o->sub, "gate") ? &o->record : &o->history) = 1;
             break;
         case 'r': o->record = 1; break;
+        case 'B': o->bench = 1; break;
         case 'h': return -1;
         default: return GV_EXIT_USAGE;
         }
@@ -172,7 +178,8 @@ static int run_node(const struct fleet_opts *o, const struct gv_fleet_rank *r, d
                     json_t **node, struct gv_fleet_outputs *outs)
 {
     struct gv_fleet_run_opts ro = {(enum gv_fleet_tier)o->tier, o->device, o->only, o->repeat,
-                                   o->hot, 0, budget, o->dir != NULL, progress, NULL};
+                                   o->hot, o->bench, budget, o->dir != NULL, progress, NULL,
+                                   gv_bench_figures};
     struct gv_err err = {0};
     if (gv_fleet_run_node(&ro, r, node, outs, &err))
         return err.code == GV_E_USAGE ? cli_usage("fleet", "%s", err.msg) : cli_fail(&err);

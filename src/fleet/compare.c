@@ -18,9 +18,11 @@
 #include "num/types.h"
 #include "store/safetensors.h"
 
-#define SLOW_MIN_NODES 5 /* fewer figures than this: no spread to judge by */
+#define SLOW_MIN_NODES 3 /* fewer figures than this: no majority to judge by */
 #define SLOW_Z 3.5       /* modified z-score (Iglewicz and Hoaglin) */
-#define SLOW_FLOOR 0.10  /* and at least 10% off the median */
+#define SLOW_FLOOR 0.10  /* and at least 10% off the median, and more than the
+                          * node's own spread (its samples' max - min: a busy
+                          * machine's figures vary as much as they fall) */
 #define OUTPUTS_MAX ((size_t)512 << 20)
 
 struct vote {
@@ -507,14 +509,16 @@ static json_t *slow(struct group *g, const json_t *node)
         size_t ul = strlen(s->unit);
         int higher_better = ul >= 2 && !strcmp(s->unit + ul - 2, "/s");
         double x = json_number_value(json_object_get(b, "median"));
+        double sp = json_number_value(json_object_get(b, "spread")); /* null, absent: 0 */
         double off = higher_better ? s->median - x : x - s->median;
         double limit = fmax(SLOW_Z * 1.4826 * s->mad, SLOW_FLOOR * fabs(s->median));
-        if (!(off > limit))
+        if (!(off > limit) || !(off > sp * fabs(x)))
             continue;
         json_t *e = json_object();
         json_object_set_new(e, "id", json_string(s->id));
         json_object_set_new(e, "unit", json_string(s->unit));
         json_object_set_new(e, "value", json_real(x));
+        json_object_set_new(e, "spread", json_real(sp));
         json_object_set_new(e, "group_median", json_real(s->median));
         json_object_set_new(e, "group_mad", json_real(s->mad));
         json_object_set_new(e, "limit",

@@ -31,6 +31,15 @@ const char *gv_fleet_tier_name(enum gv_fleet_tier t);
 /* The tier's budget in seconds (docs/fleet.md, "Tiers and budgets"); 0: none. */
 double gv_fleet_tier_budget(enum gv_fleet_tier t);
 
+/* The bench of one run (--bench), filled in by src/cli (the fleet room does not
+ * reach src/bench): a short GEMM bench on device (a --device spec, NULL: as
+ * the check chose), sized for budget seconds (0: no budget). *figures is
+ * [{"id", "unit", "median", "spread"}] (docs/fleet.md, the node document).
+ * GV_OK with an empty array when nothing could be measured; a status and err
+ * when it could not run at all. */
+typedef int (*gv_fleet_bench_fn)(const char *device, double budget, json_t **figures,
+                                 struct gv_err *err);
+
 struct gv_fleet_run_opts {
     enum gv_fleet_tier tier;
     const char *device;  /* --device (NULL: the first GPU found, else the CPU) */
@@ -43,6 +52,7 @@ struct gv_fleet_run_opts {
     int keep_outputs;    /* keep the last run's output tensors (for --dir) */
     gv_progress_fn progress; /* the runner's progress callback (NULL: none) */
     void *progress_ud;
+    gv_fleet_bench_fn bench_fn; /* what --bench runs (NULL: bench_error says so) */
 };
 
 /* What a run leaves beside its document: the last run's outputs. */

@@ -185,7 +185,8 @@ static json_t *hardware_of(const char *spec, const json_t *desc)
     else if (json_is_string(drv))
         snprintf(buf, sizeof buf, "%s", json_string_value(drv));
     gv_json_set_str(h, "driver", buf);
-    json_object_set_new(h, "uuid", json_null());
+    const char *uuid = json_string_value(json_object_get(desc, "uuid"));
+    json_object_set_new(h, "uuid", uuid ? json_string(uuid) : json_null()); /* CPU: none */
     if (json_is_true(json_object_get(desc, "testing_aid")))
         json_object_set_new(h, "testing_aid", json_true());
     json_object_set(h, "description", (json_t *)desc);
@@ -276,8 +277,13 @@ struct node_run {
     const struct gv_catalog_entry **sel;
     size_t n;
     double t0, budget, slowest;
+    double bench_est; /* seconds the next bench is expected to take */
     char stop[512]; /* why the tier stopped ("" when it did not) */
 };
+
+/* The bench's first estimate, before one has run: a GPU's quick GEMM bench
+ * (six precisions at 4096^3 on one route) and the device opened for it. */
+#define BENCH_FIRST_EST_S 10.0
 
 /* Whether the next piece of work (expected to take about est seconds) still
  * fits the budget; otherwise the reason is noted. */
@@ -289,6 +295,29 @@ static int fits(struct node_run *nr, double est, const char *what)
     snprintf(nr->stop, sizeof nr->stop, "budget: %.1f s of %.3g s used, %s would overrun it",
              used, nr->budget, what);
     return 0;
+}
+
+/* --bench: the run's bench figures (the callback src/cli filled in), sized for
+ * the budget left; the budget is checked first, the last bench's time is the
+ * next one's estimate. */
+static void add_bench(struct node_run *nr, json_t *run)
+{
+    if (!fits(nr, nr->bench_est, "the bench"))
+        return;
+    if (!nr->o->bench_fn) {
+        gv_json_set_str(run, "bench_error", "this gpuvet was built without a bench for fleet");
+        return;
+    }
+    double left = nr->budget > 0 ? nr->budget - (now_s() - nr->t0) : 0;
+    double t = now_s();
+    json_t *figs = NULL;
+    struct gv_err e = {0};
+    if (nr->o->bench_fn(nr->o->device, left, &figs, &e)) {
+        gv_json_set_str(run, "bench_error", e.msg);
+        figs = json_array();
+    }
+    nr->bench_est = now_s() - t;
+    json_object_set_new(run, "bench", figs);
 }
 
 /* The hot phase: the selection's GEMMs back to back for o->hot_seconds. */
@@ -399,6 +428,8 @@ static int run_all(struct node_run *nr, json_t *runs, struct gv_fleet_outputs *o
         json_object_set_new(run, "cases", cases);
         if (!rc && !nr->stop[0] && t->probe && k == 1 && fits(nr, nr->slowest, "the probe"))
             add_probe(run, spec);
+        if (!rc && !nr->stop[0] && nr->o->bench)
+            add_bench(nr, run);
         json_array_append_new(runs, run);
         if (outs && k == repeats && !nr->stop[0])
             keep_outputs(res, done, outs);
@@ -498,7 +529,7 @@ static const char *open_failure(int code)
 int gv_fleet_run_node(const struct gv_fleet_run_opts *o, const struct gv_fleet_rank *r,
                       json_t **node, struct gv_fleet_outputs *outs, struct gv_err *err)
 {
-    struct node_run nr = {.o = o, .t0 = now_s()};
+    struct node_run nr = {.o = o, .t0 = now_s(), .bench_est = BENCH_FIRST_EST_S};
     nr.budget = o->budget > 0 ? o->budget : tiers[o->tier].budget;
     json_t *d = doc_begin(o, r);
     pthread_t th;

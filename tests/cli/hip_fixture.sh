@@ -60,7 +60,7 @@ probe=$GV_TEST_TMP/hipprobe.$$
 at_exit 'rm -f "$probe"'
 # Plain build: the sanitizer runtimes are not inside the roots.
 $CC -O1 -std=gnu11 -D_GNU_SOURCE -DGPUVET_VERSION='"test"' -I"$GV_SRC/src" -o "$probe" \
-    "$GV_SRC/tests/fixtures/hip_probe_main.c" "$GV_SRC"/src/dev/{vendor,rtc,gpu_run,lt}.c "$GV_SRC"/src/dev/hip/hip.c \
+    "$GV_SRC/tests/fixtures/hip_probe_main.c" "$GV_SRC"/src/dev/{vendor,rtc,gpu_run,lt}.c "$GV_SRC"/src/dev/hip/hip.c "$GV_SRC"/src/kb/gpu_uuid.c \
     "$GV_SRC"/src/base/{err,globs,json,fs}.c "$GV_SRC"/src/num/{types,catalog,op}.c "$embed" -ljansson -ldl -lm ||
     { echo "FAIL: building the probe"; exit 1; }
 jansson=$(ldd "$probe" | awk '/libjansson/ {print $3}')
@@ -93,6 +93,7 @@ if soname not in rt.get("path", ""): bad.append("runtime path %r lacks %s" % (rt
 if d.get("hip_runtime_version") != int(version): bad.append("hipRuntimeGetVersion %r != %s" % (d.get("hip_runtime_version"), version))
 dev = str(d.get("devices"))
 if "hipErrorNoDevice (100)" not in dev or "no AMD GPU" not in dev: bad.append("device answer: %s" % dev)
+if d.get("uuid_symbol") is not True: bad.append("hipDeviceGetUuid (optional, src/dev/syms/syms_hip.h) not resolved: %r" % d.get("uuid_symbol"))
 if rtcfile not in d.get("hiprtc", {}).get("path", ""): bad.append("hipRTC from %r, expected %s" % (d.get("hiprtc"), rtcfile))
 archs = [c["arch"] for c in d.get("compile", [])]
 if archs != ["gfx90a", "gfx942", "gfx1100"]: bad.append("compiled for %s" % archs)

@@ -9,6 +9,7 @@
 #include "dev/gpu.h"
 #include "dev/lt.h"
 #include "dev/worker.h"
+#include "kb/gpu_uuid.h"
 
 #include "dev/cuda/cuda_dev.h"
 
@@ -520,6 +521,9 @@ static int init_driver(struct gv_device *d, struct gv_err *err)
     CU(d, cuDeviceGet(&d->dev, d->ordinal), err);
     CU(d, cuDeviceGetName(d->name, sizeof d->name - 1, d->dev), err);
     CU(d, cuDeviceTotalMem(&d->total_mem, d->dev), err);
+    CUuuid uu;
+    if (d->cu.cuDeviceGetUuid && d->cu.cuDeviceGetUuid(&uu, d->dev) == CUDA_SUCCESS)
+        kb_gpu_uuid_cuda(uu.bytes, d->uuid); /* else (or all zero) none: uuid stays "" */
     CU(d, cuDeviceGetAttribute(&d->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev),
        err);
     CU(d, cuDeviceGetAttribute(&d->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev),
@@ -599,6 +603,8 @@ static json_t *describe(struct gv_device *d)
     json_object_set_new(o, "backend", json_string("cuda"));
     json_object_set_new(o, "ordinal", json_integer(d->ordinal));
     json_object_set_new(o, "name", json_string(d->name));
+    if (d->uuid[0])
+        json_object_set_new(o, "uuid", json_string(d->uuid));
     json_object_set_new(o, "arch", json_string(d->arch));
     json_object_set_new(o, "compute_capability",
                         json_sprintf("%d.%d", d->cc_major, d->cc_minor));

@@ -30,6 +30,7 @@ struct gv_device {
     struct { const char *name; CUfunction f; } fn[NFUNC];
     int nfn;
     char name[256];
+    char uuid[48]; /* "GPU-..." (kb/gpu_uuid.h); "" when the driver gives none */
     int cc_major, cc_minor, sms, driver;
     size_t total_mem;
     unsigned max_shmem;

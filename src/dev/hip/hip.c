@@ -13,6 +13,7 @@
 #include "dev/hip/hip_dev.h"
 #include "dev/lt.h"
 #include "dev/worker.h"
+#include "kb/gpu_uuid.h"
 #include "dev/hip/hip_probe.h"
 #include "base/json.h"
 
@@ -587,6 +588,9 @@ static int init_device(struct gv_device *d, struct gv_err *err)
     HIPC(d, hipInit(0), err);
     HIPC(d, hipDeviceGetName(d->name, sizeof d->name - 1, d->ordinal), err);
     HIPC(d, hipDeviceTotalMem(&d->total_mem, d->ordinal), err);
+    hipUUID uu;
+    if (d->hip.hipDeviceGetUuid && d->hip.hipDeviceGetUuid(&uu, d->ordinal) == hipSuccess)
+        kb_gpu_uuid_hip(uu.bytes, d->uuid); /* not 16 hex digits: none, uuid stays "" */
     size_t psz = 16384;
     unsigned char *props = calloc(1, psz);
     if (!props)
@@ -657,6 +661,8 @@ static json_t *describe(struct gv_device *d)
     json_object_set_new(o, "backend", json_string("hip"));
     json_object_set_new(o, "ordinal", json_integer(d->ordinal));
     json_object_set_new(o, "name", json_string(d->name));
+    if (d->uuid[0])
+        json_object_set_new(o, "uuid", json_string(d->uuid));
     json_object_set_new(o, "arch", json_string(d->arch));
     json_object_set_new(o, "memory_bytes", json_integer((json_int_t)d->total_mem));
     json_object_set_new(o, "hip_runtime_version", json_integer(d->runtime));
@@ -886,6 +892,8 @@ json_t *gv_hip_probe(const char *const *archs, int *compiled, int *failed)
     }
     json_object_set_new(o, "runtime", gv_vlib_describe(&lib, NULL));
     json_object_set_new(o, "hip_runtime_version", json_integer(runtime));
+    /* optional: resolved where the runtime has it (HIP 5.2 and later) */
+    json_object_set_new(o, "uuid_symbol", json_boolean(hip.hipDeviceGetUuid != NULL));
     int count = 0;
     gv_err_clear(&err);
     int rc = count_devices(&hip, lib.path, &count, &err);

@@ -29,6 +29,7 @@ struct gv_device {
     struct { const char *name; hipFunction_t f; } fn[NFUNC];
     int nfn;
     char name[256];
+    char uuid[48]; /* "GPU-..." (kb/gpu_uuid.h); "" when the runtime gives none */
     char arch[96]; /* gcnArchName, e.g. "gfx90a:sramecc+:xnack-" */
     size_t total_mem;
     struct gv_rtc_out code;

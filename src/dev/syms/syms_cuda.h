@@ -15,6 +15,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct { unsigned char bytes[16]; } CUuuid; /* cuda.h: struct CUuuid_st { char bytes[16]; } */
 
 enum {
     CUDA_SUCCESS = 0,
@@ -59,6 +60,10 @@ enum {
     X(REQ, cuDeviceGetName, CUresult, (char *, int, CUdevice), "cuDeviceGetName")            \
     X(REQ, cuDeviceGetAttribute, CUresult, (int *, int, CUdevice), "cuDeviceGetAttribute")   \
     X(REQ, cuDeviceTotalMem, CUresult, (size_t *, CUdevice), "cuDeviceTotalMem_v2")          \
+    /* the device's UUID (fleet's hardware.uuid); _v2 since CUDA 11.4, the first   \
+     * name before: optional, an older driver without it leaves uuid absent */        \
+    X(OPT, cuDeviceGetUuid, CUresult, (CUuuid *, CUdevice), "cuDeviceGetUuid_v2",            \
+      "cuDeviceGetUuid")                                                                     \
     X(REQ, cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice),                     \
       "cuDevicePrimaryCtxRetain")                                                            \
     X(REQ, cuDevicePrimaryCtxRelease, CUresult, (CUdevice), "cuDevicePrimaryCtxRelease_v2",  \

@@ -19,6 +19,7 @@ typedef struct ihipModule_t *hipModule_t;
 typedef struct ihipModuleSymbol_t *hipFunction_t;
 typedef struct ihipStream_t *hipStream_t;
 typedef struct ihipEvent_t *hipEvent_t;
+typedef struct { char bytes[16]; } hipUUID; /* hip_runtime_api.h: hipUUID_t { char bytes[16]; } */
 
 enum {
     hipSuccess = 0,
@@ -49,6 +50,8 @@ enum { hipDeviceAttributeL2CacheSize = 19, hipDeviceAttributeMultiprocessorCount
     X(REQ, hipDeviceReset, hipError_t, (void), "hipDeviceReset")                             \
     X(REQ, hipDeviceGetName, hipError_t, (char *, int, hipDevice_t), "hipDeviceGetName")     \
     X(REQ, hipDeviceTotalMem, hipError_t, (size_t *, hipDevice_t), "hipDeviceTotalMem")      \
+    /* the device's UUID (fleet's hardware.uuid; HIP 5.2 and later): optional */          \
+    X(OPT, hipDeviceGetUuid, hipError_t, (hipUUID *, hipDevice_t), "hipDeviceGetUuid")       \
     X(REQ, hipGetDeviceProperties, hipError_t, (void *, int), "hipGetDevicePropertiesR0600", \
       "hipGetDeviceProperties")                                                              \
     X(REQ, hipMalloc, hipError_t, (void **, size_t), "hipMalloc")                            \
