@@ -173,7 +173,7 @@ int gv_fleet_rank_find(struct gv_fleet_rank *r, struct gv_err *err)
     }
     if (r->size && r->rank >= r->size)
         return gv_err_set(err, GV_E_FORMAT, "launcher variables: rank %d is not below the "
-                          "size %d (%s, %s)", r->rank, r->size, rv, sv);
+                          "size %d (%s, %s)", r->rank, r->size, rv, sv ? sv : "PMIx");
     job_of(r);
     return node_of(r, named, err);
 }
