@@ -33,25 +33,25 @@ struct pmix_sym {
 static const struct pmix_sym pmix_syms[] = {GV_SYMS_PMIX(GV_SYM_ROW)};
 #undef GV_SYM_ROW
 
-/* "PMIX_ERR_UNREACH (-25)" */
+/* "PMIX_ERR_UNREACH (-25)", "PMIX_STRING (3)"; unnamed: "status -3", "type 77". */
+static const char *code_text(const char *name, const char *unnamed, long code, char *buf,
+                             size_t sz)
+{
+    if (name)
+        snprintf(buf, sz, "%s (%ld)", name, code);
+    else
+        snprintf(buf, sz, "%s %ld", unnamed, code);
+    return buf;
+}
+
 static const char *status_text(int status, char *buf, size_t sz)
 {
-    const char *name = kb_pmix_status_name(status);
-    if (name)
-        snprintf(buf, sz, "%s (%d)", name, status);
-    else
-        snprintf(buf, sz, "status %d", status);
-    return buf;
+    return code_text(kb_pmix_status_name(status), "status", status, buf, sz);
 }
 
 static const char *type_text(unsigned type, char *buf, size_t sz)
 {
-    const char *name = kb_pmix_type_name(type);
-    if (name)
-        snprintf(buf, sz, "type %s (%u)", name, type);
-    else
-        snprintf(buf, sz, "type %u", type);
-    return buf;
+    return code_text(kb_pmix_type_name(type), "type", type, buf, sz);
 }
 
 /* At most 64 bytes of s (n bytes at most, no NUL needed) fit for a message. */
@@ -81,7 +81,7 @@ static int apply_size(const struct gv_fleet_pmix_reply *p, struct gv_fleet_rank 
         return GV_OK;
     }
     if (p->size->type != KB_PMIX_UINT32) {
-        gv_fleet_rank_note(r, "size unknown: PMIx gives %s of %s, not PMIX_UINT32",
+        gv_fleet_rank_note(r, "size unknown: PMIx gives %s as %s, not PMIX_UINT32",
                            kb_pmix_abi()->key_job_size, type_text(p->size->type, t, sizeof t));
         return GV_OK;
     }
@@ -105,7 +105,7 @@ static void apply_host(const struct gv_fleet_pmix_reply *p, struct gv_fleet_rank
     if (p->host_rc != KB_PMIX_SUCCESS || !p->host)
         return; /* PMIx need not know it: the host name is used */
     if (p->host->type != KB_PMIX_STRING || !p->host->data.string) {
-        gv_fleet_rank_note(r, "PMIx gives %s of %s, not PMIX_STRING: the host name is used",
+        gv_fleet_rank_note(r, "PMIx gives %s as %s, not PMIX_STRING: the host name is used",
                            kb_pmix_abi()->key_hostname, type_text(p->host->type, t, sizeof t));
         return;
     }
