@@ -41,7 +41,7 @@ nopmix noserver PMIX_NAMESPACE=byhand
 [[ $note == *"PMIx_Init failed"*"PMIX_ERR_UNREACH"* ]] || fail "no server: note '$note'"
 nopmix nonspace
 [[ $note == *"PMIX_NAMESPACE is not set"* ]] || fail "no namespace: note '$note'"
-nopmix nolib PMIX_NAMESPACE=byhand GPUVET_LIBPMIX=$T/no-such-libpmix.so
+nopmix nolib PMIX_NAMESPACE=byhand GPUVET_LIBPMIX="$T/no-such-libpmix.so"
 [[ $note == *"cannot load $T/no-such-libpmix.so"* ]] || fail "no library: note '$note'"
 
 # ---- a real PMIx server: Open MPI's mpirun, its variables removed ----
@@ -180,7 +180,8 @@ fakedoc initfail "('PMIX_ERR_INIT (-31)' in d['node_note'], d['size'])" "(True, 
 grep -qx 'finalize - 0' "$T/fake.log" && fail "PMIx_Finalize called after a failed Init"
 # the host name from PMIx when no variable names the node: odd bytes mapped
 fake 0 FAKE_HOST=$'rack 7/\x01gpu\xff'
-odd=$(cd "$T/fake/nodes" && ls | grep -v -e '^pmixhost' -e '^strsize' -e '^initfail')
+files=("$T"/fake/nodes/rack*)
+odd=${files[*]##*/}
 [[ $odd =~ ^rack_7__gpu_-[0-9a-f]{8}\.r1\.json$ ]] || fail "host name from PMIx: '$odd'"
 fakedoc "${odd%.r1.json}" "'from PMIx' in d['node_note']" True
 # Open MPI's variables: PMIx is never called (MPI initialises it itself)
