@@ -1,8 +1,10 @@
 /* Which rank this process is: the launcher's variables (docs/fleet.md,
  * "Launchers"). Open MPI first (mpirun inside a Slurm allocation also passes
  * the Slurm variables of its daemons on), then Slurm (srun --mpi=pmix also
- * sets PMIX_RANK), then PMIx alone, else one rank on its own. */
+ * sets PMIX_RANK), then PMIx alone (the size and host name from its runtime:
+ * pmix.c), else one rank on its own. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +13,9 @@
 #include "base/sha256.h"
 #include "fleet/fleet.h"
 #include "fleet/fleet_run.h"
+#include "fleet/pmix.h"
 
-#define RANK_MAX (1 << 24)
+#define RANK_MAX GV_FLEET_LAUNCH_RANKS
 
 const char *gv_fleet_launcher_name(enum gv_fleet_launcher l)
 {
@@ -109,11 +112,28 @@ static void job_of(struct gv_fleet_rank *r)
     snprintf(r->job, sizeof r->job, "%s", job);
 }
 
-static int node_of(struct gv_fleet_rank *r, struct gv_err *err)
+void gv_fleet_rank_note(struct gv_fleet_rank *r, const char *fmt, ...)
+{
+    size_t n = strlen(r->note);
+    if (n && n + 2 < sizeof r->note)
+        n += (size_t)snprintf(r->note + n, sizeof r->note - n, "; ");
+    if (n + 1 >= sizeof r->note)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->note + n, sizeof r->note - n, fmt, ap);
+    va_end(ap);
+}
+
+/* named: the node name is already set (by PMIx) unless GPUVET_FLEET_NODE
+ * overrides it. */
+static int node_of(struct gv_fleet_rank *r, int named, struct gv_err *err)
 {
     char host[256] = "";
     const char *name = getenv("GPUVET_FLEET_NODE");
     const char *from = "GPUVET_FLEET_NODE";
+    if (!name && named)
+        return GV_OK;
     if (!name && r->launcher == GV_LAUNCH_SLURM && getenv("SLURMD_NODENAME"))
         name = getenv("SLURMD_NODENAME"), from = "SLURMD_NODENAME";
     if (!name) {
@@ -124,8 +144,8 @@ static int node_of(struct gv_fleet_rank *r, struct gv_err *err)
     if (!*name)
         return gv_err_set(err, GV_E_FORMAT, "%s is empty: no node name", from);
     if (gv_fleet_node_name_map(name, r->node))
-        snprintf(r->note, sizeof r->note, "node name from %s is not [A-Za-z0-9._-]{1,64}: "
-                 "named %s", from, r->node);
+        gv_fleet_rank_note(r, "node name from %s is not [A-Za-z0-9._-]{1,64}: named %s", from,
+                           r->node);
     return GV_OK;
 }
 
@@ -144,12 +164,16 @@ int gv_fleet_rank_find(struct gv_fleet_rank *r, struct gv_err *err)
             return rc;
         if (rc == 0)
             return gv_err_set(err, GV_E_FORMAT, "%s is set but %s is not", rv, sv);
-    } else if (r->launcher == GV_LAUNCH_PMIX) {
-        r->size = 0; /* PMIx gives the size through its runtime only: unknown here */
+    }
+    int named = 0;
+    if (r->launcher == GV_LAUNCH_PMIX) { /* its runtime alone knows the size (0: unknown) */
+        r->size = 0;
+        if ((rc = gv_fleet_pmix_ask(r, !getenv("GPUVET_FLEET_NODE"), &named, err)))
+            return rc;
     }
     if (r->size && r->rank >= r->size)
         return gv_err_set(err, GV_E_FORMAT, "launcher variables: rank %d is not below the "
-                          "size %d (%s, %s)", r->rank, r->size, rv, sv);
+                          "size %d (%s, %s)", r->rank, r->size, rv, sv ? sv : "PMIx");
     job_of(r);
-    return node_of(r, err);
+    return node_of(r, named, err);
 }
