@@ -95,3 +95,14 @@ const char *gv_escape(const char *s, char *out, size_t outsz)
     out[o] = '\0';
     return out;
 }
+
+int gv_text_line_ok(const char *s, size_t max)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return 0;
+    return 1;
+}

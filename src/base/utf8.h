@@ -19,5 +19,8 @@ int gv_utf8_hidden(unsigned cp);
  * points as \uNNNN, all other text kept. Every value from a document that a
  * message names goes through it. Returns out. */
 const char *gv_escape(const char *s, char *out, size_t outsz);
+/* s is one line of text of 1..max bytes: no control byte (below 0x20) and no
+ * DEL. Used by every room that checks a document's short text fields. */
+int gv_text_line_ok(const char *s, size_t max);
 
 #endif

@@ -15,6 +15,7 @@
 #include "base/fs.h"
 #include "base/json.h"
 #include "base/sha256.h"
+#include "base/utf8.h"
 #include "fleet/fleet.h"
 #include "fleet/fleet_impl.h"
 
@@ -32,16 +33,7 @@ int gv_fleet_node_name_ok(const char *name)
     return 1;
 }
 
-int gv_fleet_text_ok(const char *s, size_t max)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > max)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return 0;
-    return 1;
-}
+int gv_fleet_text_ok(const char *s, size_t max) { return gv_text_line_ok(s, max); }
 
 int gv_fleet_stack_digest(const json_t *stack, char out[72], struct gv_err *err)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/utf8.h"
 #include "num/catalog.h"
 #include "store/history.h"
 #include "store/history_db.h"
@@ -25,17 +26,6 @@ static int node_name_ok(const char *s)
     return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
-/* 1..max bytes, no control character. */
-static int text_ok(const char *s, size_t max)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > max)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return 0;
-    return 1;
-}
 
 static int digest_ok(const char *s)
 {
@@ -68,7 +58,7 @@ static int opt_text(const json_t *o, const char *key, size_t max, const char **o
     *out = NULL;
     if (!v || json_is_null(v))
         return GV_OK;
-    if (!text_ok(json_string_value(v), max))
+    if (!gv_text_line_ok(json_string_value(v), max))
         return bad(err, what, field, "is not a short line of text");
     *out = json_string_value(v);
     return GV_OK;
@@ -118,7 +108,7 @@ static int node_runs(const json_t *doc, struct gv_run_cols *c, const char *what,
         if (!json_is_array(cases) || json_array_size(cases) > 100000)
             return bad(err, what, "runs[].cases", "missing, not an array or too long");
         json_array_foreach(cases, j, cs) {
-            if (!text_ok(sget(cs, "id"), 200) || !text_ok(sget(cs, "verdict"), 32))
+            if (!gv_text_line_ok(sget(cs, "id"), 200) || !gv_text_line_ok(sget(cs, "verdict"), 32))
                 return bad(err, what, "runs[].cases[]", "without a short id and verdict");
             node_case(cs, c);
         }
@@ -245,7 +235,7 @@ int gv_history_mark_fleet_job(json_t *fleet, const char *job, struct gv_err *err
 {
     if (!job || !*job)
         return GV_OK;
-    if (!text_ok(job, 128))
+    if (!gv_text_line_ok(job, 128))
         return gv_err_set(err, GV_E_FORMAT, "fleet job must be one line of 1 to 128 bytes");
     return json_object_set_new(fleet, "job", json_string(job))
                ? gv_err_set(err, GV_E_NOMEM, "fleet job: out of memory")
