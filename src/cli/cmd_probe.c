@@ -46,7 +46,8 @@ static const char usage[] =
 
 static const char *const shown[] = {
     "input_subnormals", "output_subnormals", "input_mantissa_bits", "input_rounding",
-    "sum_mantissa_bits", "sum_rounding", "extra_bits", "product_rounding", "fused_terms",
+    "sum_mantissa_bits", "sum_rounding", "combine_rounding", "extra_bits", "product_rounding",
+    "fused_terms",
     "order.k16", "order.k64", "order.k256", "order.k512", "deterministic", "batch_invariant",
 };
 

@@ -113,7 +113,8 @@ int gv_mma_model_check(const struct gv_mma_model *m, struct gv_err *err)
     if (m->out != GV_F32 && m->out != GV_F16 && m->out != GV_BF16)
         return gv_err_set(err, GV_E_USAGE, "mma model: output format %s is not f32, f16 or bf16",
                           gv_dtype_name(m->out));
-    if (!round_ok(m->in_round) || !round_ok(m->acc_round) || !round_ok(m->out_round))
+    if (!round_ok(m->in_round) || !round_ok(m->acc_round) || !round_ok(m->out_round) ||
+        !round_ok(m->chunk_round))
         return gv_err_set(err, GV_E_USAGE, "mma model: unknown rounding mode");
     return GV_OK;
 }
@@ -418,7 +419,11 @@ static double dot_core(const struct gv_mma_model *m, const struct fmt *acc, doub
         int nt = 0;
         if (pv.m)
             t[++nt] = (struct term){(uint64_t)(pv.m < 0 ? -pv.m : pv.m), pv.e, pv.m < 0};
-        total = block_fma(m, acc, total, t, nt);
+        struct gv_mma_model join = *m;
+        join.acc_round = m->chunk_round;
+        struct fmt jacc = *acc;
+        jacc.r = m->chunk_round;
+        total = block_fma(&join, &jacc, total, t, nt);
     }
     return *special ? NAN : total;
 }

@@ -41,6 +41,7 @@ struct gv_mma_model {
     int chunk;          /* 0: one chain of blocks over K; else K cut into chunks of this
                          * many products, each summed from zero in blocks, the chunk sums
                          * then added one after the other (a block of one term each) */
+    enum gv_mma_round chunk_round; /* the rounding of that addition */
     int extra_bits;     /* alignment bits beyond acc_frac_bits; -1: exact alignment */
     int prod_round;     /* products rounded to the accumulator (acc_round) before joining */
     enum gv_dtype acc;  /* F32 or F16: the accumulator's exponent range */

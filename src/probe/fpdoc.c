@@ -213,6 +213,9 @@ static void change_words(const struct gv_fp_entry *e, const char *prop, const ch
         snprintf(out, n, "%s: sums now keep %s mantissa bits (was %s)", head, after, before);
     } else if (!strcmp(prop, "sum_rounding")) {
         snprintf(out, n, "%s: sums now round %s (was %s)", head, after, before);
+    } else if (!strcmp(prop, "combine_rounding")) {
+        snprintf(out, n, "%s: a later block's sum now joins the total rounded %s (was %s)", head,
+                 after, before);
     } else if (!strcmp(prop, "input_subnormals") || !strcmp(prop, "output_subnormals")) {
         snprintf(out, n, "%s: %s subnormals now %s (were %s)", head,
                  prop[0] == 'i' ? "input" : "output", after, before);

@@ -176,13 +176,19 @@ static int split(const struct pctx *c, double v, struct term *t, int pos)
 
 /* Adds the probe of products vals[0..n) at positions 0..n-1; -1 when a value
  * cannot be written in the input format. */
-static int add_products(const struct pctx *c, struct pb *b, const double *vals, int n)
+static int add_products_at(const struct pctx *c, struct pb *b, const double *vals,
+                           const int *pos, int n)
 {
     struct term t[PB_TERMS];
     for (int i = 0; i < n; i++)
-        if (split(c, vals[i], &t[i], i))
+        if (split(c, vals[i], &t[i], pos ? pos[i] : i))
             return -1;
     return pb_add(b, n, t);
+}
+
+static int add_products(const struct pctx *c, struct pb *b, const double *vals, int n)
+{
+    return add_products_at(c, b, vals, NULL, n);
 }
 
 static int add_pair(const struct pctx *c, struct pb *b, double a, double bv)
@@ -338,7 +344,8 @@ static void judge_sumbits(struct pctx *c, const struct pb *b, const struct b1 *p
 
 /* ---------- batch 2: rounding, extra bits, products ---------- */
 
-#define GV_EXTRA_MAX 8 /* extra alignment bits told apart (issue 35: at least 8) */
+#define GV_EXTRA_MAX 8
+#define JOIN_POS 16 /* a position in a later block than position 0 (blocks of 1..16) */ /* extra alignment bits told apart (issue 35: at least 8) */
 
 /* The value of property name in props, "" when absent. */
 static const char *prop_text(const json_t *props, const char *name)
@@ -350,6 +357,7 @@ static const char *prop_text(const json_t *props, const char *name)
 struct b2 {
     int in_pos[2], in_neg[2], in_tie[2];
     int s_pos, s_neg, s_tie;
+    int j_pos, j_neg, j_tie; /* the same with the second term in a later block */
     int xz[GV_EXTRA_MAX + 1], xr[GV_EXTRA_MAX + 1]; /* extra-bit tests n = 1..8 */
     int pr1, pr2;
     int in_q, h;
@@ -416,6 +424,12 @@ static void plan_b2(const struct pctx *c, struct pb *b, struct b2 *p)
         p->s_pos = add_products(c, b, pos, 2);
         p->s_neg = add_products(c, b, neg, 2);
         p->s_tie = add_products(c, b, tie, 2);
+        if (!c->sum) { /* the second term at JOIN_POS: past every block seen (1 to 16) */
+            static const int at[2] = {0, JOIN_POS};
+            p->j_pos = add_products_at(c, b, pos, at, 2);
+            p->j_neg = add_products_at(c, b, neg, at, 2);
+            p->j_tie = add_products_at(c, b, tie, at, 2);
+        }
         plan_extra(c, b, p);
         int h = (q + 2) / 2; /* 2h >= q+1: x^2 needs more bits than a sum keeps */
         if (!c->sum && c->qin >= h && h + 2 <= q + 1) {
@@ -490,6 +504,33 @@ static void judge_sum_round(struct pctx *c, const struct pb *b, const struct b2 
         obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
     }
     json_object_set_new(c->props, "sum_rounding", pr);
+}
+
+/* How a term of a later block joins the sum so far (HPEC 2025, F8): where
+ * the library sums each chunk apart and adds the chunk sums (order.kN
+ * "chunks of C, combined sequentially"), that addition's rounding. */
+static void judge_join_round(struct pctx *c, const struct pb *b, const struct b2 *p)
+{
+    if (c->sum)
+        return;
+    json_t *pr = prop_new("undetermined",
+                          "S at position 0 and S*1.5*2^-(q+1) (3/4 of a unit of the sum's last "
+                          "kept bit) at position 16, in a later block; its negation; the tie "
+                          "S*2^-(q+1) (HPEC 2025, F8: the rounding when blocks are combined)");
+    if (p->j_pos >= 0 && p->j_neg >= 0 && p->j_tie >= 0) {
+        double S = c->S, up = S * (1 + ldexp(1.0, -c->qsum));
+        double ex = S * (1 + 1.5 * ldexp(1.0, -(c->qsum + 1)));
+        int a = went(res(b, p->j_pos), up, S), n = went(-res(b, p->j_neg), up, S);
+        int t = went(res(b, p->j_tie), up, S);
+        obs_probe(pr, &b->q[p->j_pos], 0, res(b, p->j_pos), ex, NULL);
+        obs_probe(pr, &b->q[p->j_neg], 0, res(b, p->j_neg), -ex, NULL);
+        obs_probe(pr, &b->q[p->j_tie], 0, res(b, p->j_tie), S * (1 + ldexp(1.0, -(c->qsum + 1))),
+                  NULL);
+        set_value(pr, mode_of(a, n, t));
+    } else {
+        obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
+    }
+    json_object_set_new(c->props, "combine_rounding", pr);
 }
 
 /* The number of extra alignment bits: the largest n whose test (plan_extra, in
@@ -909,6 +950,7 @@ int gv_probe_props(struct px *x, json_t *props, struct gv_err *err)
         if (!rc) {
             judge_in_round(&c, b, &p2);
             judge_sum_round(&c, b, &p2);
+            judge_join_round(&c, b, &p2);
             judge_extra(&c, b, &p2, prop_text(props, "sum_rounding"));
             judge_products(&c, b, &p2);
         }
@@ -925,6 +967,12 @@ int gv_probe_props(struct px *x, json_t *props, struct gv_err *err)
         char v[16];
         snprintf(v, sizeof v, "%d", fused);
         set_value(fpr, v);
+    } else if (!rc && seen && fused < 0) {
+        obs(fpr, "undetermined: the trees of different K add different numbers of products per "
+            "rounding (the library chose another kernel for another K; the emulation takes "
+            "each order.kN's own)");
+    } else if (!rc && !seen) {
+        obs(fpr, "undetermined: no summation tree was recovered (see the order.kN properties)");
     }
     if (!rc)
         json_object_set_new(props, "fused_terms", fpr);

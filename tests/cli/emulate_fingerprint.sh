@@ -66,12 +66,15 @@ for name, extra, blk, rnd in (("x0", "0", "16", "toward-zero"), ("x3", "3", "16"
                  input_mantissa_bits="23", input_rounding="not applicable")
     json.dump(doc([prec("f32", "f32", "f32", "f32", **props)]), open(f"{t}/fp_{name}.json", "w"))
 # a summation tree per K (order.kN), as cuBLAS shows on an H100: the probe of
-# the emulation must recover each tree again
-orders = {"order.k16": "sequential, 16 terms per rounding",
+# the emulation must recover each tree again, and how the chunk sums are added
+orders = {"order.k16": "chunks of 8 (sequential, 8 terms per rounding), combined sequentially",
           "order.k64": "chunks of 16 (sequential, 16 terms per rounding), combined sequentially",
           "order.k256": "chunks of 32 (sequential, 8 terms per rounding), combined sequentially"}
 props = dict(block, extra_bits="3", fused_terms="undetermined", input_mantissa_bits="23",
-             input_rounding="not applicable", **orders)
+             input_rounding="not applicable", combine_rounding="nearest-even", **orders)
+# the probe measures at K = 32 (nearest tree: K = 16's, chunks of 8): chunk sums
+# added to nearest, the sums within a chunk truncated
+orders = dict(orders, combine_rounding="nearest-even", sum_rounding="toward-zero")
 json.dump(doc([prec("f32", "f32", "f32", "f32", **props)]), open(f"{t}/fp_orders.json", "w"))
 json.dump(orders, open(f"{t}/orders.json", "w"))
 json.dump(bad, open(f"{t}/fp_bad.json", "w"))

@@ -193,6 +193,7 @@ static const struct expect plain[] = {
     {"gemm", "f32", "input_rounding", "not applicable"},
     {"gemm", "f32", "sum_mantissa_bits", "23"},
     {"gemm", "f32", "sum_rounding", "nearest-even"},
+    {"gemm", "f32", "combine_rounding", "nearest-even"},
     {"gemm", "f32", "extra_bits", "0"},
     {"gemm", "f32", "product_rounding", "rounded"},
     {"gemm", "f32", "fused_terms", "1"},
@@ -235,7 +236,7 @@ static const struct expect plain[] = {
 /* What each emulation changes (cpu.c's mm_mode_of), and nothing else. */
 struct emu_expect {
     const char *spec;
-    struct expect changed[10];
+    struct expect changed[12];
 };
 static const struct emu_expect emus[] = {
     {"cpu:emulate=tf32",
@@ -268,7 +269,13 @@ static const struct emu_expect emus[] = {
       {"gemm", "tf32", "sum_rounding", "toward-zero"},
       {"gemm", "f16", "sum_rounding", "toward-zero"},
       {"gemm", "f16acc16", "sum_rounding", "toward-zero"},
-      {"gemm", "bf16", "sum_rounding", "toward-zero"}}},
+      {"gemm", "bf16", "sum_rounding", "toward-zero"},
+      /* every addition truncates: a later block's too */
+      {"gemm", "f32", "combine_rounding", "toward-zero"},
+      {"gemm", "tf32", "combine_rounding", "toward-zero"},
+      {"gemm", "f16", "combine_rounding", "toward-zero"},
+      {"gemm", "f16acc16", "combine_rounding", "toward-zero"},
+      {"gemm", "bf16", "combine_rounding", "toward-zero"}}},
     {"cpu:emulate=bf16gemm",
      {{"gemm", "f16", "input_mantissa_bits", "7"},
       {"gemm", "f16", "input_rounding", "nearest-even"},
@@ -321,7 +328,7 @@ static void test_emulations(void)
                 const char *now = json_string_value(json_object_get(v, "value"));
                 const char *was = value(plain_fp, op, prec, k);
                 const char *want = was;
-                for (int c = 0; c < 10 && emus[e].changed[c].op; c++)
+                for (int c = 0; c < 12 && emus[e].changed[c].op; c++)
                     if (!strcmp(emus[e].changed[c].op, op) &&
                         !strcmp(emus[e].changed[c].prec, prec) &&
                         !strcmp(emus[e].changed[c].prop, k))
@@ -334,7 +341,7 @@ static void test_emulations(void)
             }
         }
         size_t want_n = 0;
-        while (want_n < 10 && emus[e].changed[want_n].op)
+        while (want_n < 12 && emus[e].changed[want_n].op)
             want_n++;
         T_EQ_INT(nchanged, want_n);
         json_decref(fp);

@@ -327,6 +327,23 @@ static void set_blocks(const struct measured *ms, struct gv_mma_model *m, char *
         note(as, an, "product_rounding undetermined: exact products taken");
 }
 
+/* How chunk sums are added (combine_rounding, absent from older fingerprints):
+ * the accumulator's rounding when it is not known. */
+static int set_combine(const json_t *props, struct gv_mma_model *m, const char *where,
+                       struct gv_err *err)
+{
+    int r = -1, nearest = 0;
+    m->chunk_round = m->acc_round;
+    if (json_object_get(props, "combine_rounding")) {
+        int rc = prop_round(props, "combine_rounding", &r, &nearest, where, err);
+        if (rc)
+            return rc;
+    }
+    if (r >= 0)
+        m->chunk_round = (enum gv_mma_round)r;
+    return GV_OK; /* an unknown one is noted by read_orders, where a tree has chunks */
+}
+
 int gv_mma_model_from_props(const json_t *props, enum gv_dtype in, enum gv_dtype compute,
                             enum gv_dtype out, struct gv_mma_model *m, char *assumed,
                             size_t assumed_size, const char *where, struct gv_err *err)
@@ -344,7 +361,8 @@ int gv_mma_model_from_props(const json_t *props, enum gv_dtype in, enum gv_dtype
     set_inputs(&ms, in, compute, m, assumed, assumed_size);
     set_sums(&ms, compute, out, m, assumed, assumed_size);
     set_blocks(&ms, m, assumed, assumed_size);
-    return gv_mma_model_check(m, err);
+    rc = set_combine(props, m, where, err);
+    return rc ? rc : gv_mma_model_check(m, err);
 }
 
 /* ---------- the document ---------- */
@@ -416,6 +434,12 @@ static void read_orders(const json_t *props, struct gv_fpmodel_entry *e)
                  "there", key, val);
             continue;
         }
+        const char *cr = json_string_value(
+            json_object_get(json_object_get(props, "combine_rounding"), "value"));
+        if (chunk > 0 && chunk < k && (!cr || !strcmp(cr, "undetermined")) &&
+            !strstr(e->assumed, "combine_rounding"))
+            note(e->assumed, sizeof e->assumed, "combine_rounding %s: chunk sums added with "
+                 "the accumulator's rounding", cr ? "undetermined" : "not probed");
         struct gv_fpmodel_order *o = &e->byk[e->nbyk++];
         o->k = k;
         o->m = e->m;
@@ -609,6 +633,7 @@ json_t *gv_mma_model_json(const struct gv_mma_model *m)
     json_object_set_new(o, "in_subnormals", json_string(m->in_flush ? "flushed" : "kept"));
     json_object_set_new(o, "block", json_integer(m->block));
     json_object_set_new(o, "chunk", json_integer(m->chunk));
+    json_object_set_new(o, "chunk_round", json_string(gv_mma_round_name(m->chunk_round)));
     json_object_set_new(o, "extra_bits", json_integer(m->extra_bits));
     json_object_set_new(o, "products", json_string(m->prod_round ? "rounded" : "exact"));
     json_object_set_new(o, "acc", json_string(gv_dtype_name(m->acc)));
