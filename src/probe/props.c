@@ -262,6 +262,8 @@ static void judge_sub_in(struct pctx *c, const struct pb *b, const struct b1 *p)
     }
     if (p->nsub_in)
         set_value(pr, kept == p->nsub_in ? "kept" : zero == p->nsub_in ? "flushed" : "undetermined");
+    if (p->nsub_in && kept != p->nsub_in && zero != p->nsub_in)
+        obs(pr, "undetermined: some subnormal inputs were kept and some not (or neither)");
     json_object_set_new(c->props, "input_subnormals", pr);
 }
 
@@ -278,6 +280,8 @@ static void judge_sub_out(struct pctx *c, const struct pb *b, const struct b1 *p
         obs_probe(pr, &b->q[p->sub_out[i]], 0, r, p->sub_out_exact[i],
                   r == p->sub_out_exact[i] ? "kept" : r == 0 ? "flushed" : "neither");
     }
+    if (p->nsub_out && kept != p->nsub_out && zero != p->nsub_out)
+        obs(pr, "undetermined: some subnormal outputs were kept and some not (or neither)");
     if (p->nsub_out)
         set_value(pr, kept == p->nsub_out ? "kept" : zero == p->nsub_out ? "flushed"
                                                                          : "undetermined");
@@ -444,6 +448,15 @@ static void plan_b2(const struct pctx *c, struct pb *b, struct b2 *p)
     }
 }
 
+/* The mode as the value, with the reason when no mode fits. */
+static void set_mode(json_t *pr, const char *mode)
+{
+    set_value(pr, mode);
+    if (!strcmp(mode, "undetermined"))
+        obs(pr, "undetermined: a result is neither of the two neighbours, or the three results "
+            "fit no one rounding mode");
+}
+
 /* 1 when r is the rounded-up value, 0 rounded-down, -1 neither. */
 static int went(double r, double up, double down)
 {
@@ -457,9 +470,10 @@ static void judge_in_round(struct pctx *c, const struct pb *b, const struct b2 *
     json_t *pr = prop_new("not applicable",
                           "inputs 1+2^-(q+1)+2^-(q+2), its negation and the tie 1+2^-(q+1), with "
                           "q the fraction bits kept, times 1 (A side, then B side)");
-    if (c->qin < 0)
+    if (c->qin < 0) {
         set_value(pr, "undetermined");
-    else if (p->in_q < 0)
+        obs(pr, "undetermined: the input's fraction bits are (input_mantissa_bits)");
+    } else if (p->in_q < 0)
         obs(pr, "no input bits are dropped below the format's own (%d fraction bits kept)",
             c->qin);
     else {
@@ -479,7 +493,12 @@ static void judge_in_round(struct pctx *c, const struct pb *b, const struct b2 *
             m[s] = mode_of(a, n, t);
         }
         obs(pr, "A side: %s; B side: %s", m[0], m[1]);
-        set_value(pr, strcmp(m[0], m[1]) ? "undetermined" : m[0]);
+        if (strcmp(m[0], m[1])) {
+            obs(pr, "undetermined: the A and B sides round differently");
+            set_value(pr, "undetermined");
+        } else {
+            set_mode(pr, m[0]);
+        }
     }
     json_object_set_new(c->props, "input_rounding", pr);
 }
@@ -499,7 +518,7 @@ static void judge_sum_round(struct pctx *c, const struct pb *b, const struct b2 
         obs_probe(pr, &b->q[p->s_neg], c->sum, res(b, p->s_neg), -ex, NULL);
         obs_probe(pr, &b->q[p->s_tie], c->sum, res(b, p->s_tie),
                   S * (1 + ldexp(1.0, -(c->qsum + 1))), NULL);
-        set_value(pr, mode_of(a, n, t));
+        set_mode(pr, mode_of(a, n, t));
     } else {
         obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
     }
@@ -526,7 +545,7 @@ static void judge_join_round(struct pctx *c, const struct pb *b, const struct b2
         obs_probe(pr, &b->q[p->j_neg], 0, res(b, p->j_neg), -ex, NULL);
         obs_probe(pr, &b->q[p->j_tie], 0, res(b, p->j_tie), S * (1 + ldexp(1.0, -(c->qsum + 1))),
                   NULL);
-        set_value(pr, mode_of(a, n, t));
+        set_mode(pr, mode_of(a, n, t));
     } else {
         obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
     }
@@ -603,8 +622,11 @@ static void judge_products(struct pctx *c, const struct pb *b, const struct b2 *
             set_value(pr, "rounded");
         else if (r1 == ex && r2 == rd)
             set_value(pr, "fma");
-        else
+        else {
             set_value(pr, "undetermined");
+            obs(pr, "undetermined: the two orders give neither the exact nor the rounded value "
+                "as an FMA chain, a rounding or exact products would");
+        }
     } else {
         obs(pr, "every product of two %s inputs fits the %d fraction bits of a sum",
             gv_dtype_name(c->x->p->in), c->qsum);

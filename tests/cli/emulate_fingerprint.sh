@@ -189,6 +189,10 @@ p = [p for r in json.load(open(f"{t}/re_orders.json"))["routes"] for p in r["pre
 got = {k: p[k]["value"] for k in want}
 if got != want:
     print(f"got {got}"); sys.exit(1)
+# blocks of 8, 16 and 8 at the three K: fused_terms undetermined, saying why
+if p["fused_terms"]["value"] != "undetermined" or not any(
+        o.startswith("undetermined: the trees of different K") for o in p["fused_terms"]["observations"]):
+    print(f"fused_terms {p['fused_terms']}"); sys.exit(1)
 PY
 
 # Errors name the file and the field; nothing runs with a bad fingerprint.

@@ -39,6 +39,7 @@ static const struct prec precs[] = {
     {"f32", GV_F32, GV_F32, GV_F32},   {"tf32", GV_F32, GV_TF32, GV_F32},
     {"f16", GV_F16, GV_F32, GV_F32},   {"bf16", GV_BF16, GV_F32, GV_F32},
     {"f16acc16", GV_F16, GV_F16, GV_F16},
+    {"f8e4m3", GV_F8E4M3, GV_F32, GV_F32}, {"f8e5m2", GV_F8E5M2, GV_F32, GV_F32},
 };
 #define NP (int)(sizeof precs / sizeof precs[0])
 
