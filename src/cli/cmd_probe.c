@@ -47,7 +47,7 @@ static const char usage[] =
 static const char *const shown[] = {
     "input_subnormals", "output_subnormals", "input_mantissa_bits", "input_rounding",
     "sum_mantissa_bits", "sum_rounding", "combine_rounding", "extra_bits", "product_rounding",
-    "fused_terms",
+    "product_alignment", "fused_terms",
     "order.k16", "order.k64", "order.k256", "order.k512", "deterministic", "batch_invariant",
 };
 

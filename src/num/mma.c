@@ -236,9 +236,23 @@ static double round_double(double x, const struct fmt *f)
 struct term {
     uint64_t m; /* magnitude */
     int e, neg;
+    int nominal; /* a product's exponent sum (its inputs' leading bits added), INT_MIN:
+                  * not a product; its leading bit is there or one above */
 };
 
 static int lead_of(const struct term *t) { return t->e + 63 - __builtin_clzll(t->m); }
+
+/* The exponent a term is aligned by: its leading bit, or a product's exponent
+ * sum where the model aligns products so (align_nominal). */
+static int align_of(const struct gv_mma_model *m, const struct term *t)
+{
+    return m->align_nominal && t->nominal != INT_MIN ? t->nominal : lead_of(t);
+}
+
+static int lead_xv(int64_t m, int e)
+{
+    return e + 63 - __builtin_clzll((uint64_t)(m < 0 ? -m : m));
+}
 
 static void wide_add(uint64_t *w, uint64_t m, int s)
 {
@@ -330,7 +344,7 @@ static double block_fma(const struct gv_mma_model *m, const struct fmt *acc, dou
     struct xv cv = split(c);
     int n = 0, lead = INT_MIN;
     if (cv.m)
-        t[n++] = (struct term){(uint64_t)(cv.m < 0 ? -cv.m : cv.m), cv.e, cv.m < 0};
+        t[n++] = (struct term){(uint64_t)(cv.m < 0 ? -cv.m : cv.m), cv.e, cv.m < 0, INT_MIN};
     for (int i = 1; i <= nt; i++) {
         if (!t[i].m)
             continue;
@@ -340,15 +354,15 @@ static double block_fma(const struct gv_mma_model *m, const struct fmt *acc, dou
             if (!isfinite(p))
                 return c + p;
             struct xv pv = split(p);
-            t[n] = (struct term){(uint64_t)(pv.m < 0 ? -pv.m : pv.m), pv.e, pv.m < 0};
+            t[n] = (struct term){(uint64_t)(pv.m < 0 ? -pv.m : pv.m), pv.e, pv.m < 0, INT_MIN};
             if (!pv.m)
                 continue;
         }
         n++;
     }
     for (int i = 0; i < n; i++)
-        if (lead_of(&t[i]) > lead)
-            lead = lead_of(&t[i]);
+        if (align_of(m, &t[i]) > lead)
+            lead = align_of(m, &t[i]);
     if (n == 0)
         return c; /* only zeros: the accumulator as it was */
     int zero = 0;
@@ -389,7 +403,8 @@ static double dot_blocks(const struct gv_mma_model *m, const struct fmt *acc, do
             if (!a[i].m || !b[i].m)
                 continue;
             int64_t pm = a[i].m * b[i].m; /* |significands| < 2^31: exact */
-            t[++nt] = (struct term){(uint64_t)(pm < 0 ? -pm : pm), a[i].e + b[i].e, pm < 0};
+            t[++nt] = (struct term){(uint64_t)(pm < 0 ? -pm : pm), a[i].e + b[i].e, pm < 0,
+                                    lead_xv(a[i].m, a[i].e) + lead_xv(b[i].m, b[i].e)};
         }
         if (!isfinite(c))
             continue; /* an overflowed accumulator stays infinite */
@@ -418,7 +433,8 @@ static double dot_core(const struct gv_mma_model *m, const struct fmt *acc, doub
         struct xv pv = split(part);
         int nt = 0;
         if (pv.m)
-            t[++nt] = (struct term){(uint64_t)(pv.m < 0 ? -pv.m : pv.m), pv.e, pv.m < 0};
+            t[++nt] = (struct term){(uint64_t)(pv.m < 0 ? -pv.m : pv.m), pv.e, pv.m < 0,
+                                    INT_MIN};
         struct gv_mma_model join = *m;
         join.acc_round = m->chunk_round;
         struct fmt jacc = *acc;

@@ -8,8 +8,9 @@
  *   3. in a block every product is exact (or rounded to the accumulator first
  *      when prod_round), every term, the accumulator included, is aligned to
  *      the largest exponent among them keeping acc_frac_bits + extra_bits
- *      bits below that leading bit (lower bits truncated toward zero;
- *      extra_bits -1: exact alignment, the exact sum rounded once);
+ *      bits below that leading bit (a product's: its own, or with
+ *      align_nominal the sum of its inputs' exponents; lower bits truncated
+ *      toward zero; extra_bits -1: exact alignment, the exact sum rounded once);
  *   4. the block's sum is rounded to acc_frac_bits with acc_round in the
  *      accumulator's exponent range (subnormals kept or flushed);
  *   5. the final accumulator is rounded to the output format with out_round.
@@ -43,6 +44,9 @@ struct gv_mma_model {
                          * then added one after the other (a block of one term each) */
     enum gv_mma_round chunk_round; /* the rounding of that addition */
     int extra_bits;     /* alignment bits beyond acc_frac_bits; -1: exact alignment */
+    int align_nominal;  /* products aligned by their exponent sum (the inputs' leading
+                         * bits added), not their own leading bit, which can be one above:
+                         * the grid then keeps one more bit of such a block */
     int prod_round;     /* products rounded to the accumulator (acc_round) before joining */
     enum gv_dtype acc;  /* F32 or F16: the accumulator's exponent range */
     int acc_frac_bits;  /* 1 .. the acc format's own (23 fp32, 10 fp16) */

@@ -351,6 +351,12 @@ static void judge_sumbits(struct pctx *c, const struct pb *b, const struct b1 *p
 #define GV_EXTRA_MAX 8
 #define JOIN_POS 16 /* a position in a later block than position 0 (blocks of 1..16) */ /* extra alignment bits told apart (issue 35: at least 8) */
 
+/* extra_bits as a number: "0".."8" (not ">=N"); -1 otherwise. */
+static int extra_of_text(const char *v)
+{
+    return v[0] >= '0' && v[0] <= '8' && !v[1] ? v[0] - '0' : -1;
+}
+
 /* The value of property name in props, "" when absent. */
 static const char *prop_text(const json_t *props, const char *name)
 {
@@ -938,6 +944,70 @@ static int order(struct pctx *c, int *fused, int *fused_seen, json_t *fpr)
     return GV_OK;
 }
 
+/* ---------- batch 3: how products are aligned ---------- */
+
+/* P1 is 1.5*1.5 = 2.25 (exponent sum 0, leading bit 1), P2 2.25*1 (both 1),
+ * each with the small terms of plan_align: a grid one bit finer under P1
+ * shows that products are aligned by their exponent sum. */
+struct b3 {
+    int p1, p2, x;
+};
+
+/* Needs the extra bits x (0..7) and a truncating or nearest sum. With U the
+ * sum's unit at 2.25 (2^-(q-1)), the small terms are, truncating: U - 2^-(q+x)
+ * and 2^-(q+x) (exactly 2.25 + U only when 2^-(q+x) is on the grid);
+ * nearest: U/2 and 2^-(q+x) (above the tie only then; 2.25 is even). */
+static void plan_align(const struct pctx *c, struct pb *b, struct b3 *p)
+{
+    memset(p, -1, sizeof *p);
+    int x = extra_of_text(prop_text(c->props, "extra_bits"));
+    const char *mode = prop_text(c->props, "sum_rounding");
+    int trunc = !strcmp(mode, "toward-zero"), near = !strncmp(mode, "nearest", 7);
+    int q = c->qsum;
+    if (c->sum || x < 0 || x > 7 || q < 4 || (!trunc && !near)) /* q >= 4: 2.25 even */
+        return;
+    double S = c->S, U = ldexp(1.0, -(q - 1)), t = ldexp(1.0, -(q + x));
+    double h = trunc ? U - t : U / 2;
+    struct term t1[3] = {{0, 1.5 * S, 1.5}, {1, 0, 0}, {2, 0, 0}};
+    struct term t2[3] = {{0, 2.25 * S, 1}, {1, 0, 0}, {2, 0, 0}};
+    if (!px_representable(1.5 * S, c->x->p->in) || !px_representable(1.5, c->x->p->in) ||
+        !px_representable(2.25 * S, c->x->p->in) || split(c, S * h, &t1[1], 1) ||
+        split(c, S * t, &t1[2], 2))
+        return;
+    t2[1] = t1[1];
+    t2[2] = t1[2];
+    p->x = x;
+    p->p1 = pb_add(b, 3, t1);
+    p->p2 = pb_add(b, 3, t2);
+}
+
+static void judge_align(struct pctx *c, const struct pb *b, const struct b3 *p, int fused)
+{
+    json_t *pr = prop_new("undetermined",
+                          "1.5*1.5 (exponent sum 0, leading bit 1) and then 2.25*1 (both 1), "
+                          "each with terms down to 2^-(q+x), x the extra bits: the sum is exact "
+                          "(or above a tie) only when the grid is set by the exponent sum");
+    if (fused == 1) {
+        set_value(pr, "not applicable");
+        obs(pr, "one product per rounding: no block to align");
+    } else if (p->p1 < 0 || p->p2 < 0) {
+        obs(pr, "undetermined: needs extra_bits 0..7 and a truncating or nearest sum, and "
+            "1.5 and 2.25 in %s", gv_dtype_name(c->x->p->in));
+    } else {
+        double S = c->S, up = S * (2.25 + ldexp(1.0, -(c->qsum - 1))), r1 = res(b, p->p1),
+               r2 = res(b, p->p2);
+        obs_probe(pr, &b->q[p->p1], 0, r1, up, r1 == up ? "the finer grid" : NULL);
+        obs_probe(pr, &b->q[p->p2], 0, r2, up, r2 == up ? "the finer grid" : NULL);
+        if (r1 == up && r2 == 2.25 * S)
+            set_value(pr, "exponent sum");
+        else if (r1 == 2.25 * S && r2 == 2.25 * S)
+            set_value(pr, "leading bit");
+        else
+            obs(pr, "undetermined: the results fit neither alignment");
+    }
+    json_object_set_new(c->props, "product_alignment", pr);
+}
+
 /* ---------- one precision ---------- */
 
 int gv_probe_props(struct px *x, json_t *props, struct gv_err *err)
@@ -977,7 +1047,14 @@ int gv_probe_props(struct px *x, json_t *props, struct gv_err *err)
             judge_products(&c, b, &p2);
         }
     }
-    free(b);
+    struct b3 p3;
+    memset(&p3, -1, sizeof p3);
+    if (!rc) {
+        pb_init(b, 32);
+        plan_align(&c, b, &p3);
+        if (p3.p1 >= 0)
+            rc = pb_run(x, b, err);
+    }
     json_t *fpr = prop_new("undetermined",
                            "the most products that one rounding adds in the recovered summation "
                            "trees: the leaves a node joins to a partial sum, or all the leaves of "
@@ -1000,6 +1077,9 @@ int gv_probe_props(struct px *x, json_t *props, struct gv_err *err)
         json_object_set_new(props, "fused_terms", fpr);
     else
         json_decref(fpr);
+    if (!rc && !c.sum)
+        judge_align(&c, b, &p3, seen && fused == 1 ? 1 : 0);
+    free(b);
     if (!rc)
         rc = determinism(&c);
     if (!rc)

@@ -60,10 +60,15 @@ json.dump(doc([prec("f64", "f64", "f64", "f64", **plain(52, 52, "rounded")),
 bad = doc([prec("f32", "f32", "f32", "f32", **dict(block, extra_bits="9"))])
 # extra alignment bits the probe must find again exactly (issue 35: up to 8),
 # with sums truncated or rounded to nearest, in blocks of 16 and 8
-for name, extra, blk, rnd in (("x0", "0", "16", "toward-zero"), ("x3", "3", "16", "toward-zero"),
-                              ("x6", "6", "8", "nearest-even"), ("x8", ">=8", "16", "toward-zero")):
+# and how products are aligned (by their exponent sum, or their leading bit)
+for name, extra, blk, rnd, al in (
+        ("x0", "0", "16", "toward-zero", "exponent sum"),
+        ("x3", "3", "16", "toward-zero", "leading bit"),
+        ("x6", "6", "8", "nearest-even", "exponent sum"),
+        ("x8", ">=8", "16", "toward-zero", "leading bit")):
     props = dict(block, extra_bits=extra, fused_terms=blk, sum_rounding=rnd,
-                 input_mantissa_bits="23", input_rounding="not applicable")
+                 input_mantissa_bits="23", input_rounding="not applicable",
+                 product_alignment=al)
     json.dump(doc([prec("f32", "f32", "f32", "f32", **props)]), open(f"{t}/fp_{name}.json", "w"))
 # a summation tree per K (order.kN), as cuBLAS shows on an H100: the probe of
 # the emulation must recover each tree again, and how the chunk sums are added
@@ -168,14 +173,16 @@ PY
 
 # Extra alignment bits and block sizes found again exactly: the emulations
 # written above (x8: 8 taken for ">=8", then every test up to 8 passes again).
-for x in x0:0:16 x3:3:16 x6:6:8 x8:'>=8':16; do
-    IFS=: read -r name extra blk <<<"$x"
+for x in x0:0:16:'exponent sum' x3:3:16:'leading bit' x6:6:8:'exponent sum' x8:'>=8':16:undetermined; do
+    IFS=: read -r name extra blk align <<<"$x"
     "$GPUVET" probe --device "cpu:emulate=$T/fp_$name.json,route=hand" --dtype f32 --json \
         -o "$T/re_$name.json" > /dev/null 2>&1 || fail "probe of emulation $name exit $?"
     got=$(json_get "$T/re_$name.json" '[p for r in d["routes"] for p in r["precisions"] if p["precision"] == "f32"][0]["properties"]["extra_bits"]["value"]')
     [ "$got" = "$extra" ] || fail "emulation $name: the probe found extra_bits $got, not $extra"
     got=$(json_get "$T/re_$name.json" '[p for r in d["routes"] for p in r["precisions"] if p["precision"] == "f32"][0]["properties"]["fused_terms"]["value"]')
     [ "$got" = "$blk" ] || fail "emulation $name: the probe found fused_terms $got, not $blk"
+    got=$(json_get "$T/re_$name.json" '[p for r in d["routes"] for p in r["precisions"] if p["precision"] == "f32"][0]["properties"]["product_alignment"]["value"]')
+    [ "$got" = "$align" ] || fail "emulation $name: the probe found product_alignment $got, not $align"
 done
 
 "$GPUVET" probe --device "cpu:emulate=$T/fp_orders.json,route=hand" --dtype f32 --json \

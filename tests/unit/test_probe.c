@@ -194,6 +194,7 @@ static const struct expect plain[] = {
     {"gemm", "f32", "sum_mantissa_bits", "23"},
     {"gemm", "f32", "sum_rounding", "nearest-even"},
     {"gemm", "f32", "combine_rounding", "nearest-even"},
+    {"gemm", "f32", "product_alignment", "not applicable"},
     {"gemm", "f32", "extra_bits", "0"},
     {"gemm", "f32", "product_rounding", "rounded"},
     {"gemm", "f32", "fused_terms", "1"},

@@ -341,7 +341,17 @@ static int set_combine(const json_t *props, struct gv_mma_model *m, const char *
     }
     if (r >= 0)
         m->chunk_round = (enum gv_mma_round)r;
-    return GV_OK; /* an unknown one is noted by read_orders, where a tree has chunks */
+    /* product_alignment (absent from older fingerprints): "exponent sum" or the
+     * leading bit (every other value) */
+    const char *al = NULL;
+    if (json_object_get(props, "product_alignment")) {
+        int rc = prop_value(props, "product_alignment", &al, where, err);
+        if (rc)
+            return rc;
+    }
+    m->align_nominal = al && !strcmp(al, "exponent sum");
+    return GV_OK; /* an unknown combine_rounding is noted by read_orders, where a tree has
+                   * chunks */
 }
 
 int gv_mma_model_from_props(const json_t *props, enum gv_dtype in, enum gv_dtype compute,
@@ -635,6 +645,7 @@ json_t *gv_mma_model_json(const struct gv_mma_model *m)
     json_object_set_new(o, "chunk", json_integer(m->chunk));
     json_object_set_new(o, "chunk_round", json_string(gv_mma_round_name(m->chunk_round)));
     json_object_set_new(o, "extra_bits", json_integer(m->extra_bits));
+    json_object_set_new(o, "align", json_string(m->align_nominal ? "exponent sum" : "leading bit"));
     json_object_set_new(o, "products", json_string(m->prod_round ? "rounded" : "exact"));
     json_object_set_new(o, "acc", json_string(gv_dtype_name(m->acc)));
     json_object_set_new(o, "acc_frac_bits", json_integer(m->acc_frac_bits));
