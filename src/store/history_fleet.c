@@ -56,8 +56,8 @@ static int opt_text(const json_t *o, const char *key, size_t max, const char **o
 {
     const json_t *v = json_object_get(o, key);
     *out = NULL;
-    if (!v || json_is_null(v))
-        return GV_OK;
+    if (!v || json_is_null(v) || (json_is_string(v) && !json_string_length(v)))
+        return GV_OK; /* absent, null or "" (a run with no launcher has no job) */
     if (!gv_text_line_ok(json_string_value(v), max))
         return bad(err, what, field, "is not a short line of text");
     *out = json_string_value(v);

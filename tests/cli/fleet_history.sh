@@ -160,4 +160,12 @@ GPUVET_DB=$T/v3.db expect_rc 0 "$GPUVET" history import "$T/r2"
    "[('n1', None), ('n2', None), ('n3', 'numerics_outlier'), ('n4', None)]" ]] ||
     fail "the migrated database: $(sql "$T/v3.db" "SELECT hostname, node_class FROM runs")"
 GPUVET_DB=$T/v3.db expect_rc 0 "$GPUVET" history check
+# a node run by hand (no launcher: its job is "") is recorded too, and so is its comparison
+GPUVET_FLEET_NODE=solo expect_rc 0 "$GPUVET" fleet run --tier prolog --device cpu \
+    --only "$ONLY" --dir "$T/solo" --record --db "$T/solo.db"
+grep -q "recorded as run" "$GV_ERR" || fail "a run with no launcher not recorded: $(cat "$GV_ERR")"
+expect_rc 0 "$GPUVET" fleet compare "$T/solo" --record --db "$T/solo.db"
+[[ $(sql "$T/solo.db" "SELECT kind, fleet_job, kind = 'fleet' OR hostname = 'solo' FROM runs ORDER BY id") == \
+   "[('fleet-node', None, 1), ('fleet', None, 1)]" ]] ||
+    fail "no launcher: $(sql "$T/solo.db" "SELECT kind, hostname, fleet_job FROM runs")"
 echo "fleet history: recorded, over time, on the page; hostile documents refused; migrated"
