@@ -685,6 +685,8 @@ static void group_free(struct group *g)
 static int missing(struct fleet *f, json_t *doc, struct gv_err *err)
 {
     json_int_t size = json_integer_value(json_object_get(json_array_get(f->nodes, 0), "size"));
+    if (gv_fleet_by_hand(f->nodes))
+        size = 0; /* every node its own run of one: none is expected that is not here */
     unsigned char *seen = calloc((size_t)size / 8 + 1, 1);
     if (!seen)
         return gv_err_set(err, GV_E_NOMEM, "out of memory");
@@ -701,7 +703,8 @@ static int missing(struct fleet *f, json_t *doc, struct gv_err *err)
         if (!(seen[r / 8] & (1u << (r % 8))) && count++ < MISSING_LISTED)
             json_array_append_new(list, json_integer(r));
     free(seen);
-    json_object_set_new(doc, "ranks_expected", json_integer(size));
+    json_object_set_new(doc, "ranks_expected",
+                        json_integer(size ? size : (json_int_t)json_array_size(f->nodes)));
     json_object_set_new(doc, "missing", list);
     json_object_set_new(f->summary, "missing", json_integer(count));
     return GV_OK;

@@ -18,6 +18,10 @@
 
 /* 1..max bytes, no control character. */
 int gv_fleet_text_ok(const char *s, size_t max);
+/* Every document was run with no launcher (launcher "none": each rank 0 of 1,
+ * started by hand or by a tool like pdsh on each node into one directory):
+ * the nodes are told apart by name, not rank. */
+int gv_fleet_by_hand(const json_t *nodes);
 
 /* Reads the regular file name relative to dfd (AT_FDCWD: a path), at most max
  * bytes, a link not followed when nofollow; what names it in messages. */

@@ -568,8 +568,28 @@ static const char *job_of(const json_t *n)
     return j ? j : "";
 }
 
+int gv_fleet_by_hand(const json_t *nodes)
+{
+    size_t i;
+    const json_t *n;
+    json_array_foreach(nodes, i, n) {
+        const char *l = json_string_value(json_object_get(n, "launcher"));
+        if (!l || strcmp(l, "none") || json_integer_value(json_object_get(n, "size")) != 1)
+            return 0;
+    }
+    return json_array_size(nodes) > 0;
+}
+
+static int by_node(const void *a, const void *b)
+{
+    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "node"));
+    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "node"));
+    return strcmp(x ? x : "", y ? y : "");
+}
+
 /* Sorted by rank; duplicate ranks, mixed sizes or jobs are errors (one run
- * per comparison, docs/fleet.md). */
+ * per comparison, docs/fleet.md). Runs with no launcher: sorted by node, a
+ * node twice is the error. */
 static int order(json_t *arr, struct gv_err *err)
 {
     size_t n = json_array_size(arr);
@@ -580,10 +600,16 @@ static int order(json_t *arr, struct gv_err *err)
         return gv_err_set(err, GV_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         v[i] = json_incref(json_array_get(arr, i));
-    qsort(v, n, sizeof *v, by_rank);
+    int alone = gv_fleet_by_hand(arr);
+    qsort(v, n, sizeof *v, alone ? by_node : by_rank);
     int rc = GV_OK;
     json_int_t size = json_integer_value(json_object_get(v[0], "size"));
-    for (size_t i = 0; i < n && !rc; i++) {
+    for (size_t i = 0; i < n && !rc && alone; i++)
+        if (i > 0 && !by_node(&v[i - 1], &v[i]))
+            rc = gv_err_set(err, GV_E_FORMAT, "node %s appears twice (runs with no launcher are "
+                            "told apart by node name)",
+                            json_string_value(json_object_get(v[i], "node")));
+    for (size_t i = 0; i < n && !rc && !alone; i++) {
         const char *node = json_string_value(json_object_get(v[i], "node"));
         json_int_t rank = json_integer_value(json_object_get(v[i], "rank"));
         if (json_integer_value(json_object_get(v[i], "size")) != size)

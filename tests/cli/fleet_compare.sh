@@ -53,6 +53,22 @@ expect_json "$T/ref.json" "[d['schema'], len(d['groups']), d['groups'][0]['nodes
 expect_rc 1 "$GPUVET" fleet compare --json "$T"/odd/nodes/*.json
 expect_json "$GV_OUT" "[d['summary']['odd'], 'elements_differing' in str(d)]" "[4, False]"
 
+# nodes run by hand (no launcher: each rank 0 of 1) into one directory: told apart by
+# name, none missing; the same node twice is an error
+python3 - "$T/alike/nodes" "$T/hand/nodes" <<'PY'
+import json, os, sys
+os.makedirs(sys.argv[2])
+for i in range(3):
+    d = json.load(open(f"{sys.argv[1]}/gpu-a00{i}.r{i}.json"))
+    d.update(rank=0, size=1, launcher="none", job="")
+    json.dump(d, open(f"{sys.argv[2]}/gpu-a00{i}.r0.json", "w"))
+PY
+expect_rc 0 "$GPUVET" fleet compare "$T/hand" --json
+expect_json "$GV_OUT" "[d['nodes'], d['summary']['odd'], d['missing'], d['ranks_expected']]" "[3, 0, [], 3]"
+mkdir -p "$T/hand2/nodes" && cp "$T/hand/nodes/gpu-a001.r0.json" "$T/hand2/nodes/"
+expect_rc 3 "$GPUVET" fleet compare "$T/hand/nodes/gpu-a001.r0.json" "$T/hand2/nodes/gpu-a001.r0.json"
+grep -q "node gpu-a001 appears twice" "$GV_ERR" || fail "by hand, twice: $(cat "$GV_ERR")"
+
 # hostile input: exit 3, the file and the field named
 cp -r "$T/alike" "$T/bad"
 ln -s /etc/passwd "$T/bad/nodes/gpu-a100.r1.json"
