@@ -477,14 +477,18 @@ static int import_fleet_dir(struct gv_history *h, const char *dir,
 {
     size_t n = 0;
     char **files = node_files(dir, &n), job[160] = "";
-    int bad = 0;
+    int bad = 0, job_read = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *doc = NULL;
         struct gv_err err = {0};
-        if (!job[0] && !gv_json_read_file(files[i], (size_t)16 << 20, &doc, &err))
+        /* the job from the first node document that reads ("" with no launcher: the
+         * others' is the same, they are not read for it again) */
+        if (!job_read && !gv_json_read_file(files[i], (size_t)16 << 20, &doc, &err)) {
+            job_read = 1;
             snprintf(job, sizeof job, "%s", json_string_value(json_object_get(doc, "job"))
                                                 ? json_string_value(json_object_get(doc, "job"))
                                                 : "");
+        }
         json_decref(doc);
         bad += cli_record_file_into(h, files[i], id) != GV_EXIT_OK;
         free(files[i]);
