@@ -16,8 +16,6 @@
 #define GV_FLEET_REASON_MAX 1000
 #define GV_FLEET_DIFF_MAX 20 /* lines of a stack diff kept */
 
-/* 1..max bytes, no control character. */
-int gv_fleet_text_ok(const char *s, size_t max);
 /* Every document was run with no launcher (launcher "none": each rank 0 of 1,
  * started by hand or by a tool like pdsh on each node into one directory):
  * the nodes are told apart by name, not rank. */

@@ -33,7 +33,6 @@ int gv_fleet_node_name_ok(const char *name)
     return 1;
 }
 
-int gv_fleet_text_ok(const char *s, size_t max) { return gv_text_line_ok(s, max); }
 
 int gv_fleet_stack_digest(const json_t *stack, char out[72], struct gv_err *err)
 {
@@ -85,7 +84,7 @@ static int opt_text(const json_t *o, const char *key, size_t max, const char *wh
     if (!v || json_is_null(v))
         return GV_OK;
     if (!json_is_string(v) ||
-        (json_string_length(v) && !gv_fleet_text_ok(json_string_value(v), max)))
+        (json_string_length(v) && !gv_text_line_ok(json_string_value(v), max)))
         return bad(err, what, key, "is not a short line of text");
     return GV_OK;
 }
@@ -94,12 +93,12 @@ static int check_hardware(const json_t *hw, const char *what, struct gv_err *err
 {
     if (!json_is_object(hw))
         return bad(err, what, "hardware", "missing or not an object");
-    if (!gv_fleet_text_ok(json_string_value(json_object_get(hw, "model")), 256))
+    if (!gv_text_line_ok(json_string_value(json_object_get(hw, "model")), 256))
         return bad(err, what, "hardware.model", "missing or not a short line of text");
     json_t *cu = json_object_get(hw, "compute_units");
     if (!json_is_integer(cu) || json_integer_value(cu) < 0 || json_integer_value(cu) > 1000000)
         return bad(err, what, "hardware.compute_units", "missing or not an integer 0..1000000");
-    if (!gv_fleet_text_ok(json_string_value(json_object_get(hw, "driver")), 256))
+    if (!gv_text_line_ok(json_string_value(json_object_get(hw, "driver")), 256))
         return bad(err, what, "hardware.driver", "missing or not a short line of text");
     if (opt_text(hw, "device", 256, what, err) || opt_text(hw, "uuid", 256, what, err))
         return err->code;
@@ -119,10 +118,10 @@ static int check_case(const json_t *c, const char *what, struct gv_err *err)
 {
     if (!json_is_object(c))
         return bad(err, what, "runs[].cases[]", "is not an object");
-    if (!gv_fleet_text_ok(json_string_value(json_object_get(c, "id")), GV_FLEET_CASE_ID_MAX))
+    if (!gv_text_line_ok(json_string_value(json_object_get(c, "id")), GV_FLEET_CASE_ID_MAX))
         return bad(err, what, "runs[].cases[].id", "missing or not a short line of text");
     const char *verdict = json_string_value(json_object_get(c, "verdict"));
-    if (!gv_fleet_text_ok(verdict, 32))
+    if (!gv_text_line_ok(verdict, 32))
         return bad(err, what, "runs[].cases[].verdict", "missing or not a short word");
     const json_t *d = json_object_get(c, "output_digest");
     if (d && !json_is_null(d) && !is_output_digest(json_string_value(d)))
@@ -140,9 +139,9 @@ static int check_case(const json_t *c, const char *what, struct gv_err *err)
 static int check_bench(const json_t *b, const char *what, struct gv_err *err)
 {
     if (!json_is_object(b) ||
-        !gv_fleet_text_ok(json_string_value(json_object_get(b, "id")), GV_FLEET_CASE_ID_MAX))
+        !gv_text_line_ok(json_string_value(json_object_get(b, "id")), GV_FLEET_CASE_ID_MAX))
         return bad(err, what, "runs[].bench[].id", "missing or not a short line of text");
-    if (!gv_fleet_text_ok(json_string_value(json_object_get(b, "unit")), 32))
+    if (!gv_text_line_ok(json_string_value(json_object_get(b, "unit")), 32))
         return bad(err, what, "runs[].bench[].unit", "missing or not a short word");
     if (!json_is_number(json_object_get(b, "median")))
         return bad(err, what, "runs[].bench[].median", "missing or not a number");

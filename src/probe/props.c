@@ -950,7 +950,7 @@ static int order(struct pctx *c, int *fused, int *fused_seen, json_t *fpr)
  * each with the small terms of plan_align: a grid one bit finer under P1
  * shows that products are aligned by their exponent sum. */
 struct b3 {
-    int p1, p2, x;
+    int p1, p2;
 };
 
 /* Needs the extra bits x (0..7) and a truncating or nearest sum. With U the
@@ -976,7 +976,6 @@ static void plan_align(const struct pctx *c, struct pb *b, struct b3 *p)
         return;
     t2[1] = t1[1];
     t2[2] = t1[2];
-    p->x = x;
     p->p1 = pb_add(b, 3, t1);
     p->p2 = pb_add(b, 3, t2);
 }
