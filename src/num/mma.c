@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,8 @@ int gv_mma_model_check(const struct gv_mma_model *m, struct gv_err *err)
         return gv_err_set(err, GV_E_USAGE, "mma model: block %d is not 1..%d", m->block, 1 << 20);
     if (m->chunk < 0 || m->chunk > (1 << 20))
         return gv_err_set(err, GV_E_USAGE, "mma model: chunk %d is not 0..%d", m->chunk, 1 << 20);
+    if (m->tile < 0 || m->tile > (1 << 20))
+        return gv_err_set(err, GV_E_USAGE, "mma model: tile %d is not 0..%d", m->tile, 1 << 20);
     if (m->extra_bits < -1 || m->extra_bits > 40)
         return gv_err_set(err, GV_E_USAGE, "mma model: extra_bits %d is not -1..40",
                           m->extra_bits);
@@ -388,9 +391,9 @@ static struct xv input_of(const struct gv_mma_model *m, const struct fmt *in, do
 }
 
 /* c plus the products k0..k1-1 in blocks; *special when an input is inf or NaN. */
-static double dot_blocks(const struct gv_mma_model *m, const struct fmt *acc, double c,
-                         const struct xv *a, const struct xv *b, long k0, long k1,
-                         struct term *t, int *special)
+static double dot_run(const struct gv_mma_model *m, const struct fmt *acc, double c,
+                      const struct xv *a, const struct xv *b, long k0, long k1, struct term *t,
+                      int *special)
 {
     for (; k0 < k1; k0 += m->block) {
         long kn = k1 - k0 < m->block ? k1 - k0 : m->block;
@@ -411,6 +414,23 @@ static double dot_blocks(const struct gv_mma_model *m, const struct fmt *acc, do
         c = block_fma(m, acc, c, t, nt);
     }
     return c;
+}
+
+/* The same with the model's tile: the first (k1 - k0) mod tile products (the
+ * partial tile) summed first on their own blocks, then the whole tiles, as a
+ * kernel that handles its partial K tile in its first iteration does. */
+static double dot_blocks(const struct gv_mma_model *m, const struct fmt *acc, double c,
+                         const struct xv *a, const struct xv *b, long k0, long k1,
+                         struct term *t, int *special)
+{
+    long res = m->tile > 0 ? (k1 - k0) % m->tile : 0;
+    if (res) {
+        c = dot_run(m, acc, c, a, b, k0, k0 + res, t, special);
+        if (*special)
+            return NAN;
+        k0 += res;
+    }
+    return dot_run(m, acc, c, a, b, k0, k1, t, special);
 }
 
 /* The accumulator after all blocks (and chunks); *special when an input is
@@ -614,5 +634,327 @@ int gv_mma_gemm(const struct gv_mma_model *m, const struct gv_buffer *a,
     free(xb);
     free(da);
     free(db);
+    return rc;
+}
+
+/* ---------- a kernel's structure as text ---------- */
+
+/* The fp32 datapath without tensor cores: whole fp32 inputs, one fused
+ * multiply-add per product, nearest-even. */
+static void fp32_fma(struct gv_mma_model *m, enum gv_dtype out)
+{
+    gv_mma_model_plain(m, GV_F32, GV_F32, out);
+    m->prod_round = 0;
+}
+
+static int is_fp32_fma(const struct gv_mma_model *m)
+{
+    struct gv_mma_model f;
+    fp32_fma(&f, m->out);
+    f.tile = m->tile;
+    f.chunk = m->chunk;
+    f.chunk_round = m->chunk_round;
+    return !memcmp(&f, m, sizeof f);
+}
+
+void gv_mma_structure_str(const struct gv_mma_model *m, char *buf, size_t n)
+{
+    int k = is_fp32_fma(m) ? snprintf(buf, n, "fp32 fma")
+            : m->extra_bits < 0 ? snprintf(buf, n, "block %d, extra exact", m->block)
+                                : snprintf(buf, n, "block %d, extra %d", m->block, m->extra_bits);
+    if (k > 0 && (size_t)k < n && m->tile)
+        k += snprintf(buf + k, n - (size_t)k, ", tile %d", m->tile);
+    if (k > 0 && (size_t)k < n && m->chunk)
+        snprintf(buf + k, n - (size_t)k, ", chunks %d %s", m->chunk,
+                 gv_mma_round_name(m->chunk_round));
+}
+
+static int round_of_name(const char *s, enum gv_mma_round *r)
+{
+    for (int i = GV_MMA_RNE; i <= GV_MMA_UP; i++)
+        if (!strcmp(s, gv_mma_round_name((enum gv_mma_round)i))) {
+            *r = (enum gv_mma_round)i;
+            return 1;
+        }
+    return 0;
+}
+
+/* "NAME N" with 0 <= N <= max: N, else -1. */
+static long item_int(const char *item, const char *name, long max)
+{
+    size_t l = strlen(name);
+    if (strncmp(item, name, l) || item[l] != ' ' || !item[l + 1])
+        return -1;
+    long v = 0;
+    for (const char *p = item + l + 1; *p; p++) {
+        if (*p < '0' || *p > '9' || v > max)
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return v <= max ? v : -1;
+}
+
+/* One item of a structure text into m. */
+static int structure_item(const char *it, struct gv_mma_model *m)
+{
+    long v;
+    char name[24];
+    int used = 0;
+    if (!strcmp(it, "fp32 fma")) {
+        fp32_fma(m, m->out);
+        return 1;
+    }
+    if (!strcmp(it, "extra exact")) {
+        m->extra_bits = -1;
+        return 1;
+    }
+    if ((v = item_int(it, "block", 1 << 20)) >= 1)
+        m->block = (int)v;
+    else if ((v = item_int(it, "extra", 40)) >= 0)
+        m->extra_bits = (int)v;
+    else if ((v = item_int(it, "tile", 1 << 20)) >= 1)
+        m->tile = (int)v;
+    else if (sscanf(it, "chunks %ld %23s%n", &v, name, &used) == 2 && !it[used] && v >= 1 &&
+             v <= (1 << 20) && round_of_name(name, &m->chunk_round))
+        m->chunk = (int)v;
+    else
+        return 0;
+    return 1;
+}
+
+int gv_mma_structure_parse(const char *s, struct gv_mma_model *m)
+{
+    struct gv_mma_model w = *m;
+    w.tile = 0;
+    w.chunk = 0;
+    char item[64];
+    /* the datapath first, as gv_mma_structure_str writes it */
+    if (strncmp(s, "block ", 6) && strncmp(s, "fp32 fma", 8))
+        return -1;
+    for (const char *p = s; *p;) {
+        const char *end = strstr(p, ", ");
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 0 || n >= sizeof item || (end && !end[2]))
+            return -1;
+        memcpy(item, p, n);
+        item[n] = 0;
+        if (!structure_item(item, &w))
+            return -1;
+        p += n + (end ? 2 : 0);
+    }
+    if (w.block == 1)
+        w.extra_bits = -1;
+    struct gv_err e = {0};
+    if (gv_mma_model_check(&w, &e))
+        return -1;
+    *m = w;
+    return 0;
+}
+
+/* ---------- fitting the structure ---------- */
+
+/* One GEMM of the fit, inputs decoded once per input format. */
+struct fitg {
+    const struct gv_mma_fit_gemm *g;
+    struct xv *a, *bt; /* A row-major, B transposed */
+    double *ad, *btd;
+    double *want;      /* the device's outputs */
+};
+
+static void fitg_free(struct fitg *f)
+{
+    free(f->a);
+    free(f->bt);
+    free(f->ad);
+    free(f->btd);
+    free(f->want);
+}
+
+static int fitg_load(struct fitg *f, const struct gv_mma_fit_gemm *g)
+{
+    long M = g->M, N = g->N, K = g->K;
+    memset(f, 0, sizeof *f);
+    f->g = g;
+    size_t na = (size_t)(M * K), nb = (size_t)(K * N), nc = (size_t)(M * N);
+    f->a = malloc((na ? na : 1) * sizeof *f->a);
+    f->bt = malloc((nb ? nb : 1) * sizeof *f->bt);
+    f->ad = malloc((na ? na : 1) * sizeof *f->ad);
+    f->btd = malloc((nb ? nb : 1) * sizeof *f->btd);
+    f->want = malloc((nc ? nc : 1) * sizeof *f->want);
+    if (!f->a || !f->bt || !f->ad || !f->btd || !f->want)
+        return -1;
+    for (size_t i = 0; i < na; i++)
+        f->ad[i] = gv_fp_load(g->a->data, g->a->dtype, i);
+    for (long k = 0; k < K; k++)
+        for (long j = 0; j < N; j++)
+            f->btd[j * K + k] = gv_fp_load(g->b->data, g->b->dtype, (size_t)(k * N + j));
+    for (size_t i = 0; i < nc; i++)
+        f->want[i] = gv_fp_load(g->c->data, g->c->dtype, i);
+    return 0;
+}
+
+static void fitg_inputs(struct fitg *f, const struct gv_mma_model *m)
+{
+    struct fmt in = fmt_with(m->in, m->in_frac_bits, m->in_round, m->in_flush);
+    long K = f->g->K;
+    for (long i = 0; i < f->g->M * K; i++)
+        f->a[i] = input_of(m, &in, f->ad[i]);
+    for (long i = 0; i < f->g->N * K; i++)
+        f->bt[i] = input_of(m, &in, f->btd[i]);
+}
+
+static int same_value(double x, double y)
+{
+    return (isnan(x) && isnan(y)) || (x == y && signbit(x) == signbit(y));
+}
+
+/* Outputs of each GEMM a fit checks, on a diagonal walk: every row and column
+ * of a 64 x 64 output 8 times. */
+#define FIT_OUTPUTS 512
+
+static long fit_outputs(const struct fitg *f)
+{
+    long n = f->g->M * f->g->N;
+    return n < FIT_OUTPUTS ? n : FIT_OUTPUTS;
+}
+
+/* How many outputs of f m reproduces before the first that differs (all:
+ * fit_outputs). */
+static long fit_run(const struct gv_mma_model *m, const struct fitg *f, struct term *t)
+{
+    struct fmt acc = acc_fmt(m);
+    long M = f->g->M, N = f->g->N, K = f->g->K, n = 0;
+    for (long o = 0; o < fit_outputs(f); o++, n++) {
+        long i = o % M, j = (o / M + o) % N; /* a diagonal walk: every row and column early */
+        int special;
+        double s = dot_core(m, &acc, 0.0, f->a + i * K, f->bt + j * K, K, t, &special);
+        if (special)
+            s = dot_special(0.0, f->ad + i * K, 1, f->btd + j * K, 1, K);
+        if (!same_value((double)to_out(m, s), f->want[i * N + j]))
+            break;
+    }
+    return n;
+}
+
+/* The candidates' chunk lengths for inner dimension K: kernel chunks, then
+ * split-K slices (K cut into S slices, each a multiple of 8 to 128). */
+static int chunk_lengths(long K, int *c, int max)
+{
+    static const int fixed[] = {4, 8, 16, 32, 64, 128, 256};
+    int n = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && n < max; i++)
+        if (fixed[i] < K)
+            c[n++] = fixed[i];
+    for (int g = 8; g <= 128; g *= 2)
+        for (long S = 2; S <= 16 && n < max; S++) {
+            long len = (K + S - 1) / S;
+            len = (len + g - 1) / g * g;
+            int dup = len >= K;
+            for (int i = 0; i < n && !dup; i++)
+                dup = c[i] == len;
+            if (!dup)
+                c[n++] = (int)len;
+        }
+    return n;
+}
+
+int gv_mma_fit(const struct gv_mma_model *base, int extra_is_bound,
+               const struct gv_mma_model *hint, const struct gv_mma_fit_gemm *g, int ng,
+               struct gv_mma_fit *out, struct gv_err *err)
+{
+    int tile_hint = hint ? hint->tile : 0;
+    memset(out, 0, sizeof *out);
+    out->m = *base;
+    int rc = gv_mma_model_check(base, err);
+    if (rc)
+        return rc;
+    if (ng < 1 || ng > 8)
+        return gv_err_set(err, GV_E_USAGE, "mma fit: %d GEMMs (1..8)", ng);
+    long K = g[0].K, total = 0;
+    struct fitg f[8];
+    int nf = 0;
+    for (; nf < ng; nf++) {
+        rc = g[nf].K != K ? gv_err_set(err, GV_E_USAGE, "mma fit: GEMMs of different K")
+                          : gemm_args_ok(base, g[nf].a, g[nf].b, g[nf].c, 1, g[nf].M, g[nf].N,
+                                         g[nf].K, err);
+        if (rc)
+            break;
+        if (fitg_load(&f[nf], &g[nf])) {
+            fitg_free(&f[nf]);
+            rc = gv_err_set(err, GV_E_NOMEM, "mma fit: out of memory");
+            break;
+        }
+        total += fit_outputs(&f[nf]);
+    }
+    /* the datapaths: as measured; extra bits beyond a lower bound; fp32
+     * inputs kept whole (a kernel without the reduced input format) */
+    struct gv_mma_model dps[20];
+    int ndp = 0;
+    int xh = hint && extra_is_bound && hint->extra_bits > base->extra_bits ? hint->extra_bits : -1;
+    if (xh >= 0) { /* the bits a larger K showed first */
+        dps[ndp] = *base;
+        dps[ndp++].extra_bits = xh;
+    }
+    dps[ndp++] = *base;
+    for (int x = base->extra_bits + 1; extra_is_bound && base->extra_bits >= 0 && x <= 24; x++) {
+        if (x == xh)
+            continue;
+        dps[ndp] = *base;
+        dps[ndp++].extra_bits = x;
+    }
+    if (base->in == GV_F32 && base->in_frac_bits >= 0 && base->out != GV_F16)
+        fp32_fma(&dps[ndp++], base->out);
+    const int tiles[] = {tile_hint > 0 ? tile_hint : 0, 0, 16, 32, 64, 128, 256};
+    const int blocks[] = {base->block, 1, 2, 4, 8, 16, 32};
+    int chunks[96];
+    int nch = chunk_lengths(K, chunks, 96);
+    struct term *t = malloc(65 * sizeof *t > (size_t)(base->block + 1) * sizeof *t
+                                ? 65 * sizeof *t
+                                : (size_t)(base->block + 1) * sizeof *t);
+    if (!rc && !t)
+        rc = gv_err_set(err, GV_E_NOMEM, "mma fit: out of memory");
+    long best = -1;
+    for (int d = 0; d < ndp && !rc && !out->found; d++) {
+        for (int i = 0; i < nf; i++)
+            fitg_inputs(&f[i], &dps[d]);
+        for (int c = -1; c < 2 * nch && !out->found; c++)
+            for (size_t ti = 0; ti < 7 && !out->found; ti++) {
+                if (ti && (tiles[ti] == tiles[0] ||
+                           (tiles[ti] && (tiles[ti] >= K || K % tiles[ti] == 0))))
+                    continue; /* tried, or no partial tile: the same as none */
+                for (size_t bi = 0; bi < 7 && !out->found; bi++) {
+                    int fma = is_fp32_fma(&dps[d]); /* one product per rounding */
+                    if (bi && (blocks[bi] == base->block || fma))
+                        continue;
+                    struct gv_mma_model m = dps[d];
+                    m.block = fma ? 1 : blocks[bi];
+                    if (m.block == 1)
+                        m.extra_bits = -1;
+                    m.tile = tiles[ti];
+                    m.chunk = c < 0 ? 0 : chunks[c % nch];
+                    m.chunk_round = c < nch ? m.acc_round : GV_MMA_RNE;
+                    if (c >= nch && m.acc_round == GV_MMA_RNE)
+                        continue; /* the same as the first pass */
+                    out->tried++;
+                    long n = 0;
+                    for (int i = 0; i < nf; i++) {
+                        long r = fit_run(&m, &f[i], t);
+                        n += r;
+                        if (r < fit_outputs(&f[i]))
+                            break;
+                    }
+                    if (n > best) {
+                        best = n;
+                        out->m = m;
+                    }
+                    out->found = n == total;
+                }
+            }
+    }
+    out->leading = best < 0 ? 0 : best;
+    out->outputs = total;
+    free(t);
+    for (int i = 0; i < nf; i++)
+        fitg_free(&f[i]);
     return rc;
 }

@@ -18,7 +18,10 @@
  * Integer arithmetic on an exponent grid (no long double), so the results are
  * the same on every machine. Chunks (step 2 per chunk, the chunk sums then
  * added in order) are the "chunks of C, combined sequentially" the probe's
- * order trees show. Not modelled: other trees across blocks. */
+ * order trees show, and split-K slices; a K tile puts the partial tile's
+ * products first (a kernel that handles it in its first iteration). Which
+ * structure a library uses at a K is fitted from random GEMMs (gv_mma_fit).
+ * Not modelled: other trees across blocks. */
 #ifndef GV_NUM_MMA_H
 #define GV_NUM_MMA_H
 
@@ -43,6 +46,9 @@ struct gv_mma_model {
                          * many products, each summed from zero in blocks, the chunk sums
                          * then added one after the other (a block of one term each) */
     enum gv_mma_round chunk_round; /* the rounding of that addition */
+    int tile;           /* 0, or the kernel's K tile: in each chunk (or the whole K) the first
+                         * (length mod tile) products are summed alone first, the whole
+                         * tiles after them (blocks restart at each) */
     int extra_bits;     /* alignment bits beyond acc_frac_bits; -1: exact alignment */
     int align_nominal;  /* products aligned by their exponent sum (the inputs' leading
                          * bits added), not their own leading bit, which can be one above:
@@ -86,5 +92,50 @@ float gv_mma_dot_acc(const struct gv_mma_model *m, double c, const double *a, co
 int gv_mma_gemm(const struct gv_mma_model *m, const struct gv_buffer *a,
                 const struct gv_buffer *b, struct gv_buffer *c, long batch, long M, long N,
                 long K, int nthreads, struct gv_err *err);
+
+/* ---------- a kernel's structure ---------- */
+
+/* The structure of m as the probe writes it (model.kN, docs/probe.md):
+ * "block B, extra X" (X a count or "exact"), or "fp32 fma" (whole fp32
+ * inputs, one fused multiply-add each, nearest-even); then ", tile T" and
+ * ", chunks C ROUNDING" where set. At most 64 characters. */
+void gv_mma_structure_str(const struct gv_mma_model *m, char *buf, size_t n);
+/* Applies such a text to m (the precision's model from its properties;
+ * unnamed tile and chunks become none; it starts with the datapath). 0, or
+ * -1 for a text that is not one, m unchanged. */
+int gv_mma_structure_parse(const char *s, struct gv_mma_model *m);
+
+/* ---------- fitting a kernel's structure ---------- */
+
+/* One GEMM a device computed: A (M x K) and B (K x N) row-major in the
+ * model's input storage, c the device's M x N output. */
+struct gv_mma_fit_gemm {
+    const struct gv_buffer *a, *b, *c;
+    long M, N, K;
+};
+
+struct gv_mma_fit {
+    int found;             /* m reproduces every output of every GEMM */
+    struct gv_mma_model m; /* the first such model; else the one that went furthest */
+    long tried;            /* models tried */
+    long leading, outputs; /* outputs m reproduced before its first miss; of how many */
+};
+
+/* The simplest model of a small family around base that reproduces the ng
+ * GEMMs (1..8, one K) bit for bit (512 outputs of each, every row and column
+ * of a 64 x 64 output among them), tried in this order: the datapath (base
+ * as it is; when extra_is_bound, base's extra_bits is only a lower bound:
+ * each larger count to 24; fp32 inputs kept whole, with fused multiply-adds,
+ * when base reduces fp32 inputs), then chunks (none; kernel chunks of 4 to
+ * 256 added with the accumulator's rounding; split-K slices, K cut into 2 to
+ * 16 slices rounded up to a multiple of 8 to 128, with that rounding, then
+ * with nearest-even), then the tile (none, 16 to 256), then the block
+ * (base's, 1 to 32). hint (NULL: none), the model a larger K of the same
+ * precision was fitted to, is tried first where a K cannot tell: its tile,
+ * and its extra bits when base's are a bound. GV_OK with out->found 0 when
+ * none does; GV_E_USAGE for mismatched buffers; GV_E_NOMEM. */
+int gv_mma_fit(const struct gv_mma_model *base, int extra_is_bound,
+               const struct gv_mma_model *hint, const struct gv_mma_fit_gemm *g, int ng,
+               struct gv_mma_fit *out, struct gv_err *err);
 
 #endif
