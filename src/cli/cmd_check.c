@@ -441,7 +441,7 @@ static int finish(const struct check_opts *o, struct snapshot_job *job,
         json_object_set_new(desc, "frameworks", gv_cuda_framework_compat(snap, cc));
     json_t *fp = NULL;
     if (o->probe) { /* the fingerprint of the same device (gpuvet probe) */
-        struct gv_probe_opts po = {o->device ? o->device : be->name, NULL, NULL};
+        struct gv_probe_opts po = {o->device ? o->device : be->name, NULL, NULL, NULL};
         if (gv_probe_run(&po, &fp, &err)) {
             json_decref(desc);
             json_decref(snap);

@@ -9,7 +9,8 @@
 #include "probe/probe.h"
 
 static const char usage[] =
-    "usage: gpuvet probe [--device D] [--route R] [--dtype T] [--json] [-o FILE]\n"
+    "usage: gpuvet probe [--device D] [--route R] [--dtype T] [--fit-k LIST] [--json]\n"
+    "                    [-o FILE]\n"
     "                    [--python PY] [--python-root DIR | --image REF]\n"
     "\n"
     "Measures, for every GEMM route the device offers and every input precision, how\n"
@@ -18,7 +19,10 @@ static const char usage[] =
     "the bits a sum keeps, its rounding and extra accumulator bits; whether products\n"
     "are exact; the accumulation order for several K (FPRev swamping) with the number\n"
     "of terms fused per rounding; run-to-run determinism and batch invariance; and the\n"
-    "order and determinism of row sums. Every property says how it was established\n"
+    "order and determinism of row sums; and, for each K of a grid, the kernel structure\n"
+    "that reproduces two random GEMMs of that K bit for bit (model.kN: the block, a\n"
+    "partial K tile handled first, split-K slices), which `--device cpu:emulate=FILE`\n"
+    "then follows. Every property says how it was established\n"
     "(inputs, outputs seen) and is \"undetermined\" when the answers disagree.\n"
     "\n"
     "Routes: cuda:N  cublas, cublaslt, kernel (gpuvet's own fp32 kernel)\n"
@@ -35,6 +39,8 @@ static const char usage[] =
     "                        cpu:emulate=tf32 ...\n"
     "      --route R         only this route\n"
     "      --dtype T         only this precision\n"
+    "      --fit-k LIST      the K to fit model.kN at (\"255,4096\"; default 1 to 4096\n"
+    "                        in 21 steps), or none\n"
     "      --lib-path DIRS   vendor library directories to search first\n"
     CLI_HELP_PYTHON
     CLI_HELP_JSON
@@ -104,7 +110,8 @@ int cmd_probe(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"device", required_argument, 0, 'd'}, {"route", required_argument, 0, 'r'},
-        {"dtype", required_argument, 0, 't'},  CLI_OUT_OPTIONS,
+        {"dtype", required_argument, 0, 't'},  {"fit-k", required_argument, 0, 'k'},
+        CLI_OUT_OPTIONS,
         {"lib-path", required_argument, 0, 'L'}, CLI_PYTHON_OPTIONS,
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     struct gv_probe_opts o = {0};
@@ -118,6 +125,7 @@ int cmd_probe(int argc, char **argv)
         case 'd': o.device = args.arg; break;
         case 'r': o.route = args.arg; break;
         case 't': o.dtype = args.arg; break;
+        case 'k': o.fit_k = args.arg; break;
         case 'L': gv_vendor_set_lib_path(args.arg); break;
         case 'h': return cli_help(usage);
         default: return GV_EXIT_USAGE;

@@ -232,7 +232,7 @@ static void digest_json(const json_t *v, char out[72])
 
 static void add_probe(json_t *run, const char *spec)
 {
-    struct gv_probe_opts po = {spec, NULL, NULL};
+    struct gv_probe_opts po = {spec, NULL, NULL, NULL};
     json_t *fp = NULL;
     struct gv_err e = {0};
     if (gv_probe_run(&po, &fp, &e)) {

@@ -57,5 +57,9 @@ int pb_run(struct px *x, struct pb *b, struct gv_err *err);
 
 /* Every property of x->p on x's device into props (props.c). */
 int gv_probe_props(struct px *x, json_t *props, struct gv_err *err);
+/* model.kN for each K of fit, for a GEMM precision the model covers
+ * (fit.c); after gv_probe_props. */
+int gv_probe_fit(struct px *x, json_t *props, const struct gv_probe_fit_ks *fit,
+                 struct gv_err *err);
 
 #endif

@@ -222,6 +222,9 @@ static void change_words(const struct gv_fp_entry *e, const char *prop, const ch
     } else if (!strncmp(prop, "order.k", 7)) {
         snprintf(out, n, "%s: accumulation order over K=%s now %s (was %s)", head, prop + 7,
                  after, before);
+    } else if (!strncmp(prop, "model.k", 7)) {
+        snprintf(out, n, "%s: the kernel at K=%s is now \"%s\" (was \"%s\")", head, prop + 7,
+                 after, before);
     } else if (!strcmp(prop, "batch_invariant")) {
         snprintf(out, n, "%s: a row's bits now %s on the rows around it (was %s)", head,
                  !strcmp(after, "no") ? "depend" : "do not depend",

@@ -71,7 +71,7 @@ static int wanted(const struct gv_probe_prec *p, const char *dtype)
 }
 
 static json_t *prec_json(const struct gv_backend *be, struct gv_device *dev, enum gv_call call,
-                         const struct gv_probe_prec *p)
+                         const struct gv_probe_prec *p, const struct gv_probe_fit_ks *fit)
 {
     json_t *o = json_object();
     json_object_set_new(o, "op", json_string(p->op));
@@ -88,6 +88,8 @@ static json_t *prec_json(const struct gv_backend *be, struct gv_device *dev, enu
     int rc = be->supports(dev, &c, &e);
     if (!rc)
         rc = gv_probe_props(&x, props, &e);
+    if (!rc)
+        rc = gv_probe_fit(&x, props, fit, &e);
     const char *status = !rc ? "probed" : rc == GV_E_UNSUPPORTED ? "unsupported" : "error";
     json_object_set_new(o, "status", json_string(status));
     if (rc)
@@ -100,12 +102,17 @@ static json_t *prec_json(const struct gv_backend *be, struct gv_device *dev, enu
 }
 
 json_t *gv_probe_device(const struct gv_backend *be, struct gv_device *dev, enum gv_call call,
-                        const char *dtype, int sums)
+                        const char *dtype, int sums, const struct gv_probe_fit_ks *fit)
 {
+    struct gv_probe_fit_ks grid;
+    if (!fit) {
+        gv_probe_fit_parse(NULL, &grid, NULL);
+        fit = &grid;
+    }
     json_t *a = json_array();
     for (size_t i = 0; i < N_PRECS; i++)
         if (wanted(&precs[i], dtype) && (sums || strcmp(precs[i].op, "sum")))
-            json_array_append_new(a, prec_json(be, dev, call, &precs[i]));
+            json_array_append_new(a, prec_json(be, dev, call, &precs[i], fit));
     return a;
 }
 
@@ -139,7 +146,8 @@ static void route_env_restore(char *keep)
     free(keep);
 }
 
-static json_t *route_json(const struct gv_probe_route *r, const char *dtype, json_t **desc,
+static json_t *route_json(const struct gv_probe_route *r, const char *dtype,
+                          const struct gv_probe_fit_ks *fit, json_t **desc,
                           int *usage, struct gv_err *uerr)
 {
     json_t *o = json_object();
@@ -175,7 +183,8 @@ static json_t *route_json(const struct gv_probe_route *r, const char *dtype, jso
         json_object_set(o, "gemm", gemm);
     json_decref(d);
     json_object_set_new(o, "status", json_string("probed"));
-    json_object_set_new(o, "precisions", gv_probe_device(be, dev, r->call, dtype, !r->sums_on[0]));
+    json_object_set_new(o, "precisions",
+                        gv_probe_device(be, dev, r->call, dtype, !r->sums_on[0], fit));
     be->close(dev);
     route_env_restore(keep);
     json_object_set_new(o, "seconds", json_real(now_s() - t0));
@@ -196,6 +205,10 @@ int gv_probe_run(const struct gv_probe_opts *o, json_t **doc, struct gv_err *err
                               "f16, f16.out16, f16acc16, bf16, bf16.out16, f8e4m3, f8e5m2, "
                               "gemm, sum, sum.f32, sum.f64)", o->dtype);
     }
+    struct gv_probe_fit_ks fit;
+    int frc = gv_probe_fit_parse(o->fit_k, &fit, err);
+    if (frc)
+        return frc;
     json_t *routes = json_array(), *desc = NULL;
     double t0 = now_s();
     int usage = 0;
@@ -204,7 +217,7 @@ int gv_probe_run(const struct gv_probe_opts *o, json_t **doc, struct gv_err *err
         if (o->route && strcmp(o->route, r[i].name))
             continue;
         used++;
-        json_array_append_new(routes, route_json(&r[i], o->dtype, &desc, &usage, &uerr));
+        json_array_append_new(routes, route_json(&r[i], o->dtype, &fit, &desc, &usage, &uerr));
     }
     if (usage || !used) {
         json_decref(routes);

@@ -54,7 +54,19 @@ struct gv_probe_opts {
     const char *device;   /* --device (NULL: cpu) */
     const char *route;    /* only this route name (NULL: all) */
     const char *dtype;    /* only precisions whose name starts with this (NULL: all) */
+    const char *fit_k;    /* --fit-k: "K,K,..." or "none" (NULL: the default grid) */
 };
+
+/* The inner dimensions model.kN is fitted at (fit.c). */
+#define GV_PROBE_FIT_MAX 32
+struct gv_probe_fit_ks {
+    int n;                    /* 0: none */
+    int k[GV_PROBE_FIT_MAX];  /* largest first */
+};
+
+/* --fit-k's text (NULL: the default grid, 1 to 4096) as a list; GV_E_USAGE
+ * naming what is wrong. */
+int gv_probe_fit_parse(const char *s, struct gv_probe_fit_ks *out, struct gv_err *err);
 
 /* Probes every route and precision: the fingerprint document (new reference).
  * A route that cannot be opened is recorded with the reason and the others
@@ -65,7 +77,7 @@ int gv_probe_run(const struct gv_probe_opts *o, json_t **doc, struct gv_err *err
  * array of the document (new reference). sums: 0 leaves out the row sums (the
  * route does not run them). */
 json_t *gv_probe_device(const struct gv_backend *be, struct gv_device *dev, enum gv_call call,
-                        const char *dtype, int sums);
+                        const char *dtype, int sums, const struct gv_probe_fit_ks *fit);
 
 /* ---------- accumulation order (FPRev, docs/facts/numerics-methods.md §3) ---------- */
 

@@ -144,8 +144,12 @@ static void test_tree_inconsistent(void)
 
 /* ---------- CPU fingerprints ---------- */
 
-static json_t *probe(const char *spec)
+/* fit: the K of model.kN (probe --fit-k), NULL the default grid */
+static json_t *probe(const char *spec, const char *fit)
 {
+    struct gv_probe_fit_ks ks;
+    struct gv_err fe = {0};
+    T_EQ_INT(gv_probe_fit_parse(fit, &ks, &fe), GV_OK);
     const struct gv_backend *be;
     struct gv_device *dev;
     char note[128];
@@ -154,7 +158,7 @@ static json_t *probe(const char *spec)
         fprintf(stderr, "open %s: %s\n", spec, e.msg);
         return NULL;
     }
-    json_t *a = gv_probe_device(be, dev, GV_CALL_DEFAULT, NULL, 1);
+    json_t *a = gv_probe_device(be, dev, GV_CALL_DEFAULT, NULL, 1, &ks);
     be->close(dev);
     return a;
 }
@@ -180,6 +184,11 @@ struct expect {
  * without -mfma), each output element accumulated k = 0..K-1 in order, sums
  * in blocks of 256 then across blocks, subnormals kept, one thread per row. */
 static const struct expect plain[] = {
+    /* the CPU adds one product at a time, the sum rounded exactly once: its
+     * kernel at every K (model.kN) */
+    {"gemm", "f32", "model.k4096", "block 1, extra exact"},
+    {"gemm", "bf16", "model.k255", "block 1, extra exact"},
+    {"gemm", "f16acc16", "model.k1", "block 1, extra exact"},
     {"gemm", "f64", "input_subnormals", "kept"},
     {"gemm", "f64", "output_subnormals", "kept"},
     {"gemm", "f64", "input_mantissa_bits", "52"},
@@ -288,7 +297,7 @@ static json_t *plain_fp;
 
 static void test_plain(void)
 {
-    plain_fp = probe("cpu");
+    plain_fp = probe("cpu", NULL);
     T_CHECK(plain_fp != NULL);
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
         const char *v = value(plain_fp, plain[i].op, plain[i].prec, plain[i].prop);
@@ -314,7 +323,7 @@ static void test_plain(void)
 static void test_emulations(void)
 {
     for (size_t e = 0; e < sizeof emus / sizeof emus[0]; e++) {
-        json_t *fp = probe(emus[e].spec);
+        json_t *fp = probe(emus[e].spec, "none"); /* the targeted properties */
         T_CHECK(fp != NULL);
         if (!fp)
             continue;
@@ -360,7 +369,7 @@ static json_t *doc_of(json_t *precs, const char *route)
 
 static void test_reader_and_diff(void)
 {
-    json_t *tf = probe("cpu:emulate=tf32");
+    json_t *tf = probe("cpu:emulate=tf32", NULL);
     json_t *da = doc_of(plain_fp, "cpu"), *db = doc_of(tf, "cpu");
     struct gv_fingerprint fa, fb;
     struct gv_err e = {0};
