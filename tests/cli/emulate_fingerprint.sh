@@ -82,6 +82,17 @@ props = dict(block, extra_bits="3", fused_terms="undetermined", input_mantissa_b
 orders = dict(orders, combine_rounding="nearest-even", sum_rounding="toward-zero")
 json.dump(doc([prec("f32", "f32", "f32", "f32", **props)]), open(f"{t}/fp_orders.json", "w"))
 json.dump(orders, open(f"{t}/orders.json", "w"))
+# a kernel structure per K (model.kN), as cuBLASLt shows on an H100: the
+# partial K tile first at K = 255, split-K slices at K = 2048, the fp32
+# datapath at K = 1; the probe of the emulation must fit each again
+fits = {"model.k16": "block 16, extra 2", "model.k32": "block 16, extra 2",
+        "model.k64": "block 16, extra 2", "model.k256": "block 16, extra 2",
+        "model.k255": "block 8, extra 2, tile 128",
+        "model.k2048": "block 16, extra 2, chunks 320 nearest-even",
+        "model.k1": "fp32 fma", "model.k300": "undetermined"}
+props = dict(block, extra_bits="2", fused_terms="16", input_mantissa_bits="10",
+             input_rounding="nearest-even", product_alignment="exponent sum", **fits)
+json.dump(doc([prec("tf32", "f32", "tf32", "f32", **props)]), open(f"{t}/fp_fits.json", "w"))
 json.dump(bad, open(f"{t}/fp_bad.json", "w"))
 PY
 
@@ -156,7 +167,7 @@ grep -q 'f16acc16.*has no probed GEMM precision f16->f16->f16' "$T/block.out" \
     || fail "the probed CPU fingerprint does not reproduce the CPU"
 
 # Probing the emulated device finds the hand-written f32 fingerprint again.
-"$GPUVET" probe --device "cpu:emulate=$T/fp_block.json" --dtype f32 --json -o "$T/reprobe.json" \
+"$GPUVET" probe --device "cpu:emulate=$T/fp_block.json" --dtype f32 --fit-k none --json -o "$T/reprobe.json" \
     > /dev/null 2>&1 || fail "probe of the emulation exit $?"
 python3 - "$T" <<'PY' || fail "the probe of the emulated device does not give its fingerprint"
 import json, sys
@@ -175,7 +186,7 @@ PY
 # written above (x8: 8 taken for ">=8", then every test up to 8 passes again).
 for x in x0:0:16:'exponent sum' x3:3:16:'leading bit' x6:6:8:'exponent sum' x8:'>=8':16:undetermined; do
     IFS=: read -r name extra blk align <<<"$x"
-    "$GPUVET" probe --device "cpu:emulate=$T/fp_$name.json,route=hand" --dtype f32 --json \
+    "$GPUVET" probe --device "cpu:emulate=$T/fp_$name.json,route=hand" --dtype f32 --fit-k none --json \
         -o "$T/re_$name.json" > /dev/null 2>&1 || fail "probe of emulation $name exit $?"
     got=$(json_get "$T/re_$name.json" '[p for r in d["routes"] for p in r["precisions"] if p["precision"] == "f32"][0]["properties"]["extra_bits"]["value"]')
     [ "$got" = "$extra" ] || fail "emulation $name: the probe found extra_bits $got, not $extra"
@@ -185,7 +196,7 @@ for x in x0:0:16:'exponent sum' x3:3:16:'leading bit' x6:6:8:'exponent sum' x8:'
     [ "$got" = "$align" ] || fail "emulation $name: the probe found product_alignment $got, not $align"
 done
 
-"$GPUVET" probe --device "cpu:emulate=$T/fp_orders.json,route=hand" --dtype f32 --json \
+"$GPUVET" probe --device "cpu:emulate=$T/fp_orders.json,route=hand" --dtype f32 --fit-k none --json \
     -o "$T/re_orders.json" > /dev/null 2>&1 || fail "probe of emulation orders exit $?"
 python3 - "$T" <<'PY' || fail "the probe of the emulation does not recover its trees"
 import json, sys
@@ -201,6 +212,36 @@ if p["fused_terms"]["value"] != "undetermined" or not any(
         o.startswith("undetermined: the trees of different K") for o in p["fused_terms"]["observations"]):
     print(f"fused_terms {p['fused_terms']}"); sys.exit(1)
 PY
+
+# The kernel structure per K found again: the probe's fit on the emulation of
+# fp_fits (K = 64 and K = 1 cannot show the tile of 128 and keep the one of
+# K = 255).
+"$GPUVET" probe --device "cpu:emulate=$T/fp_fits.json,route=hand" --dtype tf32 \
+    --fit-k 2048,255,64,1 --json -o "$T/re_fits.json" > /dev/null 2>&1 || fail "probe of emulation fits exit $?"
+python3 - "$T" <<'PY' || fail "the probe of the emulation does not fit its structures"
+import json, sys
+t = sys.argv[1]
+p = [p for r in json.load(open(f"{t}/re_fits.json"))["routes"] for p in r["precisions"]
+     if p["precision"] == "tf32"][0]["properties"]
+want = {"model.k2048": "block 16, extra 2, chunks 320 nearest-even",
+        "model.k255": "block 8, extra 2, tile 128", "model.k64": "block 16, extra 2, tile 128",
+        "model.k1": "fp32 fma, tile 128"}
+got = {k: p[k]["value"] for k in want}
+extra = sorted(k for k in p if k.startswith("model.k") and k not in want)
+if got != want or extra:
+    print(f"got {got}, extra {extra}"); sys.exit(1)
+if not p["model.k255"]["observations"][0].startswith("1024 of 1024 outputs reproduced"):
+    print(p["model.k255"]); sys.exit(1)
+PY
+expect_rc 2 "$GPUVET" probe --fit-k 0
+grep -q -- "--fit-k 0: not" "$GV_ERR" || fail "--fit-k 0: $(cat "$GV_ERR")"
+expect_rc 2 "$GPUVET" probe --fit-k "16,x"
+# the emulation says which structure it takes at each K
+"$GPUVET" check --device "cpu:emulate=$T/fp_fits.json,route=hand" --only 'gemm.f32.64x64x1024.*' \
+    --determinism none -o "$T/fits.json" > /dev/null 2>&1
+json_get "$T/fits.json" 'd["device"]["description"]["emulate_fingerprint"]["models"][0]["by_k"]' \
+    | grep -q "'k': 2048, 'structure': 'block 16, extra 2, chunks 320 nearest-even'" \
+    || fail "by_k: $(json_get "$T/fits.json" 'd["device"]["description"]["emulate_fingerprint"]')"
 
 # Errors name the file and the field; nothing runs with a bad fingerprint.
 expect_rc 2,3,4 "$GPUVET" check --device "cpu:emulate=$T/fp_bad.json" --only 'gemm.f32.*'

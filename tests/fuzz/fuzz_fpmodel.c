@@ -2,7 +2,8 @@
  * what --device cpu:emulate=FILE.json reads). Checks what the reader
  * promises on every input it accepts: every model passes gv_mma_model_check,
  * every echoed string is printable ASCII, and a model computes a short dot
- * product without fault. */
+ * product without fault; every per-K model (model.kN, order.kN) too, and its
+ * structure text reads back as the same structure. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +37,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (gv_mma_model_check(&fm.e[i].m, &err) != GV_OK)
             abort();
         (void)gv_mma_dot_acc(&fm.e[i].m, 0.75, a, b, 5);
+        for (int j = 0; j < fm.e[i].nbyk; j++) {
+            const struct gv_mma_model *m = &fm.e[i].byk[j].m;
+            if (gv_mma_model_check(m, &err) != GV_OK)
+                abort();
+            (void)gv_mma_dot_acc(m, 0.75, a, b, 5);
+            char s[96];
+            gv_mma_structure_str(m, s, sizeof s);
+            struct gv_mma_model r = fm.e[i].m;
+            if (gv_mma_structure_parse(s, &r) || r.block != m->block || r.tile != m->tile ||
+                r.chunk != m->chunk || r.extra_bits != m->extra_bits)
+                abort();
+        }
     }
     json_t *j = gv_fpmodel_json(&fm, "fuzz.json");
     if (!j)

@@ -999,9 +999,11 @@ static int supports(struct gv_device *d, const struct gv_case *c, struct gv_err 
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: unknown operation", c->id);
     if ((gv_op_desc(c->op)->flags & GV_OPF_TORCH_ONLY) || c->call != GV_CALL_DEFAULT)
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: a PyTorch case (--device torch:...)", c->id);
-    if (!storage_ok(c->in_dtype))
-        return gv_err_set(why, GV_E_UNSUPPORTED, "%s: the cpu backend has no %s input kernels",
-                          c->id, gv_dtype_name(c->in_dtype));
+    int fp8 = c->in_dtype == GV_F8E4M3 || c->in_dtype == GV_F8E5M2;
+    if (!storage_ok(c->in_dtype) && !(fp8 && d->fp && c->op == GV_OP_GEMM))
+        return gv_err_set(why, GV_E_UNSUPPORTED, "%s: the cpu backend has no %s input kernels%s",
+                          c->id, gv_dtype_name(c->in_dtype),
+                          fp8 ? " (an emulated fingerprint's GEMMs have)" : "");
     if (c->op != GV_OP_CONVERT && !storage_ok(c->out_dtype))
         return gv_err_set(why, GV_E_UNSUPPORTED, "%s: the cpu backend has no %s output kernels",
                           c->id, gv_dtype_name(c->out_dtype));

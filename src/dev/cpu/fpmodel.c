@@ -425,7 +425,35 @@ static int parse_order(const char *v, int *block, int *chunk)
     return 0;
 }
 
-/* The models at each K whose tree the probe recovered (order.kN). */
+/* The models at each K the probe fitted (model.kN, num/mma.h's structure
+ * text); 1 when there is one. */
+static int read_fits(const json_t *props, struct gv_fpmodel_entry *e)
+{
+    const char *key;
+    const json_t *v;
+    int any = 0;
+    json_object_foreach((json_t *)props, key, v) {
+        int k = 0, used = 0;
+        const char *val = json_string_value(json_object_get(v, "value"));
+        if (!val || sscanf(key, "model.k%d%n", &k, &used) != 1 || key[used] || k < 1 ||
+            k > (1 << 20) || undetermined(val))
+            continue;
+        struct gv_mma_model m = e->m;
+        if (!text_ok(val, 96) || gv_mma_structure_parse(val, &m)) {
+            note(e->assumed, sizeof e->assumed, "%s \"%.60s\" not modelled", key,
+                 text_ok(val, 96) ? val : "(not printable)");
+            continue;
+        }
+        if (e->nbyk >= GV_FPMODEL_ORDERS)
+            break;
+        e->byk[e->nbyk++] = (struct gv_fpmodel_order){k, m};
+        any = 1;
+    }
+    return any;
+}
+
+/* The models at each K whose tree the probe recovered (order.kN), where it
+ * fitted none (fingerprints before model.kN). */
 static void read_orders(const json_t *props, struct gv_fpmodel_entry *e)
 {
     const char *key;
@@ -459,13 +487,23 @@ static void read_orders(const json_t *props, struct gv_fpmodel_entry *e)
     }
 }
 
+/* The powers of two dividing k, up to 2^5: kernels for K not a multiple of
+ * the K tile are another choice of the libraries. */
+static int twos(long k)
+{
+    int n = 0;
+    for (; n < 5 && k > 0 && !(k & 1); n++)
+        k >>= 1;
+    return n;
+}
+
 const struct gv_mma_model *gv_fpmodel_model_for(const struct gv_fpmodel_entry *e, long k)
 {
     const struct gv_mma_model *best = &e->m;
     double d = 1e300, lk = log2((double)(k > 0 ? k : 1));
     int best_k = 0;
     for (int i = 0; i < e->nbyk; i++) {
-        double di = fabs(log2((double)e->byk[i].k) - lk);
+        double di = fabs(log2((double)e->byk[i].k) - lk) + (twos(e->byk[i].k) != twos(k)) * 0.75;
         if (di < d || (di == d && e->byk[i].k < best_k)) {
             d = di;
             best_k = e->byk[i].k;
@@ -512,7 +550,8 @@ static int read_precision(const json_t *p, const char *where, struct gv_fpmodel 
     }
     if (rc)
         return rc;
-    read_orders(json_object_get(p, "properties"), &e);
+    if (!read_fits(json_object_get(p, "properties"), &e))
+        read_orders(json_object_get(p, "properties"), &e);
     if (gv_fpmodel_find(fm, e.in, e.compute, e.out))
         return gv_err_set(err, GV_E_FORMAT, "%s: a second precision %s->%s->%s", where,
                           gv_dtype_name(e.in), gv_dtype_name(e.compute), gv_dtype_name(e.out));
@@ -644,6 +683,7 @@ json_t *gv_mma_model_json(const struct gv_mma_model *m)
     json_object_set_new(o, "block", json_integer(m->block));
     json_object_set_new(o, "chunk", json_integer(m->chunk));
     json_object_set_new(o, "chunk_round", json_string(gv_mma_round_name(m->chunk_round)));
+    json_object_set_new(o, "tile", json_integer(m->tile));
     json_object_set_new(o, "extra_bits", json_integer(m->extra_bits));
     json_object_set_new(o, "align", json_string(m->align_nominal ? "exponent sum" : "leading bit"));
     json_object_set_new(o, "products", json_string(m->prod_round ? "rounded" : "exact"));
@@ -689,6 +729,9 @@ json_t *gv_fpmodel_json(const struct gv_fpmodel *fm, const char *file)
         for (int j = 0; j < e->nbyk; j++) {
             json_t *bk = json_object();
             json_object_set_new(bk, "k", json_integer(e->byk[j].k));
+            char st[96];
+            gv_mma_structure_str(&e->byk[j].m, st, sizeof st);
+            json_object_set_new(bk, "structure", json_string(st));
             json_object_set_new(bk, "block", json_integer(e->byk[j].m.block));
             json_object_set_new(bk, "chunk", json_integer(e->byk[j].m.chunk));
             json_object_set_new(bk, "extra_bits", json_integer(e->byk[j].m.extra_bits));

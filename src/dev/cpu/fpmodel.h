@@ -16,10 +16,11 @@
 #define GV_FPMODEL_MAX_BYTES ((size_t)4 << 20)
 #define GV_FPMODEL_MAX 16
 
-#define GV_FPMODEL_ORDERS 8
+#define GV_FPMODEL_ORDERS 32
 
-/* The model at one K the probe recovered the summation tree for (order.kN):
- * its block and chunks as that tree shows them. */
+/* The model at one K: the structure the probe fitted there (model.kN), or,
+ * in older fingerprints, the block and chunks of its summation tree
+ * (order.kN). */
 struct gv_fpmodel_order {
     int k;
     struct gv_mma_model m;
@@ -66,8 +67,9 @@ int gv_fpmodel_load(const char *path, const char *route, struct gv_fpmodel *fm,
 const struct gv_fpmodel_entry *gv_fpmodel_find(const struct gv_fpmodel *fm, enum gv_dtype in,
                                                enum gv_dtype compute, enum gv_dtype out);
 
-/* The model for a GEMM of inner dimension k: the one of the order.kN tree
- * nearest k (in log2; ties: the smaller N), else e->m. Libraries choose other
+/* The model for a GEMM of inner dimension k: the one of the probed K nearest
+ * k in log2, with 0.75 added where N and k are divisible by different powers
+ * of two up to 32 (ties: the smaller N), else e->m. Libraries choose other
  * kernels for other shapes: an approximation, measured by test_emulate_share. */
 const struct gv_mma_model *gv_fpmodel_model_for(const struct gv_fpmodel_entry *e, long k);
 
