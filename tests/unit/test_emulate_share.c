@@ -9,7 +9,11 @@
  * at every shape (its GEMMs add one product after the other, which the model
  * knows).
  * With GV_EMULATE_DEVICE=cuda:0 (the lead's GPU runs): the same measurement
- * on that device's routes, printed (a measurement, not a verdict). */
+ * on that device's routes, printed (a measurement, not a verdict).
+ * GV_EMULATE_DUMP=DIR keeps the device's outputs and fingerprint in DIR;
+ * GV_EMULATE_REPLAY=DIR (with GV_EMULATE_DEVICE) reads them back instead of
+ * running the device, so a model can be refined on the CPU against one GPU
+ * run. */
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -23,11 +27,23 @@
 #include "probe/probe.h"
 #include "t.h"
 
-/* K: the first 12 on the CPU, all on a GPU */
+/* K: the first 12 on the CPU, all on a GPU. Those the probe fits model.kN at
+ * (its default grid, probe/fit.c) are counted apart from the others, whose
+ * model is the nearest fitted K's: a prediction. */
 static const int ks[] = {1,   2,   3,   7,   16,  17,  64,  65,  256,  257,  1000, 1024,
                          4,   5,   8,   9,   15,  31,  32,  33,  63,   127,  128,  129,
-                         255, 511, 512, 2048, 4096};
+                         255, 511, 512, 2048, 4096, 100, 300, 700, 1500, 3000};
 #define NK (int)(sizeof ks / sizeof ks[0])
+static const int fitted[] = {1,  2,  3,   4,   7,   8,   15,  16,  31,   32,   63,
+                             64, 127, 128, 255, 256, 511, 512, 1024, 2048, 4096};
+
+static int is_fitted(int k)
+{
+    for (size_t i = 0; i < sizeof fitted / sizeof fitted[0]; i++)
+        if (fitted[i] == k)
+            return 1;
+    return 0;
+}
 static const char *const dists[] = {"uniform", "normal", "positive", "wide"};
 #define ND 4
 
@@ -67,16 +83,47 @@ static void fill(struct gv_buffer *b, int dist, uint64_t seed)
         gv_fp_store(b->data, b->dtype, i, gv_fp_round(draw(dist, &s), b->dtype, GV_RNE));
 }
 
-struct tally {
-    long same, total;
-    char odd[2048];
-};
+/* DIR/ROUTE.PREC.kK.dD.bin: one shape's device output, for GV_EMULATE_DUMP
+ * and GV_EMULATE_REPLAY */
+static const char *dump_dir, *replay_dir;
+
+static void shape_file(char *path, size_t sz, const char *dir, const char *rname,
+                       const struct prec *p, int k, int dist)
+{
+    snprintf(path, sz, "%s/%s.%s.k%d.d%d.bin", dir, rname, p->name, k, dist);
+}
+
+static int dump_out(const struct gv_buffer *o, size_t w, const char *rname, const struct prec *p,
+                    int k, int dist)
+{
+    char path[512];
+    shape_file(path, sizeof path, dump_dir, rname, p, k, dist);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(o->data, w, o->count, f) == o->count;
+    if (f && fclose(f))
+        ok = 0;
+    return ok ? 0 : -1;
+}
+
+static int replay_out(struct gv_buffer *o, size_t w, const char *rname, const struct prec *p,
+                      int k, int dist, char *why, size_t whysz)
+{
+    char path[512];
+    shape_file(path, sizeof path, replay_dir, rname, p, k, dist);
+    FILE *f = fopen(path, "rb");
+    int ok = f && fread(o->data, w, o->count, f) == o->count;
+    if (f)
+        fclose(f);
+    if (!ok)
+        snprintf(why, whysz, "%s: not in the dump", path);
+    return ok ? 0 : -1;
+}
 
 /* One shape on both devices: 1 when every output bit matches. -1 when either
  * could not run it (said in why). */
 static int one(const struct gv_backend *be, struct gv_device *dev, const struct gv_backend *ee,
-               struct gv_device *emu, const struct prec *p, int k, int dist, long *same,
-               long *total, char *why, size_t whysz)
+               struct gv_device *emu, const char *rname, const struct prec *p, int k, int dist,
+               long *same, long *total, char *why, size_t whysz)
 {
     const int M = 64, N = 64;
     struct gv_case c = {.id = "share", .op = GV_OP_GEMM, .in_dtype = p->in,
@@ -95,9 +142,15 @@ static int one(const struct gv_backend *be, struct gv_device *dev, const struct 
         fill(&in[1], dist, (uint64_t)k * 8 + (uint64_t)dist + 4);
         struct gv_err e = {0};
         struct gv_run_info info;
-        if (be->run(dev, &c, in, 2, &o1, &info, &e) || ee->run(emu, &c, in, 2, &o2, &info, &e))
+        int got = replay_dir ? replay_out(&o1, w, rname, p, k, dist, why, whysz)
+                             : be->run(dev, &c, in, 2, &o1, &info, &e);
+        if (!got && dump_dir && dump_out(&o1, w, rname, p, k, dist))
+            snprintf(why, whysz, "cannot write into %s", dump_dir), got = -1;
+        if (!got && ee->run(emu, &c, in, 2, &o2, &info, &e))
+            got = -1;
+        if (got && !why[0])
             snprintf(why, whysz, "%s", e.msg);
-        else {
+        else if (!got) {
             long s = 0;
             for (size_t i = 0; i < o1.count; i++)
                 s += !memcmp((char *)o1.data + i * w, (char *)o2.data + i * w, w);
@@ -142,31 +195,39 @@ static void route(const char *device, const char *blas, const char *rname, const
     char note[256], spec[512];
     struct gv_err e = {0};
     snprintf(spec, sizeof spec, "cpu:emulate=%s,route=%s", fp, rname);
-    if (gv_device_open(device, &be, &dev, note, sizeof note, &e)) {
+    be = NULL, dev = NULL;
+    if (!replay_dir && gv_device_open(device, &be, &dev, note, sizeof note, &e)) {
         printf("%s: cannot open: %s\n", device, e.msg);
         T_CHECK(0);
         return;
     }
     if (gv_device_open(spec, &ee, &emu, note, sizeof note, &e)) {
         printf("%s: cannot open: %s\n", spec, e.msg);
-        be->close(dev);
+        if (be)
+            be->close(dev);
         T_CHECK(0);
         return;
     }
     for (int p = 0; p < NP; p++) {
-        long same = 0, total = 0, same_small = 0, total_small = 0;
+        long same = 0, total = 0, same_small = 0, total_small = 0, same_fit = 0, total_fit = 0;
         char odd[4096] = "", why[300] = "";
         size_t used = 0;
         int ran = 0;
         for (int i = 0; i < nk; i++)
             for (int d = 0; d < nd; d++) {
                 long s0 = same, t0 = total;
-                int r = one(be, dev, ee, emu, &precs[p], ks[i], d, &same, &total, why, sizeof why);
+                why[0] = 0;
+                int r = one(be, dev, ee, emu, rname, &precs[p], ks[i], d, &same, &total, why,
+                            sizeof why);
                 if (r < 0)
                     continue;
                 ran = 1;
                 same_small += same - s0;
                 total_small += total - t0;
+                if (is_fitted(ks[i])) {
+                    same_fit += same - s0;
+                    total_fit += total - t0;
+                }
                 if (!r && used + 40 < sizeof odd)
                     used += (size_t)snprintf(odd + used, sizeof odd - used, " K=%d/%s:%.0f%%",
                                              ks[i], dists[d],
@@ -177,15 +238,19 @@ static void route(const char *device, const char *blas, const char *rname, const
             continue;
         }
         printf("%-10s %-8s %6.2f%% bit-identical (%ld of %ld outputs, 64x64xK, %d K x %d "
-               "distributions)\n", rname, precs[p].name, 100.0 * (double)same / (double)total,
-               same, total, nk, nd);
+               "distributions); fitted K %.2f%%, other K %.2f%%\n",
+               rname, precs[p].name, 100.0 * (double)same / (double)total, same, total, nk, nd,
+               total_fit ? 100.0 * (double)same_fit / (double)total_fit : 0.0,
+               total > total_fit ? 100.0 * (double)(same - same_fit) / (double)(total - total_fit)
+                                 : 0.0);
         if (odd[0])
             printf("           not 100%%:%s\n", odd);
         if (exact)
             T_EQ_INT(same_small, total_small);
     }
     ee->close(emu);
-    be->close(dev);
+    if (be)
+        be->close(dev);
     unsetenv("GPUVET_BLAS");
 }
 
@@ -202,8 +267,14 @@ static void test_device(void)
     const char *dev = getenv("GV_EMULATE_DEVICE");
     if (!dev || !*dev)
         return;
-    const char *fp = "emulate_share.device.json";
-    if (fingerprint(dev, fp)) {
+    char fp[512] = "emulate_share.device.json";
+    dump_dir = getenv("GV_EMULATE_DUMP");
+    replay_dir = getenv("GV_EMULATE_REPLAY");
+    if (replay_dir)
+        snprintf(fp, sizeof fp, "%s/fingerprint.json", replay_dir);
+    else if (dump_dir)
+        snprintf(fp, sizeof fp, "%s/fingerprint.json", dump_dir);
+    if (!replay_dir && fingerprint(dev, fp)) {
         T_CHECK(0);
         return;
     }
