@@ -101,6 +101,9 @@ int gv_mma_model_check(const struct gv_mma_model *m, struct gv_err *err)
         return gv_err_set(err, GV_E_USAGE, "mma model: block %d is not 1..%d", m->block, 1 << 20);
     if (m->chunk < 0 || m->chunk > (1 << 20))
         return gv_err_set(err, GV_E_USAGE, "mma model: chunk %d is not 0..%d", m->chunk, 1 << 20);
+    if (m->chunk_promote < 0 || m->chunk_promote > 1)
+        return gv_err_set(err, GV_E_USAGE, "mma model: chunk_promote %d is not 0 or 1",
+                          m->chunk_promote);
     if (m->tile < 0 || m->tile > (1 << 20))
         return gv_err_set(err, GV_E_USAGE, "mma model: tile %d is not 0..%d", m->tile, 1 << 20);
     if (m->extra_bits < -1 || m->extra_bits > 40)
@@ -457,7 +460,8 @@ static double dot_core(const struct gv_mma_model *m, const struct fmt *acc, doub
                                     INT_MIN};
         struct gv_mma_model join = *m;
         join.acc_round = m->chunk_round;
-        struct fmt jacc = *acc;
+        struct fmt jacc = m->chunk_promote ? fmt_with(m->acc, -1, m->chunk_round, m->acc_flush)
+                                           : *acc;
         jacc.r = m->chunk_round;
         total = block_fma(&join, &jacc, total, t, nt);
     }
@@ -654,6 +658,7 @@ static int is_fp32_fma(const struct gv_mma_model *m)
     f.tile = m->tile;
     f.chunk = m->chunk;
     f.chunk_round = m->chunk_round;
+    f.chunk_promote = m->chunk_promote;
     return !memcmp(&f, m, sizeof f);
 }
 
@@ -662,11 +667,13 @@ void gv_mma_structure_str(const struct gv_mma_model *m, char *buf, size_t n)
     int k = is_fp32_fma(m) ? snprintf(buf, n, "fp32 fma")
             : m->extra_bits < 0 ? snprintf(buf, n, "block %d, extra exact", m->block)
                                 : snprintf(buf, n, "block %d, extra %d", m->block, m->extra_bits);
+    if (k > 0 && (size_t)k < n && m->align_nominal && m->block > 1)
+        k += snprintf(buf + k, n - (size_t)k, ", exponent aligned");
     if (k > 0 && (size_t)k < n && m->tile)
         k += snprintf(buf + k, n - (size_t)k, ", tile %d", m->tile);
     if (k > 0 && (size_t)k < n && m->chunk)
-        snprintf(buf + k, n - (size_t)k, ", chunks %d %s", m->chunk,
-                 gv_mma_round_name(m->chunk_round));
+        snprintf(buf + k, n - (size_t)k, ", chunks %d %s%s", m->chunk,
+                 gv_mma_round_name(m->chunk_round), m->chunk_promote ? ", promoted" : "");
 }
 
 static int round_of_name(const char *s, enum gv_mma_round *r)
@@ -704,6 +711,14 @@ static int structure_item(const char *it, struct gv_mma_model *m)
         fp32_fma(m, m->out);
         return 1;
     }
+    if (!strcmp(it, "exponent aligned")) {
+        m->align_nominal = 1;
+        return 1;
+    }
+    if (!strcmp(it, "promoted")) {
+        m->chunk_promote = 1;
+        return 1;
+    }
     if (!strcmp(it, "extra exact")) {
         m->extra_bits = -1;
         return 1;
@@ -727,6 +742,8 @@ int gv_mma_structure_parse(const char *s, struct gv_mma_model *m)
     struct gv_mma_model w = *m;
     w.tile = 0;
     w.chunk = 0;
+    w.chunk_promote = 0;
+    w.align_nominal = 0;
     char item[64];
     /* the datapath first, as gv_mma_structure_str writes it */
     if (strncmp(s, "block ", 6) && strncmp(s, "fp32 fma", 8))
@@ -744,6 +761,8 @@ int gv_mma_structure_parse(const char *s, struct gv_mma_model *m)
     }
     if (w.block == 1)
         w.extra_bits = -1;
+    if (w.chunk_promote && !w.chunk)
+        return -1; /* promoted needs chunks to promote */
     struct gv_err e = {0};
     if (gv_mma_model_check(&w, &e))
         return -1;
@@ -888,7 +907,7 @@ int gv_mma_fit(const struct gv_mma_model *base, int extra_is_bound,
     }
     /* the datapaths: as measured; extra bits beyond a lower bound; fp32
      * inputs kept whole (a kernel without the reduced input format) */
-    struct gv_mma_model dps[20];
+    struct gv_mma_model dps[24];
     int ndp = 0;
     int xh = hint && extra_is_bound && hint->extra_bits > base->extra_bits ? hint->extra_bits : -1;
     if (xh >= 0) { /* the bits a larger K showed first */
@@ -902,8 +921,13 @@ int gv_mma_fit(const struct gv_mma_model *base, int extra_is_bound,
         dps[ndp] = *base;
         dps[ndp++].extra_bits = x;
     }
+    dps[ndp] = *base;
+    dps[ndp++].align_nominal = !base->align_nominal;
     if (base->in == GV_F32 && base->in_frac_bits >= 0 && base->out != GV_F16)
         fp32_fma(&dps[ndp++], base->out);
+    struct fmt whole;
+    fmt_known(base->acc, &whole);
+    int passes = base->acc_frac_bits < whole.frac ? 4 : 2; /* promoted: passes 2 and 3 */
     const int tiles[] = {tile_hint > 0 ? tile_hint : 0, 0, 16, 32, 64, 128, 256};
     const int blocks[] = {base->block, 1, 2, 4, 8, 16, 32};
     int chunks[96];
@@ -917,7 +941,7 @@ int gv_mma_fit(const struct gv_mma_model *base, int extra_is_bound,
     for (int d = 0; d < ndp && !rc && !out->found; d++) {
         for (int i = 0; i < nf; i++)
             fitg_inputs(&f[i], &dps[d]);
-        for (int c = -1; c < 2 * nch && !out->found; c++)
+        for (int c = -1; c < passes * nch && !out->found; c++)
             for (size_t ti = 0; ti < 7 && !out->found; ti++) {
                 if (ti && (tiles[ti] == tiles[0] ||
                            (tiles[ti] && (tiles[ti] >= K || K % tiles[ti] == 0))))
@@ -931,10 +955,12 @@ int gv_mma_fit(const struct gv_mma_model *base, int extra_is_bound,
                     if (m.block == 1)
                         m.extra_bits = -1;
                     m.tile = tiles[ti];
+                    int pass = c < 0 ? 0 : c / nch;
                     m.chunk = c < 0 ? 0 : chunks[c % nch];
-                    m.chunk_round = c < nch ? m.acc_round : GV_MMA_RNE;
-                    if (c >= nch && m.acc_round == GV_MMA_RNE)
-                        continue; /* the same as the first pass */
+                    m.chunk_round = pass % 2 ? GV_MMA_RNE : m.acc_round;
+                    m.chunk_promote = pass >= 2;
+                    if (pass % 2 && m.acc_round == GV_MMA_RNE)
+                        continue; /* the same as the pass before */
                     out->tried++;
                     long n = 0;
                     for (int i = 0; i < nf; i++) {

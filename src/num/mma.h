@@ -46,6 +46,9 @@ struct gv_mma_model {
                          * many products, each summed from zero in blocks, the chunk sums
                          * then added one after the other (a block of one term each) */
     enum gv_mma_round chunk_round; /* the rounding of that addition */
+    int chunk_promote;  /* that addition at the accumulator format's full width, not
+                         * acc_frac_bits: partial sums of a narrower accumulator promoted
+                         * into a whole fp32 one (Hopper fp8) */
     int tile;           /* 0, or the kernel's K tile: in each chunk (or the whole K) the first
                          * (length mod tile) products are summed alone first, the whole
                          * tiles after them (blocks restart at each) */
@@ -97,12 +100,14 @@ int gv_mma_gemm(const struct gv_mma_model *m, const struct gv_buffer *a,
 
 /* The structure of m as the probe writes it (model.kN, docs/probe.md):
  * "block B, extra X" (X a count or "exact"), or "fp32 fma" (whole fp32
- * inputs, one fused multiply-add each, nearest-even); then ", tile T" and
- * ", chunks C ROUNDING" where set. At most 64 characters. */
+ * inputs, one fused multiply-add each, nearest-even); then ", exponent
+ * aligned" (align_nominal, blocks of more than one), ", tile T", ", chunks C
+ * ROUNDING" and ", promoted" where set. At most 128 characters. */
 void gv_mma_structure_str(const struct gv_mma_model *m, char *buf, size_t n);
 /* Applies such a text to m (the precision's model from its properties;
- * unnamed tile and chunks become none; it starts with the datapath). 0, or
- * -1 for a text that is not one, m unchanged. */
+ * what it leaves unnamed of alignment, tile and chunks becomes none; it
+ * starts with the datapath). 0, or -1 for a text that is not one, m
+ * unchanged. */
 int gv_mma_structure_parse(const char *s, struct gv_mma_model *m);
 
 /* ---------- fitting a kernel's structure ---------- */
@@ -125,11 +130,13 @@ struct gv_mma_fit {
  * GEMMs (1..8, one K) bit for bit (512 outputs of each, every row and column
  * of a 64 x 64 output among them), tried in this order: the datapath (base
  * as it is; when extra_is_bound, base's extra_bits is only a lower bound:
- * each larger count to 24; fp32 inputs kept whole, with fused multiply-adds,
- * when base reduces fp32 inputs), then chunks (none; kernel chunks of 4 to
- * 256 added with the accumulator's rounding; split-K slices, K cut into 2 to
- * 16 slices rounded up to a multiple of 8 to 128, with that rounding, then
- * with nearest-even), then the tile (none, 16 to 256), then the block
+ * each larger count to 24; the other product alignment; fp32 inputs kept
+ * whole, with fused multiply-adds, when base reduces fp32 inputs), then
+ * chunks (none; kernel chunks of 4 to 256 added with the accumulator's
+ * rounding; split-K slices, K cut into 2 to 16 slices rounded up to a
+ * multiple of 8 to 128, with that rounding, then with nearest-even; where
+ * the accumulator is narrower than its format, each again promoted), then
+ * the tile (none, 16 to 256), then the block
  * (base's, 1 to 32). hint (NULL: none), the model a larger K of the same
  * precision was fitted to, is tried first where a K cannot tell: its tile,
  * and its extra bits when base's are a bound. GV_OK with out->found 0 when

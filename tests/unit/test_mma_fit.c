@@ -82,12 +82,12 @@ static void test_structure_text(void)
     struct gv_mma_model m = base16(), r;
     char s[96];
     gv_mma_structure_str(&m, s, sizeof s);
-    T_EQ_STR(s, "block 16, extra 2");
+    T_EQ_STR(s, "block 16, extra 2, exponent aligned");
     m.tile = 128;
     m.chunk = 320;
     m.chunk_round = GV_MMA_RNE;
     gv_mma_structure_str(&m, s, sizeof s);
-    T_EQ_STR(s, "block 16, extra 2, tile 128, chunks 320 nearest-even");
+    T_EQ_STR(s, "block 16, extra 2, exponent aligned, tile 128, chunks 320 nearest-even");
     r = base16();
     T_EQ_INT(gv_mma_structure_parse(s, &r), 0);
     T_EQ_INT(r.tile, 128);
@@ -100,6 +100,7 @@ static void test_structure_text(void)
     T_EQ_INT(r.extra_bits, -1);
     T_EQ_INT(r.tile, 64);
     T_EQ_INT(r.chunk, 0);
+    T_EQ_INT(r.align_nominal, 0); /* not named: by the leading bit */
     /* the fp32 datapath: whole inputs, fused multiply-adds, nearest-even */
     struct gv_mma_model tf = base16();
     tf.in = GV_F32;
@@ -121,6 +122,8 @@ static void test_structure_text(void)
                                       "block 16, tile -4",
                                       "block 16, chunks 64 sideways",
                                       "block 16, chunks 64",
+                                      "block 16, promoted",
+                                      "tile 16, block 16",
                                       "block 99999999999",
                                       "block 16, extra 41",
                                       "fp32 fma; rm -rf /",
@@ -202,20 +205,32 @@ static void plant(const char *text, const struct gv_mma_model *base, enum gv_dty
 static void test_fit_finds_planted(void)
 {
     struct gv_mma_model b = base16();
-    plant("block 16, extra 2", &b, GV_F16, 64, "block 16, extra 2");
-    plant("block 8, extra 2", &b, GV_F16, 17, "block 8, extra 2");
-    plant("block 16, extra 2, tile 128", &b, GV_F16, 255, "block 16, extra 2, tile 128");
-    plant("block 16, extra 2, chunks 320 nearest-even", &b, GV_F16, 2048,
-          "block 16, extra 2, chunks 320 nearest-even");
-    plant("block 16, extra 2, chunks 16 toward-zero", &b, GV_F16, 64,
-          "block 16, extra 2, chunks 16 toward-zero");
+    plant("block 16, extra 2, exponent aligned", &b, GV_F16, 64, "block 16, extra 2, exponent aligned");
+    plant("block 8, extra 2, exponent aligned", &b, GV_F16, 17, "block 8, extra 2, exponent aligned");
+    plant("block 16, extra 2, exponent aligned, tile 128", &b, GV_F16, 255, "block 16, extra 2, exponent aligned, tile 128");
+    plant("block 16, extra 2, exponent aligned, chunks 320 nearest-even", &b, GV_F16, 2048,
+          "block 16, extra 2, exponent aligned, chunks 320 nearest-even");
+    plant("block 16, extra 2, exponent aligned, chunks 16 toward-zero", &b, GV_F16, 64,
+          "block 16, extra 2, exponent aligned, chunks 16 toward-zero");
     /* TF32 inputs, but a kernel that keeps fp32 whole (cuBLASLt at K = 1) */
     struct gv_mma_model tf = b;
     tf.in = GV_F32;
     tf.in_frac_bits = 10;
     tf.block = 8;
     plant("fp32 fma", &tf, GV_F32, 3, "fp32 fma");
-    plant("block 8, extra 2", &tf, GV_F32, 3, "block 8, extra 2");
+    plant("block 8, extra 2, exponent aligned", &tf, GV_F32, 3,
+          "block 8, extra 2, exponent aligned");
+    /* aligned by the leading bit where the base says exponent sum */
+    plant("block 16, extra 2", &b, GV_F16, 33, "block 16, extra 2");
+    /* fp8 on Hopper: a 13-bit accumulator in blocks of 32, promoted into
+     * fp32 every 128 products */
+    struct gv_mma_model f8 = b;
+    f8.in = GV_F8E4M3;
+    f8.acc_frac_bits = 13;
+    f8.block = 32;
+    f8.extra_bits = 0;
+    plant("block 32, extra 0, exponent aligned, chunks 128 toward-zero, promoted", &f8,
+          GV_F8E4M3, 512, "block 32, extra 0, exponent aligned, chunks 128 toward-zero, promoted");
 }
 
 static void test_fit_hint_and_misses(void)
@@ -225,9 +240,9 @@ static void test_fit_hint_and_misses(void)
     char got[96];
     /* K = 64 cannot show a tile of 128: the hint is kept, else none */
     fit_text(&b, &hidden, GV_F16, 64, 128, got, sizeof got);
-    T_EQ_STR(got, "block 16, extra 2, tile 128");
+    T_EQ_STR(got, "block 16, extra 2, exponent aligned, tile 128");
     fit_text(&b, &hidden, GV_F16, 64, 0, got, sizeof got);
-    T_EQ_STR(got, "block 16, extra 2");
+    T_EQ_STR(got, "block 16, extra 2, exponent aligned");
     /* outside the family: outputs rounded toward zero: no model, and how far
      * the closest went */
     hidden = base16();
