@@ -85,10 +85,10 @@ json.dump(orders, open(f"{t}/orders.json", "w"))
 # a kernel structure per K (model.kN), as cuBLASLt shows on an H100: the
 # partial K tile first at K = 255, split-K slices at K = 2048, the fp32
 # datapath at K = 1; the probe of the emulation must fit each again
-fits = {"model.k16": "block 16, extra 2", "model.k32": "block 16, extra 2",
-        "model.k64": "block 16, extra 2", "model.k256": "block 16, extra 2",
-        "model.k255": "block 8, extra 2, tile 128",
-        "model.k2048": "block 16, extra 2, chunks 320 nearest-even",
+ea = "block 16, extra 2, exponent aligned"
+fits = {"model.k16": ea, "model.k32": ea, "model.k64": ea, "model.k256": ea,
+        "model.k255": "block 8, extra 2, exponent aligned, tile 128",
+        "model.k2048": ea + ", chunks 320 nearest-even",
         "model.k1": "fp32 fma", "model.k300": "undetermined"}
 props = dict(block, extra_bits="2", fused_terms="16", input_mantissa_bits="10",
              input_rounding="nearest-even", product_alignment="exponent sum", **fits)
@@ -223,8 +223,9 @@ import json, sys
 t = sys.argv[1]
 p = [p for r in json.load(open(f"{t}/re_fits.json"))["routes"] for p in r["precisions"]
      if p["precision"] == "tf32"][0]["properties"]
-want = {"model.k2048": "block 16, extra 2, chunks 320 nearest-even",
-        "model.k255": "block 8, extra 2, tile 128", "model.k64": "block 16, extra 2, tile 128",
+ea = "block 16, extra 2, exponent aligned"
+want = {"model.k2048": ea + ", chunks 320 nearest-even",
+        "model.k255": "block 8, extra 2, exponent aligned, tile 128", "model.k64": ea + ", tile 128",
         "model.k1": "fp32 fma, tile 128"}
 got = {k: p[k]["value"] for k in want}
 extra = sorted(k for k in p if k.startswith("model.k") and k not in want)
@@ -240,7 +241,7 @@ expect_rc 2 "$GPUVET" probe --fit-k "16,x"
 "$GPUVET" check --device "cpu:emulate=$T/fp_fits.json,route=hand" --only 'gemm.f32.64x64x1024.*' \
     --determinism none -o "$T/fits.json" > /dev/null 2>&1
 json_get "$T/fits.json" 'd["device"]["description"]["emulate_fingerprint"]["models"][0]["by_k"]' \
-    | grep -q "'k': 2048, 'structure': 'block 16, extra 2, chunks 320 nearest-even'" \
+    | grep -q "'k': 2048, 'structure': 'block 16, extra 2, exponent aligned, chunks 320 nearest-even'" \
     || fail "by_k: $(json_get "$T/fits.json" 'd["device"]["description"]["emulate_fingerprint"]')"
 
 # Errors name the file and the field; nothing runs with a bad fingerprint.

@@ -42,11 +42,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (gv_mma_model_check(m, &err) != GV_OK)
                 abort();
             (void)gv_mma_dot_acc(m, 0.75, a, b, 5);
-            char s[96];
+            char s[128];
             gv_mma_structure_str(m, s, sizeof s);
             struct gv_mma_model r = fm.e[i].m;
             if (gv_mma_structure_parse(s, &r) || r.block != m->block || r.tile != m->tile ||
-                r.chunk != m->chunk || r.extra_bits != m->extra_bits)
+                r.chunk != m->chunk || r.extra_bits != m->extra_bits ||
+                r.chunk_promote != m->chunk_promote ||
+                (m->block > 1 && r.align_nominal != m->align_nominal))
                 abort();
         }
     }

@@ -439,9 +439,9 @@ static int read_fits(const json_t *props, struct gv_fpmodel_entry *e)
             k > (1 << 20) || undetermined(val))
             continue;
         struct gv_mma_model m = e->m;
-        if (!text_ok(val, 96) || gv_mma_structure_parse(val, &m)) {
+        if (!text_ok(val, 128) || gv_mma_structure_parse(val, &m)) {
             note(e->assumed, sizeof e->assumed, "%s \"%.60s\" not modelled", key,
-                 text_ok(val, 96) ? val : "(not printable)");
+                 text_ok(val, 128) ? val : "(not printable)");
             continue;
         }
         if (e->nbyk >= GV_FPMODEL_ORDERS)
@@ -684,6 +684,7 @@ json_t *gv_mma_model_json(const struct gv_mma_model *m)
     json_object_set_new(o, "chunk", json_integer(m->chunk));
     json_object_set_new(o, "chunk_round", json_string(gv_mma_round_name(m->chunk_round)));
     json_object_set_new(o, "tile", json_integer(m->tile));
+    json_object_set_new(o, "chunk_promote", json_boolean(m->chunk_promote));
     json_object_set_new(o, "extra_bits", json_integer(m->extra_bits));
     json_object_set_new(o, "align", json_string(m->align_nominal ? "exponent sum" : "leading bit"));
     json_object_set_new(o, "products", json_string(m->prod_round ? "rounded" : "exact"));
@@ -729,7 +730,7 @@ json_t *gv_fpmodel_json(const struct gv_fpmodel *fm, const char *file)
         for (int j = 0; j < e->nbyk; j++) {
             json_t *bk = json_object();
             json_object_set_new(bk, "k", json_integer(e->byk[j].k));
-            char st[96];
+            char st[128];
             gv_mma_structure_str(&e->byk[j].m, st, sizeof st);
             json_object_set_new(bk, "structure", json_string(st));
             json_object_set_new(bk, "block", json_integer(e->byk[j].m.block));
