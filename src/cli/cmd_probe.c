@@ -57,6 +57,45 @@ static const char *const shown[] = {
     "order.k16", "order.k64", "order.k256", "order.k512", "deterministic", "batch_invariant",
 };
 
+struct kmodel {
+    int k;
+    const char *v;
+};
+
+static int by_k(const void *a, const void *b)
+{
+    return ((const struct kmodel *)a)->k - ((const struct kmodel *)b)->k;
+}
+
+/* model.kN, runs of K with the same structure on one line each. */
+static void print_models(const json_t *props)
+{
+    struct kmodel m[64];
+    size_t n = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)props, key, v) {
+        int k = 0, used = 0;
+        const char *val = json_string_value(json_object_get(v, "value"));
+        if (n < 64 && val && sscanf(key, "model.k%d%n", &k, &used) == 1 && !key[used])
+            m[n++] = (struct kmodel){k, val};
+    }
+    qsort(m, n, sizeof m[0], by_k);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && !strcmp(m[j + 1].v, m[i].v))
+            j++;
+        char ks[40];
+        if (j > i)
+            snprintf(ks, sizeof ks, "model K=%d..%d", m[i].k, m[j].k);
+        else
+            snprintf(ks, sizeof ks, "model K=%d", m[i].k);
+        printf("    %-20s %s%s%s\n", ks, !strcmp(m[i].v, "undetermined") ? cli_yellow() : "",
+               m[i].v, cli_reset());
+        i = j + 1;
+    }
+}
+
 static void print_route(const json_t *r)
 {
     const char *name = json_string_value(json_object_get(r, "route"));
@@ -91,6 +130,7 @@ static void print_route(const json_t *r)
             printf("    %-20s %s%s%s\n", shown[k], !strcmp(v, "undetermined") ? cli_yellow() : "",
                    v, cli_reset());
         }
+        print_models(props);
     }
     printf("\n");
 }

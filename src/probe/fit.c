@@ -150,11 +150,16 @@ static json_t *fit_one(struct px *x, const struct gv_mma_model *base, int bound,
         rc = gv_mma_fit(base, bound, *have_hint ? hint : NULL, g, 2, &f, err);
     }
     free_pair(r);
-    if (rc) {
+    if (rc == GV_E_NOMEM) {
         json_decref(pr);
         return NULL;
     }
-    char s[96];
+    if (rc) { /* this K only: the other properties stand */
+        obs(pr, "undetermined: %s", err->msg);
+        memset(err, 0, sizeof *err);
+        return pr;
+    }
+    char s[128];
     gv_mma_structure_str(&f.m, s, sizeof s);
     if (f.found) {
         json_object_set_new(pr, "value", json_string(s));
@@ -190,7 +195,7 @@ int gv_probe_fit(struct px *x, json_t *props, const struct gv_probe_fit_ks *fit,
     for (int i = 0; i < fit->n; i++) {
         json_t *pr = fit_one(x, &base, bound, fit->k[i], &hint, &have_hint, err);
         if (!pr)
-            return err->code ? err->code : GV_E_NOMEM;
+            return GV_E_NOMEM;
         char name[32];
         snprintf(name, sizeof name, "model.k%d", fit->k[i]);
         json_object_set_new(props, name, pr);
