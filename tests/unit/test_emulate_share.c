@@ -10,6 +10,9 @@
  * knows).
  * With GV_EMULATE_DEVICE=cuda:0 (the lead's GPU runs): the same measurement
  * on that device's routes, printed (a measurement, not a verdict).
+ * GV_EMULATE_FP=FILE takes that device's fingerprint from FILE (made by
+ * `gpuvet probe` before) instead of probing it; GV_EMULATE_ROUTE=NAME
+ * measures that route alone;
  * GV_EMULATE_DUMP=DIR keeps the device's outputs and fingerprint in DIR;
  * GV_EMULATE_REPLAY=DIR (with GV_EMULATE_DEVICE) reads them back instead of
  * running the device, so a model can be refined on the CPU against one GPU
@@ -270,18 +273,23 @@ static void test_device(void)
     char fp[512] = "emulate_share.device.json";
     dump_dir = getenv("GV_EMULATE_DUMP");
     replay_dir = getenv("GV_EMULATE_REPLAY");
+    const char *given = getenv("GV_EMULATE_FP"); /* a fingerprint of dev made before */
     if (replay_dir)
         snprintf(fp, sizeof fp, "%s/fingerprint.json", replay_dir);
+    else if (given)
+        snprintf(fp, sizeof fp, "%s", given);
     else if (dump_dir)
         snprintf(fp, sizeof fp, "%s/fingerprint.json", dump_dir);
-    if (!replay_dir && fingerprint(dev, fp)) {
+    if (!replay_dir && !given && fingerprint(dev, fp)) {
         T_CHECK(0);
         return;
     }
     struct gv_probe_route r[8];
     size_t n = gv_probe_routes(dev, r, 8);
+    const char *only = getenv("GV_EMULATE_ROUTE"); /* one route (NULL: all) */
     for (size_t i = 0; i < n; i++)
-        route(dev, r[i].blas[0] ? r[i].blas : NULL, r[i].name, fp, 0, NK, ND);
+        if (!only || !strcmp(only, r[i].name))
+            route(dev, r[i].blas[0] ? r[i].blas : NULL, r[i].name, fp, 0, NK, ND);
 }
 
 int main(void)
