@@ -234,6 +234,9 @@ if got != want or extra:
 if not p["model.k255"]["observations"][0].startswith("1024 of 1024 outputs reproduced"):
     print(p["model.k255"]); sys.exit(1)
 PY
+# the text output gives runs of K with one structure
+"$GPUVET" probe --dtype f32 --fit-k 255,16 > "$T/fit.txt" || fail "probe --fit-k exit $?"
+grep -q "model K=16\.\.255 *block 1, extra exact" "$T/fit.txt" || fail "model runs: $(cat "$T/fit.txt")"
 expect_rc 2 "$GPUVET" probe --fit-k 0
 grep -q -- "--fit-k 0: not" "$GV_ERR" || fail "--fit-k 0: $(cat "$GV_ERR")"
 expect_rc 2 "$GPUVET" probe --fit-k "16,x"
