@@ -16,7 +16,9 @@
  * GV_EMULATE_DUMP=DIR keeps the device's outputs and fingerprint in DIR;
  * GV_EMULATE_REPLAY=DIR (with GV_EMULATE_DEVICE) reads them back instead of
  * running the device, so a model can be refined on the CPU against one GPU
- * run. */
+ * run; with GV_EMULATE_REFIT=1 the fingerprint's model.kN are fitted again
+ * first (gv_mma_fit as the probe does, on the dump's normal and wide GEMMs
+ * at the fitted K), so that a change to the fit is measured too. */
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -26,7 +28,9 @@
 
 #include "base/json.h"
 #include "dev/backend.h"
+#include "dev/cpu/fpmodel.h"
 #include "num/fp.h"
+#include "num/mma.h"
 #include "probe/probe.h"
 #include "t.h"
 
@@ -257,6 +261,84 @@ static void route(const char *device, const char *blas, const char *rname, const
     unsetenv("GPUVET_BLAS");
 }
 
+/* The dump's GEMM of one shape as a fit sees it; 0 when it is there. */
+static int dumped(const char *rname, const struct prec *p, int k, int dist,
+                  struct gv_buffer g[3])
+{
+    g[0] = (struct gv_buffer){p->in, (size_t)64 * k, calloc((size_t)64 * k, 4)};
+    g[1] = (struct gv_buffer){p->in, (size_t)64 * k, calloc((size_t)64 * k, 4)};
+    g[2] = (struct gv_buffer){p->out, 4096, calloc(4096, 4)};
+    char why[300] = "";
+    if (!g[0].data || !g[1].data || !g[2].data ||
+        replay_out(&g[2], gv_dtype_size(p->out), rname, p, k, dist, why, sizeof why))
+        return -1;
+    fill(&g[0], dist, (uint64_t)k * 8 + (uint64_t)dist);
+    fill(&g[1], dist, (uint64_t)k * 8 + (uint64_t)dist + 4);
+    return 0;
+}
+
+/* model.kN of one precision fitted again on the dump, largest K first. */
+static void refit_prec(json_t *props, const char *rname, const struct prec *p)
+{
+    struct gv_mma_model base, hint;
+    struct gv_err e = {0};
+    if (gv_mma_model_from_props(props, p->in, p->compute, p->out, &base, NULL, 0, "refit", &e))
+        return;
+    const char *xb = json_string_value(json_object_get(json_object_get(props, "extra_bits"),
+                                                       "value"));
+    int bound = xb && !strncmp(xb, ">=", 2), have = 0;
+    if (base.block == 1 && xb && xb[bound ? 2 : 0] >= '0' && xb[bound ? 2 : 0] <= '9')
+        base.extra_bits = atoi(xb + (bound ? 2 : 0));
+    for (int i = (int)(sizeof fitted / sizeof fitted[0]) - 1; i >= 0; i--) {
+        int k = fitted[i];
+        struct gv_buffer n[3] = {{0}}, w[3] = {{0}};
+        struct gv_mma_fit f = {0};
+        if (!dumped(rname, p, k, 1, n) && !dumped(rname, p, k, 3, w)) {
+            struct gv_mma_fit_gemm g[2] = {{&n[0], &n[1], &n[2], 64, 64, k},
+                                           {&w[0], &w[1], &w[2], 64, 64, k}};
+            gv_mma_fit(&base, bound, have ? &hint : NULL, g, 2, &f, &e);
+        }
+        for (int j = 0; j < 3; j++) {
+            free(n[j].data);
+            free(w[j].data);
+        }
+        char name[32], text[128];
+        snprintf(name, sizeof name, "model.k%d", k);
+        gv_mma_structure_str(&f.m, text, sizeof text);
+        json_object_set_new(props, name,
+                            json_pack("{s:s, s:s, s:[]}", "value", f.found ? text : "undetermined",
+                                      "method", "refit on the dump", "observations"));
+        if (f.found) {
+            hint = f.m;
+            have = 1;
+        }
+    }
+}
+
+/* The fingerprint at fp with every GEMM precision's model.kN fitted again on
+ * the dump, written to out. */
+static int refit(const char *fp, const char *out)
+{
+    json_error_t je;
+    json_t *doc = json_load_file(fp, 0, &je);
+    if (!doc)
+        return -1;
+    size_t i, j;
+    json_t *r, *pr;
+    json_array_foreach(json_object_get(doc, "routes"), i, r) {
+        const char *rname = json_string_value(json_object_get(r, "route"));
+        json_array_foreach(json_object_get(r, "precisions"), j, pr) {
+            const char *name = json_string_value(json_object_get(pr, "precision"));
+            for (int p = 0; p < NP && rname && name; p++)
+                if (!strcmp(precs[p].name, name))
+                    refit_prec(json_object_get(pr, "properties"), rname, &precs[p]);
+        }
+    }
+    int rc = json_dump_file(doc, out, 0);
+    json_decref(doc);
+    return rc;
+}
+
 static void test_cpu_predicts_itself(void)
 {
     const char *fp = "emulate_share.cpu.json";
@@ -283,6 +365,10 @@ static void test_device(void)
     if (!replay_dir && !given && fingerprint(dev, fp)) {
         T_CHECK(0);
         return;
+    }
+    if (replay_dir && getenv("GV_EMULATE_REFIT")) {
+        T_EQ_INT(refit(fp, "emulate_share.refit.json"), 0);
+        snprintf(fp, sizeof fp, "emulate_share.refit.json");
     }
     struct gv_probe_route r[8];
     size_t n = gv_probe_routes(dev, r, 8);
