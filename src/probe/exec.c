@@ -7,6 +7,7 @@
 #include "probe/exec.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,4 +176,23 @@ int pb_run(struct px *x, struct pb *b, struct gv_err *err)
     free(a);
     free(bb);
     return rc;
+}
+
+json_t *px_prop(const char *value, const char *method)
+{
+    json_t *p = json_object();
+    json_object_set_new(p, "value", json_string(value));
+    json_object_set_new(p, "method", json_string(method));
+    json_object_set_new(p, "observations", json_array());
+    return p;
+}
+
+void px_obs(json_t *p, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    json_array_append_new(json_object_get(p, "observations"), json_string(line));
 }

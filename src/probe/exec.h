@@ -55,6 +55,11 @@ void pb_init(struct pb *b, int k);
 int pb_add(struct pb *b, int nt, const struct term *t);
 int pb_run(struct px *x, struct pb *b, struct gv_err *err);
 
+/* A property: {"value", "method", "observations": []} (new reference). */
+json_t *px_prop(const char *value, const char *method);
+/* One line appended to a property's observations. */
+void px_obs(json_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Every property of x->p on x's device into props (props.c). */
 int gv_probe_props(struct px *x, json_t *props, struct gv_err *err);
 /* model.kN for each K of fit, for a GEMM precision the model covers

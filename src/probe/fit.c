@@ -7,7 +7,6 @@
  * slices added at the end), which only a GEMM of that K shows. docs/probe.md,
  * "Kernel structure per K". */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,17 +56,6 @@ int gv_probe_fit_parse(const char *s, struct gv_probe_fit_ks *out, struct gv_err
      * cannot tell (gv_mma_fit's tile_hint) */
     qsort(out->k, (size_t)out->n, sizeof out->k[0], desc);
     return GV_OK;
-}
-
-static void obs(json_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void obs(json_t *p, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    json_array_append_new(json_object_get(p, "observations"), json_string(line));
 }
 
 /* sign * (1 + u) * 2^e, e uniform in [-r, r): a range the format's products
@@ -135,10 +123,7 @@ static json_t *fit_one(struct px *x, const struct gv_mma_model *base, int bound,
              "the measured properties tried on the CPU in order (chunks, tile, block): the "
              "first that reproduces 512 outputs of each (every row and column) bit for bit",
              PX_DIM, PX_DIM, k);
-    json_t *pr = json_object();
-    json_object_set_new(pr, "value", json_string("undetermined"));
-    json_object_set_new(pr, "method", json_string(meth));
-    json_object_set_new(pr, "observations", json_array());
+    json_t *pr = px_prop("undetermined", meth);
     struct run r[2];
     int rc = run_pair(x, k, r, err);
     struct gv_mma_fit f;
@@ -155,7 +140,7 @@ static json_t *fit_one(struct px *x, const struct gv_mma_model *base, int bound,
         return NULL;
     }
     if (rc) { /* this K only: the other properties stand */
-        obs(pr, "undetermined: %s", err->msg);
+        px_obs(pr, "undetermined: %s", err->msg);
         memset(err, 0, sizeof *err);
         return pr;
     }
@@ -163,12 +148,12 @@ static json_t *fit_one(struct px *x, const struct gv_mma_model *base, int bound,
     gv_mma_structure_str(&f.m, s, sizeof s);
     if (f.found) {
         json_object_set_new(pr, "value", json_string(s));
-        obs(pr, "%ld of %ld outputs reproduced; %ld model%s tried", f.outputs, f.outputs,
+        px_obs(pr, "%ld of %ld outputs reproduced; %ld model%s tried", f.outputs, f.outputs,
             f.tried, f.tried == 1 ? "" : "s");
         *hint = f.m;
         *have_hint = 1;
     } else {
-        obs(pr, "undetermined: none of %ld models reproduced every output; the closest (%s) "
+        px_obs(pr, "undetermined: none of %ld models reproduced every output; the closest (%s) "
             "reproduced %ld before its first miss, of %ld", f.tried, s, f.leading, f.outputs);
     }
     return pr;

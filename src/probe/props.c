@@ -4,7 +4,6 @@
  * seen is recorded. A product value v is built as a*b with a holding the
  * significand and both factors normal in the input format. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,26 +72,6 @@ static void val_str(double v, char *out, size_t n)
         snprintf(out + used, n - used, ")");
 }
 
-static json_t *prop_new(const char *value, const char *method)
-{
-    json_t *p = json_object();
-    json_object_set_new(p, "value", json_string(value));
-    json_object_set_new(p, "method", json_string(method));
-    json_object_set_new(p, "observations", json_array());
-    return p;
-}
-
-static void obs(json_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void obs(json_t *p, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    json_array_append_new(json_object_get(p, "observations"), json_string(line));
-}
-
 static void set_value(json_t *p, const char *v)
 {
     json_object_set_new(p, "value", json_string(v));
@@ -116,9 +95,9 @@ static void obs_probe(json_t *p, const struct pq *q, int sum, double seen, doubl
     val_str(seen, s, sizeof s);
     val_str(exact, e, sizeof e);
     if (sum)
-        obs(p, "x={%s} -> %s (exact %s)%s%s", as, s, e, meaning ? ": " : "", meaning ? meaning : "");
+        px_obs(p, "x={%s} -> %s (exact %s)%s%s", as, s, e, meaning ? ": " : "", meaning ? meaning : "");
     else
-        obs(p, "a={%s} b={%s} -> %s (exact %s)%s%s", as, bs, s, e, meaning ? ": " : "",
+        px_obs(p, "a={%s} b={%s} -> %s (exact %s)%s%s", as, bs, s, e, meaning ? ": " : "",
             meaning ? meaning : "");
 }
 
@@ -249,7 +228,7 @@ static double res(const struct pb *b, int q) { return q >= 0 ? b->r[q] : NAN; }
 
 static void judge_sub_in(struct pctx *c, const struct pb *b, const struct b1 *p)
 {
-    json_t *pr = prop_new("not applicable",
+    json_t *pr = px_prop("not applicable",
                           "a subnormal of the input format times a power of two, in A and in B; "
                           "the exact product is normal in the output");
     int kept = 0, zero = 0;
@@ -263,13 +242,13 @@ static void judge_sub_in(struct pctx *c, const struct pb *b, const struct b1 *p)
     if (p->nsub_in)
         set_value(pr, kept == p->nsub_in ? "kept" : zero == p->nsub_in ? "flushed" : "undetermined");
     if (p->nsub_in && kept != p->nsub_in && zero != p->nsub_in)
-        obs(pr, "undetermined: some subnormal inputs were kept and some not (or neither)");
+        px_obs(pr, "undetermined: some subnormal inputs were kept and some not (or neither)");
     json_object_set_new(c->props, "input_subnormals", pr);
 }
 
 static void judge_sub_out(struct pctx *c, const struct pb *b, const struct b1 *p)
 {
-    json_t *pr = prop_new("not applicable",
+    json_t *pr = px_prop("not applicable",
                           "a product of two normal inputs whose exact value is subnormal in the "
                           "output format");
     int kept = 0, zero = 0;
@@ -281,12 +260,12 @@ static void judge_sub_out(struct pctx *c, const struct pb *b, const struct b1 *p
                   r == p->sub_out_exact[i] ? "kept" : r == 0 ? "flushed" : "neither");
     }
     if (p->nsub_out && kept != p->nsub_out && zero != p->nsub_out)
-        obs(pr, "undetermined: some subnormal outputs were kept and some not (or neither)");
+        px_obs(pr, "undetermined: some subnormal outputs were kept and some not (or neither)");
     if (p->nsub_out)
         set_value(pr, kept == p->nsub_out ? "kept" : zero == p->nsub_out ? "flushed"
                                                                          : "undetermined");
     else
-        obs(pr, "no product of two normal %s values is subnormal in %s",
+        px_obs(pr, "no product of two normal %s values is subnormal in %s",
             gv_dtype_name(c->x->p->in), gv_dtype_name(c->x->p->out));
     json_object_set_new(c->props, "output_subnormals", pr);
 }
@@ -315,25 +294,25 @@ static void judge_mantissa(struct pctx *c, const struct pb *b, const struct b1 *
     c->qin = c->fi.p - 1;
     if (c->sum)
         return;
-    json_t *pr = prop_new("undetermined",
+    json_t *pr = px_prop("undetermined",
                           "one product (1+2^-j)*1 with the 1+2^-j in A, then in B: the largest "
                           "j whose output is exact (fraction bits of an input that survive)");
     int ka = bits_kept(pr, b, p->man_a, p->nman, 0, 1, 1);
     int kb = bits_kept(NULL, b, p->man_b, p->nman, 0, 1, 1);
-    obs(pr, "B side: %d fraction bits kept", kb);
+    px_obs(pr, "B side: %d fraction bits kept", kb);
     char v[16];
     snprintf(v, sizeof v, "%d", ka);
     if (ka == kb)
         set_value(pr, v);
     else
-        obs(pr, "A and B disagree (%d vs %d)", ka, kb);
+        px_obs(pr, "A and B disagree (%d vs %d)", ka, kb);
     c->qin = ka == kb ? ka : -1;
     json_object_set_new(c->props, "input_mantissa_bits", pr);
 }
 
 static void judge_sumbits(struct pctx *c, const struct pb *b, const struct b1 *p)
 {
-    json_t *pr = prop_new("undetermined",
+    json_t *pr = px_prop("undetermined",
                           c->sum ? "the sum S + S*2^-j of two inputs: the largest j whose output "
                                    "is exact (fraction bits of a sum as delivered)"
                                  : "two products S + S*2^-j: the largest j whose output is exact "
@@ -459,7 +438,7 @@ static void set_mode(json_t *pr, const char *mode)
 {
     set_value(pr, mode);
     if (!strcmp(mode, "undetermined"))
-        obs(pr, "undetermined: a result is neither of the two neighbours, or the three results "
+        px_obs(pr, "undetermined: a result is neither of the two neighbours, or the three results "
             "fit no one rounding mode");
 }
 
@@ -473,14 +452,14 @@ static void judge_in_round(struct pctx *c, const struct pb *b, const struct b2 *
 {
     if (c->sum)
         return;
-    json_t *pr = prop_new("not applicable",
+    json_t *pr = px_prop("not applicable",
                           "inputs 1+2^-(q+1)+2^-(q+2), its negation and the tie 1+2^-(q+1), with "
                           "q the fraction bits kept, times 1 (A side, then B side)");
     if (c->qin < 0) {
         set_value(pr, "undetermined");
-        obs(pr, "undetermined: the input's fraction bits are (input_mantissa_bits)");
+        px_obs(pr, "undetermined: the input's fraction bits are (input_mantissa_bits)");
     } else if (p->in_q < 0)
-        obs(pr, "no input bits are dropped below the format's own (%d fraction bits kept)",
+        px_obs(pr, "no input bits are dropped below the format's own (%d fraction bits kept)",
             c->qin);
     else {
         const char *m[2];
@@ -498,9 +477,9 @@ static void judge_in_round(struct pctx *c, const struct pb *b, const struct b2 *
             }
             m[s] = mode_of(a, n, t);
         }
-        obs(pr, "A side: %s; B side: %s", m[0], m[1]);
+        px_obs(pr, "A side: %s; B side: %s", m[0], m[1]);
         if (strcmp(m[0], m[1])) {
-            obs(pr, "undetermined: the A and B sides round differently");
+            px_obs(pr, "undetermined: the A and B sides round differently");
             set_value(pr, "undetermined");
         } else {
             set_mode(pr, m[0]);
@@ -511,7 +490,7 @@ static void judge_in_round(struct pctx *c, const struct pb *b, const struct b2 *
 
 static void judge_sum_round(struct pctx *c, const struct pb *b, const struct b2 *p)
 {
-    json_t *pr = prop_new("undetermined",
+    json_t *pr = px_prop("undetermined",
                           "S + S*1.5*2^-(q+1) (exactly 3/4 of a unit of the q-th fraction bit "
                           "above S), its negation, and the tie S + S*2^-(q+1), with q the "
                           "fraction bits a sum keeps");
@@ -526,7 +505,7 @@ static void judge_sum_round(struct pctx *c, const struct pb *b, const struct b2 
                   S * (1 + ldexp(1.0, -(c->qsum + 1))), NULL);
         set_mode(pr, mode_of(a, n, t));
     } else {
-        obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
+        px_obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
     }
     json_object_set_new(c->props, "sum_rounding", pr);
 }
@@ -538,7 +517,7 @@ static void judge_join_round(struct pctx *c, const struct pb *b, const struct b2
 {
     if (c->sum)
         return;
-    json_t *pr = prop_new("undetermined",
+    json_t *pr = px_prop("undetermined",
                           "S at position 0 and S*1.5*2^-(q+1) (3/4 of a unit of the sum's last "
                           "kept bit) at position 16, in a later block; its negation; the tie "
                           "S*2^-(q+1) (HPEC 2025, F8: the rounding when blocks are combined)");
@@ -553,7 +532,7 @@ static void judge_join_round(struct pctx *c, const struct pb *b, const struct b2
                   NULL);
         set_mode(pr, mode_of(a, n, t));
     } else {
-        obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
+        px_obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
     }
     json_object_set_new(c->props, "combine_rounding", pr);
 }
@@ -563,14 +542,14 @@ static void judge_join_round(struct pctx *c, const struct pb *b, const struct b2
  * passing too. */
 static void judge_extra(struct pctx *c, const struct pb *b, const struct b2 *p, const char *mode)
 {
-    json_t *pr = prop_new("undetermined",
+    json_t *pr = px_prop("undetermined",
                           "S with h = S*2^-(q+1) (half the last kept unit) and terms down to "
                           "S*2^-(q+n), n = 1..8, whose sum is exact (or above a tie) only when "
                           "they are aligned with n bits beyond the sum's q before the addition "
                           "(HPEC 2025, F1, generalised)");
     int trunc = !strcmp(mode, "toward-zero"), near = !strncmp(mode, "nearest", 7);
     if (!trunc && !near) {
-        obs(pr, "the sum rounding is %s: the tests need toward-zero or nearest", mode);
+        px_obs(pr, "the sum rounding is %s: the tests need toward-zero or nearest", mode);
         json_object_set_new(c->props, "extra_bits", pr);
         return;
     }
@@ -595,17 +574,17 @@ static void judge_extra(struct pctx *c, const struct pb *b, const struct b2 *p, 
     }
     char v[16];
     if (mixed)
-        obs(pr, "the tests do not fail from one n on: no single number of bits explains them");
+        px_obs(pr, "the tests do not fail from one n on: no single number of bits explains them");
     else if (failed || passed == GV_EXTRA_MAX) {
         snprintf(v, sizeof v, failed ? "%d" : ">=%d", passed);
         set_value(pr, v);
     } else if (unasked > 1) {
-        obs(pr, "the %s inputs cannot write the test for %d bits", gv_dtype_name(c->x->p->in),
+        px_obs(pr, "the %s inputs cannot write the test for %d bits", gv_dtype_name(c->x->p->in),
             unasked);
         snprintf(v, sizeof v, ">=%d", passed);
         set_value(pr, v);
     } else {
-        obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
+        px_obs(pr, "the probe values cannot be written in %s", gv_dtype_name(c->x->p->in));
     }
     json_object_set_new(c->props, "extra_bits", pr);
 }
@@ -614,7 +593,7 @@ static void judge_products(struct pctx *c, const struct pb *b, const struct b2 *
 {
     if (c->sum)
         return;
-    json_t *pr = prop_new("not applicable",
+    json_t *pr = px_prop("not applicable",
                           "-1*1 and x*x with x = 1+2^-h, in both orders; x*x needs more bits "
                           "than a sum keeps, x*x - 1 does not");
     if (p->pr1 >= 0 && p->pr2 >= 0) {
@@ -630,11 +609,11 @@ static void judge_products(struct pctx *c, const struct pb *b, const struct b2 *
             set_value(pr, "fma");
         else {
             set_value(pr, "undetermined");
-            obs(pr, "undetermined: the two orders give neither the exact nor the rounded value "
+            px_obs(pr, "undetermined: the two orders give neither the exact nor the rounded value "
                 "as an FMA chain, a rounding or exact products would");
         }
     } else {
-        obs(pr, "every product of two %s inputs fits the %d fraction bits of a sum",
+        px_obs(pr, "every product of two %s inputs fits the %d fraction bits of a sum",
             gv_dtype_name(c->x->p->in), c->qsum);
     }
     json_object_set_new(c->props, "product_rounding", pr);
@@ -708,7 +687,7 @@ static int determinism(struct pctx *c)
     snprintf(meth, sizeof meth, "the same %s of uniform [-1,1) inputs (%dx%dx%d) run %d times; "
              "the runs whose output bits differ from the most common output are counted",
              c->sum ? "row sums" : "GEMM", PX_DIM, PX_DIM, k, DET_RUNS);
-    json_t *pr = prop_new("yes", meth);
+    json_t *pr = px_prop("yes", meth);
     unsigned long long h[DET_RUNS];
     int rc = GV_OK;
     for (int run = 0; run < DET_RUNS && !rc; run++) {
@@ -731,11 +710,11 @@ static int determinism(struct pctx *c)
         size_t diff = 0;
         for (size_t i = 0; i < out.count; i++)
             diff += memcmp(runs + (size_t)run * bytes + i * w, mode + i * w, w) != 0;
-        obs(pr, "run %d: %zu of %zu outputs differ from the most common output (run %d's)",
+        px_obs(pr, "run %d: %zu of %zu outputs differ from the most common output (run %d's)",
             run + 1, diff, out.count, m + 1);
         differing++;
     }
-    obs(pr, "%d of %d runs differ from the most common output", differing, DET_RUNS);
+    px_obs(pr, "%d of %d runs differ from the most common output", differing, DET_RUNS);
     set_value(pr, differing ? "no" : "yes");
     json_object_set_new(pr, "runs", json_integer(DET_RUNS));
     json_object_set_new(pr, "differing", json_integer(differing));
@@ -789,7 +768,7 @@ static int batch_invariance(struct pctx *c)
     snprintf(meth, sizeof meth, "row 0 of a %s (K=%d) computed with %s rows around it, %d runs "
              "each; invariant when every row count gives row 0 bits that a 1-row run gave",
              c->sum ? "row sum" : "GEMM", k, c->sum ? "1 and 64" : "1, 64 and 256", BI_RUNS);
-    json_t *pr = prop_new("yes", meth);
+    json_t *pr = px_prop("yes", meth);
     unsigned char ref[BI_RUNS][PX_DIM * 8], got[BI_RUNS][PX_DIM * 8];
     int rc = GV_OK, same = 1;
     for (int i = 0; i < nrows && !rc; i++) {
@@ -807,7 +786,7 @@ static int batch_invariance(struct pctx *c)
         rc = row_runs(c, &cs, in, &out, bytes, i ? got : ref);
         if (!rc && i) {
             int d = !any_common(ref, got, bytes);
-            obs(pr, "%d rows: row 0 %s", rows[i], d ? "differs from every 1-row result"
+            px_obs(pr, "%d rows: row 0 %s", rows[i], d ? "differs from every 1-row result"
                                                     : "bit-identical to a 1-row result");
             same &= !d;
         }
@@ -903,10 +882,10 @@ static int order(struct pctx *c, int *fused, int *fused_seen, json_t *fpr)
             snprintf(meth, sizeof meth, "FPRev swamping over K=%d: products %s*%s except +-%s*%s "
                      "at i and j; the output counts the products added after the two cancel",
                      ks[i], ua, ub, ma, mb);
-        json_t *pr = prop_new("undetermined", meth);
+        json_t *pr = px_prop("undetermined", meth);
         if (ratio < c->fo.p + 4) {
             set_value(pr, "not applicable");
-            obs(pr, "the input format cannot make a term large enough to swamp the others");
+            px_obs(pr, "the input format cannot make a term large enough to swamp the others");
             json_object_set_new(c->props, name, pr);
             continue;
         }
@@ -922,14 +901,14 @@ static int order(struct pctx *c, int *fused, int *fused_seen, json_t *fpr)
         gv_tree_canon(&t, canon, sizeof canon);
         gv_tree_hash(&t, hex);
         set_value(pr, sum);
-        obs(pr, "%d pairs asked in %d batches", t.queries, t.rounds);
+        px_obs(pr, "%d pairs asked in %d batches", t.queries, t.rounds);
         if (t.bad[0])
-            obs(pr, "answers inconsistent: %s", t.bad);
+            px_obs(pr, "answers inconsistent: %s", t.bad);
         else {
-            obs(pr, "tree: %s", canon);
-            obs(pr, "tree sha256: %s", hex);
+            px_obs(pr, "tree: %s", canon);
+            px_obs(pr, "tree sha256: %s", hex);
             int f = gv_tree_max_fused(&t);
-            obs(fpr, "K=%d: at most %d product%s added in one rounding", ks[i], f,
+            px_obs(fpr, "K=%d: at most %d product%s added in one rounding", ks[i], f,
                 f == 1 ? "" : "s");
             if (*fused_seen && *fused != f)
                 *fused = -1;
@@ -982,15 +961,15 @@ static void plan_align(const struct pctx *c, struct pb *b, struct b3 *p)
 
 static void judge_align(struct pctx *c, const struct pb *b, const struct b3 *p, int fused)
 {
-    json_t *pr = prop_new("undetermined",
+    json_t *pr = px_prop("undetermined",
                           "1.5*1.5 (exponent sum 0, leading bit 1) and then 2.25*1 (both 1), "
                           "each with terms down to 2^-(q+x), x the extra bits: the sum is exact "
                           "(or above a tie) only when the grid is set by the exponent sum");
     if (fused == 1) {
         set_value(pr, "not applicable");
-        obs(pr, "one product per rounding: no block to align");
+        px_obs(pr, "one product per rounding: no block to align");
     } else if (p->p1 < 0 || p->p2 < 0) {
-        obs(pr, "undetermined: needs extra_bits 0..7 and a truncating or nearest sum, and "
+        px_obs(pr, "undetermined: needs extra_bits 0..7 and a truncating or nearest sum, and "
             "1.5 and 2.25 in %s", gv_dtype_name(c->x->p->in));
     } else {
         double S = c->S, up = S * (2.25 + ldexp(1.0, -(c->qsum - 1))), r1 = res(b, p->p1),
@@ -1002,7 +981,7 @@ static void judge_align(struct pctx *c, const struct pb *b, const struct b3 *p, 
         else if (r1 == 2.25 * S && r2 == 2.25 * S)
             set_value(pr, "leading bit");
         else
-            obs(pr, "undetermined: the results fit neither alignment");
+            px_obs(pr, "undetermined: the results fit neither alignment");
     }
     json_object_set_new(c->props, "product_alignment", pr);
 }
@@ -1054,7 +1033,7 @@ int gv_probe_props(struct px *x, json_t *props, struct gv_err *err)
         if (p3.p1 >= 0)
             rc = pb_run(x, b, err);
     }
-    json_t *fpr = prop_new("undetermined",
+    json_t *fpr = px_prop("undetermined",
                            "the most products that one rounding adds in the recovered summation "
                            "trees: the leaves a node joins to a partial sum, or all the leaves of "
                            "a first node of more than two (1: one addition per rounding)");
@@ -1066,11 +1045,11 @@ int gv_probe_props(struct px *x, json_t *props, struct gv_err *err)
         snprintf(v, sizeof v, "%d", fused);
         set_value(fpr, v);
     } else if (!rc && seen && fused < 0) {
-        obs(fpr, "undetermined: the trees of different K add different numbers of products per "
+        px_obs(fpr, "undetermined: the trees of different K add different numbers of products per "
             "rounding (the library chose another kernel for another K; the emulation takes "
             "each order.kN's own)");
     } else if (!rc && !seen) {
-        obs(fpr, "undetermined: no summation tree was recovered (see the order.kN properties)");
+        px_obs(fpr, "undetermined: no summation tree was recovered (see the order.kN properties)");
     }
     if (!rc)
         json_object_set_new(props, "fused_terms", fpr);
