@@ -653,6 +653,8 @@ static void fp32_fma(struct gv_mma_model *m, enum gv_dtype out)
 
 static int is_fp32_fma(const struct gv_mma_model *m)
 {
+    if (m->out == GV_F16)
+        return 0; /* the fit's fp32 datapath has a wider output */
     struct gv_mma_model f;
     fp32_fma(&f, m->out);
     f.tile = m->tile;
@@ -708,6 +710,8 @@ static int structure_item(const char *it, struct gv_mma_model *m)
     char name[24];
     int used = 0;
     if (!strcmp(it, "fp32 fma")) {
+        if (m->in != GV_F32 || m->out == GV_F16)
+            return 0; /* fp32 inputs only */
         fp32_fma(m, m->out);
         return 1;
     }

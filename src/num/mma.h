@@ -106,8 +106,8 @@ int gv_mma_gemm(const struct gv_mma_model *m, const struct gv_buffer *a,
 void gv_mma_structure_str(const struct gv_mma_model *m, char *buf, size_t n);
 /* Applies such a text to m (the precision's model from its properties;
  * what it leaves unnamed of alignment, tile and chunks becomes none; it
- * starts with the datapath). 0, or -1 for a text that is not one, m
- * unchanged. */
+ * starts with the datapath, "fp32 fma" only for fp32 inputs and a wider
+ * output). 0, or -1 for a text that is not one, m unchanged. */
 int gv_mma_structure_parse(const char *s, struct gv_mma_model *m);
 
 /* ---------- fitting a kernel's structure ---------- */

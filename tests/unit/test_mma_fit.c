@@ -130,6 +130,9 @@ static void test_structure_text(void)
                                       "block 16, tile 8, ",
                                       "block 16, tile 8, tile 8 tile 8 tile 8 tile 8 tile 8 tile 8 "
                                       "tile 8 tile"};
+    /* the fp32 datapath for fp16 inputs is not a structure of them */
+    r = base16();
+    T_EQ_INT(gv_mma_structure_parse("fp32 fma", &r), -1);
     struct gv_mma_model before = base16();
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         r = before;
