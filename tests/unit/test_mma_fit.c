@@ -128,8 +128,8 @@ static void test_structure_text(void)
                                       "block 16, extra 41",
                                       "fp32 fma; rm -rf /",
                                       "block 16, tile 8, ",
-                                      "block 16, tile 8, tile 8 tile 8 tile 8 tile 8 tile 8 tile 8 "
-                                      "tile 8 tile"};
+                                      ("block 16, tile 8, tile 8 tile 8 tile 8 tile 8 tile 8 "
+                                       "tile 8 tile 8 tile")};
     /* the fp32 datapath for fp16 inputs is not a structure of them */
     r = base16();
     T_EQ_INT(gv_mma_structure_parse("fp32 fma", &r), -1);
