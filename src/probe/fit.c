@@ -159,23 +159,32 @@ static json_t *fit_one(struct px *x, const struct gv_mma_model *base, int bound,
     return pr;
 }
 
+int gv_probe_fit_base(const json_t *props, enum gv_dtype in, enum gv_dtype compute,
+                      enum gv_dtype out, struct gv_mma_model *base, int *bound)
+{
+    struct gv_err e = {0};
+    if (gv_mma_model_from_props(props, in, compute, out, base, NULL, 0, "probe", &e))
+        return -1;
+    const char *xb = json_string_value(json_object_get(json_object_get(props, "extra_bits"),
+                                                       "value"));
+    *bound = xb && !strncmp(xb, ">=", 2);
+    const char *n = xb ? xb + (*bound ? 2 : 0) : NULL;
+    /* one product per rounding for want of a block size (fused_terms
+     * undetermined): the measured extra bits still hold for the blocks tried */
+    if (base->block == 1 && n && n[0] >= '0' && n[0] <= '9')
+        base->extra_bits = atoi(n);
+    return 0;
+}
+
 int gv_probe_fit(struct px *x, json_t *props, const struct gv_probe_fit_ks *fit,
                  struct gv_err *err)
 {
     const struct gv_probe_prec *p = x->p;
     struct gv_mma_model base;
-    struct gv_err e = {0};
+    int bound, have_hint = 0;
     if (!fit->n || strcmp(p->op, "gemm") ||
-        gv_mma_model_from_props(props, p->in, p->compute, p->out, &base, NULL, 0, "probe", &e))
+        gv_probe_fit_base(props, p->in, p->compute, p->out, &base, &bound))
         return GV_OK; /* sums, and formats the model lacks: nothing to fit */
-    const char *xb = json_string_value(json_object_get(json_object_get(props, "extra_bits"),
-                                                       "value"));
-    int bound = xb && !strncmp(xb, ">=", 2), have_hint = 0;
-    /* one product per rounding for want of a block size (fused_terms
-     * undetermined): the measured extra bits still hold for the blocks tried */
-    int xn = xb ? atoi(xb + (bound ? 2 : 0)) : -1;
-    if (base.block == 1 && xb && xb[bound ? 2 : 0] >= '0' && xb[bound ? 2 : 0] <= '9')
-        base.extra_bits = xn;
     struct gv_mma_model hint;
     for (int i = 0; i < fit->n; i++) {
         json_t *pr = fit_one(x, &base, bound, fit->k[i], &hint, &have_hint, err);

@@ -16,6 +16,7 @@
 
 #include "base/err.h"
 #include "dev/backend.h"
+#include "num/mma.h"
 
 #define GV_PROBE_SCHEMA "gpuvet.probe"
 #define GV_PROBE_SCHEMA_VERSION 1
@@ -63,6 +64,13 @@ struct gv_probe_fit_ks {
     int n;                    /* 0: none */
     int k[GV_PROBE_FIT_MAX];  /* largest first */
 };
+
+/* The model a fit of a GEMM precision starts from: its properties' model
+ * (gv_mma_model_from_props), keeping the measured extra bits where the block
+ * is unknown; *bound when extra_bits is only a lower bound (">=N"). -1 for
+ * formats the model lacks. */
+int gv_probe_fit_base(const json_t *props, enum gv_dtype in, enum gv_dtype compute,
+                      enum gv_dtype out, struct gv_mma_model *base, int *bound);
 
 /* --fit-k's text (NULL: the default grid, 1 to 4096) as a list; GV_E_USAGE
  * naming what is wrong. */

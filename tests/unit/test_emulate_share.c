@@ -28,7 +28,6 @@
 
 #include "base/json.h"
 #include "dev/backend.h"
-#include "dev/cpu/fpmodel.h"
 #include "num/fp.h"
 #include "num/mma.h"
 #include "probe/probe.h"
@@ -282,13 +281,9 @@ static void refit_prec(json_t *props, const char *rname, const struct prec *p)
 {
     struct gv_mma_model base, hint;
     struct gv_err e = {0};
-    if (gv_mma_model_from_props(props, p->in, p->compute, p->out, &base, NULL, 0, "refit", &e))
+    int bound, have = 0;
+    if (gv_probe_fit_base(props, p->in, p->compute, p->out, &base, &bound))
         return;
-    const char *xb = json_string_value(json_object_get(json_object_get(props, "extra_bits"),
-                                                       "value"));
-    int bound = xb && !strncmp(xb, ">=", 2), have = 0;
-    if (base.block == 1 && xb && xb[bound ? 2 : 0] >= '0' && xb[bound ? 2 : 0] <= '9')
-        base.extra_bits = atoi(xb + (bound ? 2 : 0));
     for (int i = (int)(sizeof fitted / sizeof fitted[0]) - 1; i >= 0; i--) {
         int k = fitted[i];
         struct gv_buffer n[3] = {{0}}, w[3] = {{0}};
